@@ -1,0 +1,27 @@
+//===- AttnToLinalg.h - reference lowering of attn to linalg ----*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOLINALG_ATTNTOLINALG_H
+#define ATTN_CONVERSION_ATTNTOLINALG_ATTNTOLINALG_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+
+namespace attn {
+
+#define GEN_PASS_DECL_ATTNLOWERTOLINALG
+#include "attn/Conversion/Passes.h.inc"
+
+/// Adds the patterns that lower attn.sdpa and attn.weights to the unfused
+/// reference computation in linalg on tensors.
+void populateAttnToLinalgPatterns(RewritePatternSet &patterns);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CONVERSION_ATTNTOLINALG_ATTNTOLINALG_H

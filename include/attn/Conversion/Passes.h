@@ -1,0 +1,21 @@
+//===- Passes.h - attn conversion passes ------------------------*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_PASSES_H
+#define ATTN_CONVERSION_PASSES_H
+
+#include "attn/Conversion/AttnToLinalg/AttnToLinalg.h"
+
+namespace mlir {
+namespace attn {
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Conversion/Passes.h.inc"
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CONVERSION_PASSES_H

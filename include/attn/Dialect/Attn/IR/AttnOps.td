@@ -1,0 +1,335 @@
+//===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Attn_FloatElement : AnyTypeOf<[F32, F16, BF16]>;
+def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
+def Attn_LengthTensor : RankedTensorOf<[I32, I64]>;
+
+//===----------------------------------------------------------------------===//
+// Pieces shared by the ops that compute attention scores
+//===----------------------------------------------------------------------===//
+
+// Every op that forms softmax(mask(scale * Q K^T)) takes the same masks,
+// attributes and modifier regions. They are listed once here so that
+// attn.sdpa and attn.weights cannot drift apart.
+defvar Attn_ScoreModifiers = (ins
+  Optional<Attn_MaskTensor>:$mask,
+  Optional<Attn_LengthTensor>:$kv_lens,
+  Attn_FloatTensor:$init,
+  OptionalAttr<F32Attr>:$scale,
+  UnitAttr:$causal,
+  OptionalAttr<DenseI64ArrayAttr>:$window,
+  DefaultValuedAttr<Attn_AlignmentAttr, "::mlir::attn::Alignment::top_left">:$alignment,
+  DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
+  DefaultValuedAttr<I64Attr, "0">:$seed
+);
+
+defvar Attn_ScoreModifierFormat = [{
+  (`mask` `(` $mask^ `:` type($mask) `)`)?
+  (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+  `outs` `(` $init `)`
+  (`scale` `=` $scale^)?
+  (`causal` $causal^)?
+  (`window` `=` $window^)?
+  (`align` `=` $alignment^)?
+  (`dropout` `=` $dropout_p^)?
+  (`seed` `=` $seed^)?
+  attr-dict
+}];
+
+defvar Attn_ScoreModifierRegionFormat = [{
+  (`score_mod` $score_mod^)?
+  (`mask_mod` $mask_mod^)?
+}];
+
+defvar Attn_ScoreModifierDoc = [{
+    Scores are formed in `f32` in this order:
+
+    1. `s = scale * dot(q[b, h, i, :], k[b, h / (Hq / Hkv), j, :])`, where
+       `scale` defaults to `1 / sqrt(D)`.
+    2. An additive float `mask` is added: `s += mask[b, h, i, j]`.
+    3. The `score_mod` region, if present, maps `s` to a new score. It receives
+       `(s : f32, b, h, i, j : index)` and yields an `f32`.
+    4. Key `j` takes part in row `i` only if every keep condition holds: a
+       boolean `mask` (`true` = keep), the `mask_mod` region (receives
+       `(b, h, i, j : index)`, yields `i1`, `true` = keep), `causal`
+       (`j <= i + off`), `window = [left, right]`
+       (`i + off - left <= j <= i + off + right`) and `kv_lens`
+       (`j < kv_lens[b]`). The offset `off` is 0 for `align = top_left` (the
+       default) and `L - Sq` for `align = bottom_right`, where `L` is
+       `kv_lens[b]` when given and `Skv` otherwise.
+    5. Softmax along `j` with the row maximum subtracted. A row in which no key
+       takes part (or all scores are `-inf`) yields probabilities of 0, never
+       NaN.
+    6. With `dropout = p > 0`, each probability is kept with probability
+       `1 - p` and scaled by `1 / (1 - p)`. The keep decision is a pure
+       function of `(seed, b, h, i, j)` (see docs/Numerics.md), so every
+       backend drops the same elements.
+
+    `mask` broadcasts to `[B, Hq, Sq, Skv]` like NumPy: its dimensions are
+    aligned on the right, and each is either 1 or the matching extent.
+}];
+
+//===----------------------------------------------------------------------===//
+// attn.sdpa
+//===----------------------------------------------------------------------===//
+
+def Attn_SdpaOp : Attn_Op<"sdpa", [
+    AttrSizedOperandSegments, Pure,
+    DestinationStyleOpInterface,
+    AllTypesMatch<["init", "result"]>]> {
+  let summary = "scaled dot-product attention";
+  let description = !strconcat([{
+    Computes `softmax(mask(scale * Q K^T)) V` for every batch and head.
+
+    Shapes: `query` is `[B, Hq, Sq, D]`, `key` is `[B, Hkv, Skv, D]`, `value`
+    is `[B, Hkv, Skv, Dv]` and the result is `[B, Hq, Sq, Dv]`. `Hq` must be a
+    multiple of `Hkv`: query head `h` reads key/value head `h / (Hq / Hkv)`
+    (grouped-query and multi-query attention). `Sq` and `Skv` may differ
+    (cross-attention) and so may `D` and `Dv`. Any dimension may be dynamic.
+    `query`, `key`, `value` and the result share one element type (`f32`,
+    `f16` or `bf16`); the op is in destination-passing style and `outs` gives
+    the tensor the result is written into.
+
+  }], Attn_ScoreModifierDoc, [{
+
+    Example:
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v mask(%m : tensor<2x1x1x256xi1>) outs(%init)
+           causal align = <bottom_right>
+         : tensor<2x8x128x64xf16>, tensor<2x2x256x64xf16>, tensor<2x2x256x64xf16>
+           -> tensor<2x8x128x64xf16>
+    ```
+
+    With a FlexAttention-style modifier (ALiBi-like bias):
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v outs(%init)
+         : tensor<1x4x64x32xf32>, tensor<1x4x64x32xf32>, tensor<1x4x64x32xf32>
+           -> tensor<1x4x64x32xf32>
+         score_mod {
+         ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+           %d = arith.subi %j, %i : index
+           %di = arith.index_cast %d : index to i64
+           %df = arith.sitofp %di : i64 to f32
+           %r = arith.addf %s, %df : f32
+           attn.yield %r : f32
+         }
+    ```
+  }]);
+
+  let arguments = !con((ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                            Attn_FloatTensor:$value),
+                       Attn_ScoreModifiers);
+  let results = (outs Attn_FloatTensor:$result);
+  let regions = (region MaxSizedRegion<1>:$score_mod,
+                        MaxSizedRegion<1>:$mask_mod);
+
+  let assemblyFormat = !strconcat([{ $query `,` $key `,` $value }],
+      Attn_ScoreModifierFormat,
+      [{ `:` type($query) `,` type($key) `,` type($value) `->` type($result) }],
+      Attn_ScoreModifierRegionFormat);
+
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.weights
+//===----------------------------------------------------------------------===//
+
+def Attn_WeightsOp : Attn_Op<"weights", [
+    AttrSizedOperandSegments, Pure,
+    DestinationStyleOpInterface,
+    AllTypesMatch<["init", "result"]>]> {
+  let summary = "attention probabilities (the softmax of attn.sdpa)";
+  let description = !strconcat([{
+    Computes the attention probabilities `P = softmax(mask(scale * Q K^T))`
+    that `attn.sdpa` multiplies with `V`, as a `[B, Hq, Sq, Skv]` tensor.
+    It takes the same operands, attributes and regions as `attn.sdpa` except
+    `value`, and follows the same rules. It exists for callers that must
+    return the weights themselves, such as `attn.multihead` with a weights
+    result (PyTorch `need_weights=True`); it materialises `Sq x Skv` values by
+    definition, so tiling passes leave it alone.
+
+  }], Attn_ScoreModifierDoc, [{
+
+    Example:
+
+    ```mlir
+    %p = attn.weights %q, %k outs(%init) causal
+         : tensor<2x8x128x64xf32>, tensor<2x8x128x64xf32> -> tensor<2x8x128x128xf32>
+    ```
+  }]);
+
+  let arguments = !con((ins Attn_FloatTensor:$query, Attn_FloatTensor:$key),
+                       Attn_ScoreModifiers);
+  let results = (outs Attn_FloatTensor:$result);
+  let regions = (region MaxSizedRegion<1>:$score_mod,
+                        MaxSizedRegion<1>:$mask_mod);
+
+  let assemblyFormat = !strconcat([{ $query `,` $key }],
+      Attn_ScoreModifierFormat,
+      [{ `:` type($query) `,` type($key) `->` type($result) }],
+      Attn_ScoreModifierRegionFormat);
+
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.yield
+//===----------------------------------------------------------------------===//
+
+def Attn_YieldOp : Attn_Op<"yield", [
+    Pure, ReturnLike, Terminator,
+    ParentOneOf<["SdpaOp", "WeightsOp"]>]> {
+  let summary = "yields the value of a score_mod or mask_mod region";
+  let description = [{
+    Terminates a `score_mod` region (yielding the new `f32` score) or a
+    `mask_mod` region (yielding an `i1`, `true` = the key takes part).
+
+    ```mlir
+    attn.yield %keep : i1
+    ```
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+//===----------------------------------------------------------------------===//
+// attn.multihead
+//===----------------------------------------------------------------------===//
+
+def Attn_MultiheadOp : Attn_Op<"multihead", [AttrSizedOperandSegments, Pure]> {
+  let summary = "multi-head attention with the semantics of nn.MultiheadAttention";
+  let description = [{
+    Multi-head attention exactly as PyTorch's `nn.MultiheadAttention`
+    computes it (see `torch.nn.functional.multi_head_attention_forward`).
+
+    Inputs are `[L, N, E]` (query), `[S, N, kdim]` (key) and `[S, N, vdim]`
+    (value), or `[N, L, E]` / `[N, S, kdim]` / `[N, S, vdim]` with
+    `batch_first`, or unbatched `[L, E]` / `[S, kdim]` / `[S, vdim]`.
+    `embed_dim` E must be divisible by `num_heads`.
+
+    Parameters use PyTorch's names and layouts (`y = x W^T + b`):
+    - `in_proj(W : [3E, E])` when `kdim == vdim == E`, or
+      `q_proj([E, E]) k_proj([E, kdim]) v_proj([E, vdim])`;
+    - `in_proj_bias([3E])` (PyTorch `bias=True`);
+    - `bias_kv(bias_k, bias_v : [1, 1, E])` (PyTorch `add_bias_kv=True`):
+      appended to the projected keys and values as one more position;
+    - `add_zero_attn`: appends a zero key and value per head after that;
+    - `out_proj(W : [E, E])` and optionally `out_proj_bias([E])`.
+
+    Masks follow PyTorch's conventions, which are the opposite of
+    `attn.sdpa`'s for booleans: `true` means *masked out*; float masks are
+    added to the scores.
+    - `key_padding_mask`: `[N, S]` (unbatched: `[S]`);
+    - `attn_mask`: `[L, S]` shared by all batches and heads, or
+      `[N * num_heads, L, S]`.
+    Both are padded with "keep" for the positions `bias_kv` and
+    `add_zero_attn` append. `causal` additionally masks key `j > i`
+    (top-left). `dropout` and `seed` act on the attention probabilities as in
+    `attn.sdpa`. Unlike PyTorch, a row in which every key is masked yields 0
+    rather than NaN.
+
+    The optional second result returns the attention probabilities (after
+    dropout, as PyTorch returns them): `[N, L, S']` averaged over heads, or
+    `[N, num_heads, L, S']` with `per_head_weights`, where `S'` counts the
+    appended positions (unbatched: without `N`).
+
+    Example (`nn.MultiheadAttention(512, 8, batch_first=True)`):
+
+    ```mlir
+    %out, %w = attn.multihead %x, %x, %x
+        in_proj(%wi : tensor<1536x512xf32>) in_proj_bias(%bi : tensor<1536xf32>)
+        out_proj(%wo : tensor<512x512xf32>) out_proj_bias(%bo : tensor<512xf32>)
+        num_heads = 8 batch_first
+      : tensor<2x10x512xf32>, tensor<2x10x512xf32>, tensor<2x10x512xf32>
+        -> tensor<2x10x512xf32>, tensor<2x10x10xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    Attn_FloatTensor:$query,
+    Attn_FloatTensor:$key,
+    Attn_FloatTensor:$value,
+    Optional<Attn_FloatTensor>:$in_proj_weight,
+    Optional<Attn_FloatTensor>:$q_proj_weight,
+    Optional<Attn_FloatTensor>:$k_proj_weight,
+    Optional<Attn_FloatTensor>:$v_proj_weight,
+    Optional<Attn_FloatTensor>:$in_proj_bias,
+    Optional<Attn_FloatTensor>:$bias_k,
+    Optional<Attn_FloatTensor>:$bias_v,
+    Attn_FloatTensor:$out_proj_weight,
+    Optional<Attn_FloatTensor>:$out_proj_bias,
+    Optional<Attn_MaskTensor>:$key_padding_mask,
+    Optional<Attn_MaskTensor>:$attn_mask,
+    ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+    UnitAttr:$batch_first,
+    UnitAttr:$add_zero_attn,
+    UnitAttr:$causal,
+    UnitAttr:$per_head_weights,
+    DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
+    DefaultValuedAttr<I64Attr, "0">:$seed
+  );
+  let results = (outs Attn_FloatTensor:$output,
+                      Optional<Attn_FloatTensor>:$weights);
+
+  let assemblyFormat = [{
+    $query `,` $key `,` $value
+    (`in_proj` `(` $in_proj_weight^ `:` type($in_proj_weight) `)`)?
+    (`q_proj` `(` $q_proj_weight^ `:` type($q_proj_weight) `)`)?
+    (`k_proj` `(` $k_proj_weight^ `:` type($k_proj_weight) `)`)?
+    (`v_proj` `(` $v_proj_weight^ `:` type($v_proj_weight) `)`)?
+    (`in_proj_bias` `(` $in_proj_bias^ `:` type($in_proj_bias) `)`)?
+    (`bias_kv` `(` $bias_k^ `,` $bias_v `:` type($bias_k) `,` type($bias_v) `)`)?
+    `out_proj` `(` $out_proj_weight `:` type($out_proj_weight) `)`
+    (`out_proj_bias` `(` $out_proj_bias^ `:` type($out_proj_bias) `)`)?
+    (`key_padding_mask` `(` $key_padding_mask^ `:` type($key_padding_mask) `)`)?
+    (`attn_mask` `(` $attn_mask^ `:` type($attn_mask) `)`)?
+    `num_heads` `=` $num_heads
+    (`batch_first` $batch_first^)?
+    (`add_zero_attn` $add_zero_attn^)?
+    (`causal` $causal^)?
+    (`per_head_weights` $per_head_weights^)?
+    (`dropout` `=` $dropout_p^)?
+    (`seed` `=` $seed^)?
+    attr-dict
+    `:` type($query) `,` type($key) `,` type($value)
+    `->` type($output) (`,` type($weights)^)?
+  }];
+
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

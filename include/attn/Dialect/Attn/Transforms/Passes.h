@@ -1,0 +1,34 @@
+//===- Passes.h - attn dialect transformation passes ------------*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H
+#define ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+
+namespace attn {
+
+#define GEN_PASS_DECL
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+
+/// Adds the pattern that rewrites attn.multihead into projections around
+/// attn.sdpa (or attn.weights when the weights are returned).
+void populateDecomposeMultiheadPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H

@@ -1,0 +1,50 @@
+//===- StructuredBuilders.h - helpers for building linalg on tensors -*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// The few builder idioms every attn lowering needs: sizes of a tensor, filled
+// tensors, transposes and f32 widening. They live here once so that the
+// lowerings agree on them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_UTILS_STRUCTUREDBUILDERS_H
+#define ATTN_DIALECT_ATTN_UTILS_STRUCTUREDBUILDERS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpDefinition.h"
+
+namespace mlir {
+namespace attn {
+
+/// The mixed (static or `tensor.dim`) sizes of `value` at `dims`, in order.
+SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value value,
+                                   ArrayRef<int64_t> dims);
+
+/// All mixed sizes of the ranked tensor `value`.
+SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value value);
+
+/// A new tensor of `sizes` filled with the scalar `fill` (whose type is the
+/// element type).
+Value createFilledTensor(OpBuilder &b, Location loc,
+                         ArrayRef<OpFoldResult> sizes, TypedAttr fill);
+
+/// `linalg.transpose` of `input` by `permutation` into a fresh tensor.
+Value createTranspose(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> permutation);
+
+/// Widens a scalar float to f32 (identity for f32).
+Value extendToF32(OpBuilder &b, Location loc, Value v);
+
+/// Narrows an f32 scalar to the float `type` (identity for f32).
+Value truncateFromF32(OpBuilder &b, Location loc, Value v, Type type);
+
+/// Converts every element of the float tensor `input` to `elementType` into
+/// a fresh tensor; returns `input` when the types already match.
+Value createElementCast(OpBuilder &b, Location loc, Value input,
+                        Type elementType);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_DIALECT_ATTN_UTILS_STRUCTUREDBUILDERS_H

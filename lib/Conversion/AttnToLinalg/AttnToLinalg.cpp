@@ -1,0 +1,489 @@
+//===- AttnToLinalg.cpp - reference lowering of attn to linalg ------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// The unfused lowering: Q K^T, one elementwise op for scale/masks/modifiers,
+// a max-subtracted softmax, dropout and P V, all on tensors. Every backend's
+// numerics are defined by what this file produces, so it favours clarity
+// over speed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToLinalg/AttnToLinalg.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNLOWERTOLINALG
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Small builders
+//===----------------------------------------------------------------------===//
+
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+/// Clones the single block of a modifier region at the builder's insertion
+/// point with its arguments bound to `args`, and returns the yielded value.
+Value inlineModifier(OpBuilder &b, Region &region, ValueRange args) {
+  Block &block = region.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, mapping);
+  return mapping.lookup(cast<YieldOp>(block.getTerminator()).getValue());
+}
+
+/// The key/value head that query head `h` reads: `h floordiv (Hq / Hkv)`.
+/// Returns nullopt when the group size is not static; callers then expand
+/// K/V explicitly (see `expandKvHeads`).
+std::optional<AffineExpr> kvHeadExpr(AffineExpr h, int64_t qHeads,
+                                     int64_t kvHeads) {
+  if (ShapedType::isDynamic(qHeads) || ShapedType::isDynamic(kvHeads))
+    return std::nullopt;
+  int64_t group = qHeads / kvHeads;
+  return group == 1 ? h : h.floorDiv(group);
+}
+
+/// Repeats each key/value head `Hq / Hkv` times so that head `h` of the
+/// result is head `h / (Hq / Hkv)` of `kv`. Only used when the group size is
+/// dynamic; static groups are expressed in the indexing maps instead.
+Value expandKvHeads(OpBuilder &b, Location loc, Value kv, Value query) {
+  auto type = cast<RankedTensorType>(kv.getType());
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, kv, {0, 1, 2, 3});
+  sizes[1] = tensor::getMixedSize(b, loc, query, 1);
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  Value qHeads = tensor::DimOp::create(b, loc, query, 1);
+  Value kvHeads = tensor::DimOp::create(b, loc, kv, 1);
+  Value group = arith::DivUIOp::create(b, loc, qHeads, kvHeads);
+  auto map = b.getMultiDimIdentityMap(4);
+  return linalg::GenericOp::create(
+             b, loc, empty.getType(), ValueRange{}, empty, {map},
+             SmallVector<IteratorType>(4, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               SmallVector<Value> idx;
+               for (int64_t d = 0; d < 4; ++d)
+                 idx.push_back(linalg::IndexOp::create(nb, nl, d));
+               idx[1] = arith::DivUIOp::create(nb, nl, idx[1], group);
+               Value v = tensor::ExtractOp::create(nb, nl, kv, idx);
+               linalg::YieldOp::create(nb, nl, v);
+             })
+      .getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout hash
+//===----------------------------------------------------------------------===//
+
+/// One round of the splitmix64 finaliser: a bijective mix of 64 bits.
+Value mix64(OpBuilder &b, Location loc, Value z) {
+  auto c = [&](uint64_t v) {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getI64IntegerAttr(static_cast<int64_t>(v)));
+  };
+  auto xorShift = [&](Value x, uint64_t s) {
+    return arith::XOrIOp::create(b, loc, x,
+                                 arith::ShRUIOp::create(b, loc, x, c(s)));
+  };
+  z = arith::AddIOp::create(b, loc, z, c(0x9E3779B97F4A7C15ull));
+  z = arith::MulIOp::create(b, loc, xorShift(z, 30), c(0xBF58476D1CE4E5B9ull));
+  z = arith::MulIOp::create(b, loc, xorShift(z, 27), c(0x94D049BB133111EBull));
+  return xorShift(z, 31);
+}
+
+/// The uniform number in [0, 1) that decides whether element (b, h, i, j) is
+/// dropped: the seed and each index are folded in by one mix each, and the
+/// top 24 bits of the result become the float. docs/Numerics.md gives the
+/// same definition for other backends to reproduce.
+Value dropoutUniform(OpBuilder &b, Location loc, int64_t seed,
+                     ArrayRef<Value> indices) {
+  Value h = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(seed));
+  for (Value index : indices) {
+    Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
+    h = mix64(b, loc, arith::XOrIOp::create(b, loc, h, i64));
+  }
+  Value top = arith::ShRUIOp::create(
+      b, loc, h, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(40)));
+  Value f = arith::UIToFPOp::create(b, loc, b.getF32Type(), top);
+  return arith::MulFOp::create(
+      b, loc, f,
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f / (1 << 24))));
+}
+
+//===----------------------------------------------------------------------===//
+// Probabilities: the part attn.sdpa and attn.weights share
+//===----------------------------------------------------------------------===//
+
+/// Builds P = dropout(softmax(mask(scale * Q K^T))) for a score op and writes
+/// it into `out` (element type f32 or the op's type; converted on store).
+template <typename OpTy>
+Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  Value query = op.getQuery(), key = op.getKey();
+  auto queryType = cast<RankedTensorType>(query.getType());
+  auto keyType = cast<RankedTensorType>(key.getType());
+
+  AffineExpr bd, h, i, j, d;
+  bindDims(ctx, bd, h, i, j, d);
+  std::optional<AffineExpr> kvHead =
+      kvHeadExpr(h, queryType.getDimSize(1), keyType.getDimSize(1));
+  if (!kvHead) {
+    key = expandKvHeads(b, loc, key, query);
+    kvHead = h;
+  }
+
+  // S[b, h, i, j] = sum_d Q[b, h, i, d] * K[b, kvh(h), j, d], in f32.
+  SmallVector<OpFoldResult> scoreSizes = getSizes(b, loc, query, {0, 1, 2});
+  scoreSizes.push_back(tensor::getMixedSize(b, loc, key, 2));
+  Value zero = createFilledTensor(b, loc, scoreSizes, b.getF32FloatAttr(0));
+  auto qMap = AffineMap::get(5, 0, {bd, h, i, d}, ctx);
+  auto kMap = AffineMap::get(5, 0, {bd, *kvHead, j, d}, ctx);
+  auto sMap = AffineMap::get(5, 0, {bd, h, i, j}, ctx);
+  Value scores =
+      linalg::GenericOp::create(
+          b, loc, zero.getType(), ValueRange{query, key}, zero,
+          {qMap, kMap, sMap}, {kPar, kPar, kPar, kPar, kRed},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value prod = arith::MulFOp::create(nb, nl, extendToF32(nb, nl, args[0]),
+                                               extendToF32(nb, nl, args[1]));
+            linalg::YieldOp::create(
+                nb, nl, arith::AddFOp::create(nb, nl, args[2], prod).getResult());
+          })
+          .getResult(0);
+
+  // Scale, masks and modifiers, elementwise over [B, Hq, Sq, Skv].
+  double scaleValue =
+      op.getScale() ? op.getScale()->convertToDouble()
+                    : 1.0 / std::sqrt(static_cast<double>(queryType.getDimSize(3)));
+  Value scaleConst;
+  if (op.getScale() || !ShapedType::isDynamic(queryType.getDimSize(3))) {
+    scaleConst = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(scaleValue));
+  } else {
+    // 1/sqrt(D) for a dynamic head dimension is computed at run time.
+    Value dim = tensor::DimOp::create(b, loc, query, 3);
+    Value dimI64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), dim);
+    Value dimF = arith::UIToFPOp::create(b, loc, f32, dimI64);
+    scaleConst = math::RsqrtOp::create(b, loc, dimF);
+  }
+
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  AffineExpr e0, e1, e2, e3;
+  bindDims(ctx, e0, e1, e2, e3);
+  const AffineExpr full[4] = {e0, e1, e2, e3};
+  Value mask = op.getMask();
+  if (mask) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    int64_t rank = maskType.getRank();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t k = 0; k < rank; ++k)
+      exprs.push_back(maskType.getDimSize(k) == 1
+                          ? getAffineConstantExpr(0, ctx)
+                          : full[4 - rank + k]);
+    inputs.push_back(mask);
+    maps.push_back(AffineMap::get(4, 0, exprs, ctx));
+  }
+  Value kvLens = op.getKvLens();
+  if (kvLens) {
+    inputs.push_back(kvLens);
+    maps.push_back(AffineMap::get(4, 0, {e0}, ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(4));
+
+  bool boolMask = mask && cast<ShapedType>(mask.getType())
+                              .getElementType()
+                              .isInteger(1);
+  std::optional<ArrayRef<int64_t>> window = op.getWindow();
+  bool aligned = op.getCausal() || window;
+  bool bottomRight = op.getAlignment() == Alignment::bottom_right;
+  Value qLen = tensor::DimOp::create(b, loc, query, 2);
+  Value kvLen = tensor::DimOp::create(b, loc, key, 2);
+  double negInf = -std::numeric_limits<double>::infinity();
+
+  Value masked =
+      linalg::GenericOp::create(
+          b, loc, scores.getType(), inputs, scores, maps,
+          SmallVector<IteratorType>(4, kPar),
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            SmallVector<Value> idx;
+            for (int64_t k = 0; k < 4; ++k)
+              idx.push_back(linalg::IndexOp::create(nb, nl, k));
+            Value s = arith::MulFOp::create(nb, nl, args.back(), scaleConst);
+            Value keep;
+            auto andKeep = [&](Value cond) {
+              keep = keep ? arith::AndIOp::create(nb, nl, keep, cond).getResult()
+                          : cond;
+            };
+            unsigned next = 0;
+            if (mask) {
+              Value m = args[next++];
+              if (boolMask)
+                andKeep(m);
+              else
+                s = arith::AddFOp::create(nb, nl, s, extendToF32(nb, nl, m));
+            }
+            Value length = kvLen;
+            if (kvLens) {
+              length = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                                  args[next++]);
+              andKeep(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                            idx[3], length));
+            }
+            if (!op.getScoreMod().empty()) {
+              SmallVector<Value> modArgs = {s};
+              modArgs.append(idx);
+              s = inlineModifier(nb, op.getScoreMod(), modArgs);
+            }
+            if (!op.getMaskMod().empty())
+              andKeep(inlineModifier(nb, op.getMaskMod(), idx));
+            if (aligned) {
+              // Diagonal of row i: i + (L - Sq) bottom-right, i top-left.
+              Value diag = idx[2];
+              if (bottomRight) {
+                Value off = arith::SubIOp::create(nb, nl, length, qLen);
+                diag = arith::AddIOp::create(nb, nl, diag, off);
+              }
+              auto cmp = [&](arith::CmpIPredicate pred, Value lhs, Value rhs) {
+                andKeep(arith::CmpIOp::create(nb, nl, pred, lhs, rhs));
+              };
+              auto shifted = [&](int64_t by) -> Value {
+                Value c = arith::ConstantIndexOp::create(nb, nl, by);
+                return arith::AddIOp::create(nb, nl, diag, c);
+              };
+              if (op.getCausal())
+                cmp(arith::CmpIPredicate::sle, idx[3], diag);
+              if (window) {
+                cmp(arith::CmpIPredicate::sge, idx[3], shifted(-(*window)[0]));
+                cmp(arith::CmpIPredicate::sle, idx[3], shifted((*window)[1]));
+              }
+            }
+            if (keep) {
+              Value ninf = arith::ConstantOp::create(nb, nl,
+                                                     nb.getF32FloatAttr(negInf));
+              s = arith::SelectOp::create(nb, nl, keep, s, ninf);
+            }
+            linalg::YieldOp::create(nb, nl, s);
+          })
+          .getResult(0);
+
+  // Row max; a row whose scores are all -inf uses 0 so exp gives 0, not NaN.
+  SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(), scoreSizes.end() - 1);
+  Value maxInit = createFilledTensor(b, loc, rowSizes, b.getF32FloatAttr(negInf));
+  Value rowMax =
+      linalg::ReduceOp::create(
+          b, loc, masked, maxInit, {3},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::MaximumFOp::create(nb, nl, args[0], args[1]).getResult());
+          })
+          .getResult(0);
+
+  auto id4 = b.getMultiDimIdentityMap(4);
+  auto rowMap = AffineMap::get(4, 0, {e0, e1, e2}, ctx);
+  Value expInit = tensor::EmptyOp::create(b, loc, scoreSizes, f32);
+  Value exps =
+      linalg::GenericOp::create(
+          b, loc, expInit.getType(), ValueRange{masked, rowMax}, expInit,
+          {id4, rowMap, id4}, SmallVector<IteratorType>(4, kPar),
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value ninf =
+                arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(negInf));
+            Value zeroF = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
+            Value empty = arith::CmpFOp::create(
+                nb, nl, arith::CmpFPredicate::OEQ, args[1], ninf);
+            Value safeMax =
+                arith::SelectOp::create(nb, nl, empty, zeroF, args[1]);
+            Value diff = arith::SubFOp::create(nb, nl, args[0], safeMax);
+            linalg::YieldOp::create(nb, nl,
+                                    math::ExpOp::create(nb, nl, diff).getResult());
+          })
+          .getResult(0);
+
+  Value sumInit = createFilledTensor(b, loc, rowSizes, b.getF32FloatAttr(0));
+  Value rowSum =
+      linalg::ReduceOp::create(
+          b, loc, exps, sumInit, {3},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl, arith::AddFOp::create(nb, nl, args[0], args[1]).getResult());
+          })
+          .getResult(0);
+
+  // Normalise (a zero sum means nothing took part: probability 0), then
+  // dropout, then store in the output's element type.
+  double dropout = op.getDropoutP().convertToDouble();
+  int64_t seed = op.getSeed();
+  Type outElement = cast<ShapedType>(out.getType()).getElementType();
+  return linalg::GenericOp::create(
+             b, loc, out.getType(), ValueRange{exps, rowSum}, out,
+             {id4, rowMap, id4}, SmallVector<IteratorType>(4, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value zeroF =
+                   arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
+               Value empty = arith::CmpFOp::create(
+                   nb, nl, arith::CmpFPredicate::OEQ, args[1], zeroF);
+               Value p = arith::SelectOp::create(
+                   nb, nl, empty, zeroF,
+                   arith::DivFOp::create(nb, nl, args[0], args[1]));
+               if (dropout > 0.0) {
+                 SmallVector<Value> idx;
+                 for (int64_t k = 0; k < 4; ++k)
+                   idx.push_back(linalg::IndexOp::create(nb, nl, k));
+                 Value u = dropoutUniform(nb, nl, seed, idx);
+                 Value pConst = arith::ConstantOp::create(
+                     nb, nl, nb.getF32FloatAttr(dropout));
+                 Value kept = arith::CmpFOp::create(
+                     nb, nl, arith::CmpFPredicate::OGE, u, pConst);
+                 Value rescale = arith::ConstantOp::create(
+                     nb, nl, nb.getF32FloatAttr(1.0 / (1.0 - dropout)));
+                 p = arith::SelectOp::create(
+                     nb, nl, kept, arith::MulFOp::create(nb, nl, p, rescale),
+                     zeroF);
+               }
+               linalg::YieldOp::create(nb, nl, truncateFromF32(nb, nl, p, outElement));
+             })
+      .getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+/// attn.weights -> the probabilities, stored straight into its init.
+struct LowerWeights : OpRewritePattern<WeightsOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(WeightsOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, buildProbabilities(op, rewriter, op.getInit()));
+    return success();
+  }
+};
+
+/// attn.sdpa -> f32 probabilities, then O = P V accumulated in f32 and
+/// stored into the op's init in its element type.
+struct LowerSdpa : OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Type f32 = rewriter.getF32Type();
+    Value query = op.getQuery(), value = op.getValue();
+
+    SmallVector<OpFoldResult> probSizes = getSizes(rewriter, loc, query, {0, 1, 2});
+    probSizes.push_back(tensor::getMixedSize(rewriter, loc, op.getKey(), 2));
+    Value probInit = tensor::EmptyOp::create(rewriter, loc, probSizes, f32);
+    Value probs = buildProbabilities(op, rewriter, probInit);
+
+    AffineExpr bd, h, i, e, j;
+    bindDims(ctx, bd, h, i, e, j);
+    auto valueType = cast<RankedTensorType>(value.getType());
+    std::optional<AffineExpr> kvHead =
+        kvHeadExpr(h, op.getQuery().getType().getDimSize(1),
+                   valueType.getDimSize(1));
+    if (!kvHead) {
+      value = expandKvHeads(rewriter, loc, value, query);
+      kvHead = h;
+    }
+
+    // Accumulate in f32: directly in the init for f32, else in a scratch
+    // tensor that is narrowed into the init afterwards.
+    Type element = op.getResult().getType().getElementType();
+    SmallVector<OpFoldResult> outSizes = getSizes(rewriter, loc, query, {0, 1, 2});
+    outSizes.push_back(tensor::getMixedSize(rewriter, loc, value, 3));
+    Value zeroC = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getF32FloatAttr(0));
+    Value acc = element.isF32()
+                    ? op.getInit()
+                    : tensor::EmptyOp::create(rewriter, loc, outSizes, f32)
+                          .getResult();
+    acc = linalg::FillOp::create(rewriter, loc, zeroC, acc).getResult(0);
+
+    auto pMap = AffineMap::get(5, 0, {bd, h, i, j}, ctx);
+    auto vMap = AffineMap::get(5, 0, {bd, *kvHead, j, e}, ctx);
+    auto oMap = AffineMap::get(5, 0, {bd, h, i, e}, ctx);
+    Value out =
+        linalg::GenericOp::create(
+            rewriter, loc, acc.getType(), ValueRange{probs, value}, acc,
+            {pMap, vMap, oMap}, {kPar, kPar, kPar, kPar, kRed},
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value prod = arith::MulFOp::create(nb, nl, args[0],
+                                                 extendToF32(nb, nl, args[1]));
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::AddFOp::create(nb, nl, args[2], prod).getResult());
+            })
+            .getResult(0);
+
+    if (!element.isF32()) {
+      auto id = rewriter.getMultiDimIdentityMap(4);
+      out = linalg::GenericOp::create(
+                rewriter, loc, op.getInit().getType(), out, op.getInit(),
+                {id, id}, SmallVector<IteratorType>(4, kPar),
+                [&](OpBuilder &nb, Location nl, ValueRange args) {
+                  linalg::YieldOp::create(
+                      nb, nl, truncateFromF32(nb, nl, args[0], element));
+                })
+                .getResult(0);
+    }
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+struct AttnLowerToLinalgPass
+    : attn::impl::AttnLowerToLinalgBase<AttnLowerToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateAttnToLinalgPatterns(patterns);
+    // Each pattern replaces one op with ops of other dialects, so a single
+    // walk suffices; the greedy driver only adds what folding finds.
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    WalkResult leftover = getOperation()->walk([](Operation *op) {
+      if (isa<SdpaOp, WeightsOp>(op)) {
+        op->emitOpError() << "was not lowered to linalg";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (leftover.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerSdpa, LowerWeights>(patterns.getContext());
+}

@@ -1,0 +1,442 @@
+//===- AttnOps.cpp - attn dialect operations ------------------------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// The verifiers here are the user-facing contract of the dialect: every rule
+// reports the offending numbers, and nothing reachable from parsed IR asserts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+static constexpr int64_t kDynamic = ShapedType::kDynamic;
+
+/// Renders a shape the way users write it in diagnostics: `[2, ?, 64]`.
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '[';
+  llvm::interleaveComma(shape, os, [&](int64_t dim) {
+    if (ShapedType::isDynamic(dim))
+      os << '?';
+    else
+      os << dim;
+  });
+  os << ']';
+  return text;
+}
+
+/// Two extents agree unless both are static and differ.
+static bool extentsAgree(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Product of extents, dynamic if either is.
+static int64_t mulExtents(int64_t a, int64_t b) {
+  if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b))
+    return kDynamic;
+  return a * b;
+}
+
+/// Checks that `type` has the `expected` shape. `layout` names the dimensions
+/// (e.g. "[3 * embed_dim, embed_dim]") so the message says what was meant as
+/// well as what was found.
+static LogicalResult verifyShape(Operation *op, StringRef what,
+                                 RankedTensorType type,
+                                 ArrayRef<int64_t> expected,
+                                 StringRef layout) {
+  bool ok = type.getRank() == static_cast<int64_t>(expected.size()) &&
+            llvm::all_of(llvm::zip_equal(type.getShape(), expected),
+                         [](auto pair) {
+                           return extentsAgree(std::get<0>(pair),
+                                               std::get<1>(pair));
+                         });
+  if (ok)
+    return success();
+  return op->emitOpError() << what << " must have shape " << layout << " = "
+                           << formatShape(expected) << ", got "
+                           << formatShape(type.getShape());
+}
+
+/// Checks that `type` has the element type `expected`.
+static LogicalResult verifyElementType(Operation *op, StringRef what,
+                                       ShapedType type, Type expected,
+                                       StringRef reference) {
+  if (type.getElementType() == expected)
+    return success();
+  return op->emitOpError() << what << " element type ("
+                           << type.getElementType() << ") must match "
+                           << reference << " element type (" << expected
+                           << ")";
+}
+
+static LogicalResult verifyDropout(Operation *op, double dropout,
+                                   int64_t seed) {
+  if (!(dropout >= 0.0 && dropout < 1.0))
+    return op->emitOpError() << "dropout (" << dropout
+                             << ") must be in [0, 1)";
+  if (dropout == 0.0 && seed != 0)
+    return op->emitOpError() << "seed (" << seed
+                             << ") has no effect without dropout";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Score ops (attn.sdpa, attn.weights)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The extents every score op is checked against, read from query and key.
+struct ScoreDims {
+  int64_t batch, qHeads, qLen, headDim, kvHeads, kvLen;
+};
+} // namespace
+
+static LogicalResult verifyRank4(Operation *op, StringRef what,
+                                 RankedTensorType type, StringRef layout) {
+  if (type.getRank() == 4)
+    return success();
+  return op->emitOpError() << what << " must be a rank-4 tensor " << layout
+                           << ", got rank " << type.getRank();
+}
+
+/// Checks that a region either is empty or has one block whose arguments
+/// have the types `expected` and whose terminator yields `yieldType`.
+static LogicalResult verifyModifierRegion(Operation *op, Region &region,
+                                          StringRef name,
+                                          ArrayRef<Type> expected,
+                                          StringRef signature,
+                                          Type yieldType) {
+  if (region.empty())
+    return success();
+  Block &block = region.front();
+  if (block.getArgumentTypes() != TypeRange(expected))
+    return op->emitOpError()
+           << name << " region must take " << signature << ", got "
+           << block.getNumArguments() << " argument(s) of types ("
+           << block.getArgumentTypes() << ")";
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError() << name << " region must end in attn.yield";
+  if (yield.getValue().getType() != yieldType)
+    return op->emitOpError() << name << " region must yield " << yieldType
+                             << ", got " << yield.getValue().getType();
+  return success();
+}
+
+/// The rules attn.sdpa and attn.weights share: query/key consistency, masks,
+/// attributes and regions. On success `dims` holds the extents read from
+/// query and key.
+template <typename OpTy>
+static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
+  Operation *raw = op.getOperation();
+  auto queryType = op.getQuery().getType();
+  auto keyType = op.getKey().getType();
+  if (failed(verifyRank4(raw, "query", queryType, "[B, Hq, Sq, D]")) ||
+      failed(verifyRank4(raw, "key", keyType, "[B, Hkv, Skv, D]")))
+    return failure();
+  Type elementType = queryType.getElementType();
+  if (failed(verifyElementType(raw, "key", keyType, elementType, "query")) ||
+      failed(verifyElementType(raw, "result", op.getResult().getType(),
+                               elementType, "query")))
+    return failure();
+
+  ArrayRef<int64_t> q = queryType.getShape(), k = keyType.getShape();
+  dims = {q[0], q[1], q[2], q[3], k[1], k[2]};
+  if (!extentsAgree(k[0], dims.batch))
+    return op.emitOpError() << "key batch (" << k[0]
+                            << ") must match query batch (" << dims.batch
+                            << ")";
+  if (!extentsAgree(k[3], dims.headDim))
+    return op.emitOpError() << "key head dim (" << k[3]
+                            << ") must match query head dim (" << dims.headDim
+                            << ")";
+  if (dims.kvHeads == 0)
+    return op.emitOpError() << "key/value heads must be at least 1";
+  if (!ShapedType::isDynamic(dims.qHeads) &&
+      !ShapedType::isDynamic(dims.kvHeads) && dims.qHeads % dims.kvHeads != 0)
+    return op.emitOpError() << "query heads (" << dims.qHeads
+                            << ") must be a multiple of key/value heads ("
+                            << dims.kvHeads << ")";
+
+  // The mask broadcasts to [B, Hq, Sq, Skv] aligned on the right.
+  if (Value mask = op.getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    int64_t rank = maskType.getRank();
+    if (rank < 1 || rank > 4)
+      return op.emitOpError() << "mask must have rank 1 to 4 (broadcast to "
+                                 "[B, Hq, Sq, Skv]), got rank "
+                              << rank;
+    const int64_t full[4] = {dims.batch, dims.qHeads, dims.qLen, dims.kvLen};
+    const char *names[4] = {"B", "Hq", "Sq", "Skv"};
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t target = 4 - rank + i;
+      int64_t extent = maskType.getDimSize(i);
+      if (extent != 1 && !extentsAgree(extent, full[target]))
+        return op.emitOpError()
+               << "mask dim " << i << " (" << extent << ") must be 1 or "
+               << names[target] << " (" << full[target]
+               << ") to broadcast to [B, Hq, Sq, Skv] = " << formatShape(full);
+    }
+  }
+
+  if (Value kvLens = op.getKvLens()) {
+    auto lensType = cast<RankedTensorType>(kvLens.getType());
+    if (failed(verifyShape(raw, "kv_lens", lensType, {dims.batch}, "[B]")))
+      return failure();
+  }
+
+  if (std::optional<APFloat> scale = op.getScale()) {
+    if (!scale->isFinite() || scale->isZero())
+      return op.emitOpError() << "scale ("
+                              << scale->convertToDouble()
+                              << ") must be finite and non-zero";
+  }
+
+  if (std::optional<ArrayRef<int64_t>> window = op.getWindow()) {
+    if (window->size() != 2)
+      return op.emitOpError() << "window must have 2 entries [left, right], "
+                                 "got "
+                              << window->size();
+    if ((*window)[0] < 0 || (*window)[1] < 0)
+      return op.emitOpError() << "window extents must be non-negative, got "
+                              << formatShape(*window);
+  }
+
+  if (op.getAlignment() != Alignment::top_left && !op.getCausal() &&
+      !op.getWindow())
+    return op.emitOpError() << "align = " << stringifyAlignment(
+                                   op.getAlignment())
+                            << " has no effect without causal or window";
+
+  if (failed(verifyDropout(raw, op.getDropoutP().convertToDouble(),
+                           op.getSeed())))
+    return failure();
+
+  Builder b(op.getContext());
+  Type index = b.getIndexType();
+  if (failed(verifyModifierRegion(
+          raw, op.getScoreMod(), "score_mod",
+          {b.getF32Type(), index, index, index, index},
+          "(score: f32, b: index, h: index, q_idx: index, kv_idx: index)",
+          b.getF32Type())) ||
+      failed(verifyModifierRegion(
+          raw, op.getMaskMod(), "mask_mod", {index, index, index, index},
+          "(b: index, h: index, q_idx: index, kv_idx: index)",
+          b.getI1Type())))
+    return failure();
+  return success();
+}
+
+LogicalResult SdpaOp::verify() {
+  ScoreDims dims;
+  if (failed(verifyScoreOp(*this, dims)))
+    return failure();
+  auto valueType = getValue().getType();
+  if (failed(verifyRank4(*this, "value", valueType, "[B, Hkv, Skv, Dv]")) ||
+      failed(verifyElementType(*this, "value", valueType,
+                               getQuery().getType().getElementType(),
+                               "query")))
+    return failure();
+  ArrayRef<int64_t> v = valueType.getShape();
+  if (!extentsAgree(v[0], dims.batch) || !extentsAgree(v[1], dims.kvHeads) ||
+      !extentsAgree(v[2], dims.kvLen))
+    return emitOpError() << "value shape " << formatShape(v)
+                         << " must agree with key on [B, Hkv, Skv] = "
+                         << formatShape({dims.batch, dims.kvHeads, dims.kvLen});
+  return verifyShape(*this, "result", getResult().getType(),
+                     {dims.batch, dims.qHeads, dims.qLen, v[3]},
+                     "[B, Hq, Sq, Dv]");
+}
+
+LogicalResult WeightsOp::verify() {
+  ScoreDims dims;
+  if (failed(verifyScoreOp(*this, dims)))
+    return failure();
+  return verifyShape(*this, "result", getResult().getType(),
+                     {dims.batch, dims.qHeads, dims.qLen, dims.kvLen},
+                     "[B, Hq, Sq, Skv]");
+}
+
+//===----------------------------------------------------------------------===//
+// MultiheadOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MultiheadOp::verify() {
+  auto queryType = getQuery().getType();
+  auto keyType = getKey().getType();
+  auto valueType = getValue().getType();
+  int64_t rank = queryType.getRank();
+  if ((rank != 2 && rank != 3) || keyType.getRank() != rank ||
+      valueType.getRank() != rank)
+    return emitOpError() << "query, key and value must all be rank 3 "
+                            "(batched) or all rank 2 (unbatched), got ranks "
+                         << queryType.getRank() << ", " << keyType.getRank()
+                         << ", " << valueType.getRank();
+  bool batched = rank == 3;
+  if (!batched && getBatchFirst())
+    return emitOpError() << "batch_first needs batched (rank-3) inputs";
+
+  // Every float operand and result shares the query's element type.
+  Type elementType = queryType.getElementType();
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    auto type = cast<RankedTensorType>(operand.get().getType());
+    if (isa<IntegerType>(type.getElementType()))
+      continue;
+    // Masks may be additive in any float type; they are widened to f32.
+    if (operand.get() == getKeyPaddingMask() || operand.get() == getAttnMask())
+      continue;
+    if (type.getElementType() != elementType)
+      return emitOpError() << "operand #" << operand.getOperandNumber()
+                           << " element type (" << type.getElementType()
+                           << ") must match query element type ("
+                           << elementType << ")";
+  }
+
+  // [L, N, E] by default, [N, L, E] with batch_first, [L, E] unbatched.
+  int64_t seqDim = batched && getBatchFirst() ? 1 : 0;
+  int64_t batchDim = batched ? (getBatchFirst() ? 0 : 1) : -1;
+  int64_t embed = queryType.getShape().back();
+  int64_t kdim = keyType.getShape().back();
+  int64_t vdim = valueType.getShape().back();
+  int64_t tgtLen = queryType.getDimSize(seqDim);
+  int64_t srcLen = keyType.getDimSize(seqDim);
+  int64_t batch = batched ? queryType.getDimSize(batchDim) : 1;
+  int64_t heads = getNumHeads();
+
+  if (batched && (!extentsAgree(keyType.getDimSize(batchDim), batch) ||
+                  !extentsAgree(valueType.getDimSize(batchDim), batch)))
+    return emitOpError() << "key batch (" << keyType.getDimSize(batchDim)
+                         << ") and value batch ("
+                         << valueType.getDimSize(batchDim)
+                         << ") must match query batch (" << batch << ")";
+  if (!extentsAgree(valueType.getDimSize(seqDim), srcLen))
+    return emitOpError() << "value length (" << valueType.getDimSize(seqDim)
+                         << ") must match key length (" << srcLen << ")";
+  if (!ShapedType::isDynamic(embed) && embed % heads != 0)
+    return emitOpError() << "embed_dim (" << embed
+                         << ") must be divisible by num_heads (" << heads
+                         << ")";
+
+  // In-projection: packed or three separate weights, never a mix.
+  bool packed = static_cast<bool>(getInProjWeight());
+  int numSeparate = static_cast<bool>(getQProjWeight()) +
+                    static_cast<bool>(getKProjWeight()) +
+                    static_cast<bool>(getVProjWeight());
+  if (packed == (numSeparate != 0) || (!packed && numSeparate != 3))
+    return emitOpError() << "expects either in_proj or all three of q_proj, "
+                            "k_proj and v_proj";
+  if (packed) {
+    if (!extentsAgree(kdim, embed) || !extentsAgree(vdim, embed))
+      return emitOpError() << "in_proj requires kdim (" << kdim
+                           << ") and vdim (" << vdim
+                           << ") to equal embed_dim (" << embed
+                           << "); use q_proj, k_proj and v_proj";
+    if (failed(verifyShape(*this, "in_proj", getInProjWeight().getType(),
+                           {mulExtents(3, embed), embed},
+                           "[3 * embed_dim, embed_dim]")))
+      return failure();
+  } else if (failed(verifyShape(*this, "q_proj", getQProjWeight().getType(),
+                                {embed, embed}, "[embed_dim, embed_dim]")) ||
+             failed(verifyShape(*this, "k_proj", getKProjWeight().getType(),
+                                {embed, kdim}, "[embed_dim, kdim]")) ||
+             failed(verifyShape(*this, "v_proj", getVProjWeight().getType(),
+                                {embed, vdim}, "[embed_dim, vdim]"))) {
+    return failure();
+  }
+  if (getInProjBias() &&
+      failed(verifyShape(*this, "in_proj_bias", getInProjBias().getType(),
+                         {mulExtents(3, embed)}, "[3 * embed_dim]")))
+    return failure();
+
+  if (static_cast<bool>(getBiasK()) != static_cast<bool>(getBiasV()))
+    return emitOpError() << "bias_k and bias_v must be given together";
+  if (getBiasK() &&
+      (failed(verifyShape(*this, "bias_k", getBiasK().getType(),
+                          {1, 1, embed}, "[1, 1, embed_dim]")) ||
+       failed(verifyShape(*this, "bias_v", getBiasV().getType(),
+                          {1, 1, embed}, "[1, 1, embed_dim]"))))
+    return failure();
+
+  if (failed(verifyShape(*this, "out_proj", getOutProjWeight().getType(),
+                         {embed, embed}, "[embed_dim, embed_dim]")))
+    return failure();
+  if (getOutProjBias() &&
+      failed(verifyShape(*this, "out_proj_bias", getOutProjBias().getType(),
+                         {embed}, "[embed_dim]")))
+    return failure();
+
+  if (Value padding = getKeyPaddingMask()) {
+    auto type = cast<RankedTensorType>(padding.getType());
+    if (batched ? failed(verifyShape(*this, "key_padding_mask", type,
+                                     {batch, srcLen}, "[N, S]"))
+                : failed(verifyShape(*this, "key_padding_mask", type,
+                                     {srcLen}, "[S]")))
+      return failure();
+  }
+  if (Value mask = getAttnMask()) {
+    auto type = cast<RankedTensorType>(mask.getType());
+    if (type.getRank() == 2) {
+      if (failed(verifyShape(*this, "attn_mask", type, {tgtLen, srcLen},
+                             "[L, S]")))
+        return failure();
+    } else if (type.getRank() == 3) {
+      if (failed(verifyShape(*this, "attn_mask", type,
+                             {mulExtents(batch, heads), tgtLen, srcLen},
+                             batched ? "[N * num_heads, L, S]"
+                                     : "[num_heads, L, S]")))
+        return failure();
+    } else {
+      return emitOpError() << "attn_mask must be 2-D [L, S] or 3-D "
+                              "[N * num_heads, L, S], got rank "
+                           << type.getRank();
+    }
+  }
+
+  if (failed(verifyDropout(*this, getDropoutP().convertToDouble(),
+                           getSeed())))
+    return failure();
+
+  if (getOutput().getType() != queryType)
+    return emitOpError() << "output type (" << getOutput().getType()
+                         << ") must match query type (" << queryType << ")";
+
+  if (!getWeights()) {
+    if (getPerHeadWeights())
+      return emitOpError() << "per_head_weights needs the weights result";
+    return success();
+  }
+  // bias_kv and add_zero_attn each append one key position.
+  int64_t extra = (getBiasK() ? 1 : 0) + (getAddZeroAttn() ? 1 : 0);
+  int64_t weightsLen =
+      ShapedType::isDynamic(srcLen) ? kDynamic : srcLen + extra;
+  SmallVector<int64_t> expected;
+  if (batched)
+    expected.push_back(batch);
+  if (getPerHeadWeights())
+    expected.push_back(heads);
+  expected.append({tgtLen, weightsLen});
+  StringRef layout = getPerHeadWeights()
+                         ? (batched ? "[N, num_heads, L, S']"
+                                    : "[num_heads, L, S']")
+                         : (batched ? "[N, L, S']" : "[L, S']");
+  return verifyShape(*this, "weights", getWeights().getType(), expected,
+                     layout);
+}
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"

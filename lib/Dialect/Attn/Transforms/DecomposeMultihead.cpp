@@ -1,0 +1,443 @@
+//===- DecomposeMultihead.cpp - attn.multihead into projections + sdpa ----===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// Follows torch.nn.functional.multi_head_attention_forward step by step, on
+// tensors, in the batch-first [N, T, E] layout throughout; the caller's
+// layout is restored only at the end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNDECOMPOSEMULTIHEAD
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+/// Builds the pieces of the decomposition for one attn.multihead. Values are
+/// batch-first ([N, T, E]) from `toBatchFirst` until `fromBatchFirst`.
+class MultiheadBuilder {
+public:
+  MultiheadBuilder(MultiheadOp op, OpBuilder &b)
+      : op(op), b(b), loc(op.getLoc()), ctx(op.getContext()),
+        element(op.getQuery().getType().getElementType()),
+        batched(op.getQuery().getType().getRank() == 3),
+        heads(op.getNumHeads()) {}
+
+  /// [L, N, E], [N, L, E] or [L, E] -> [N, L, E].
+  Value toBatchFirst(Value x) {
+    if (!batched) {
+      auto type = cast<RankedTensorType>(x.getType());
+      auto expanded = RankedTensorType::get(
+          {1, type.getDimSize(0), type.getDimSize(1)}, type.getElementType());
+      SmallVector<OpFoldResult> shape = {b.getIndexAttr(1)};
+      shape.append(getSizes(b, loc, x));
+      return tensor::ExpandShapeOp::create(b, loc, expanded, x, {{0, 1}, {2}},
+                                           shape);
+    }
+    return op.getBatchFirst() ? x : createTranspose(b, loc, x, {1, 0, 2});
+  }
+
+  /// Inverse of `toBatchFirst` for a result of the same rank structure.
+  Value fromBatchFirst(Value x) {
+    if (!batched)
+      return tensor::CollapseShapeOp::create(b, loc, x, {{0, 1}, {2}});
+    return op.getBatchFirst() ? x : createTranspose(b, loc, x, {1, 0, 2});
+  }
+
+  /// `y = x W^T + bias` for x [N, T, I], W [O, I], bias [O]: accumulated in
+  /// f32, starting from the broadcast bias, and returned in the op's type.
+  Value project(Value x, Value weight, Value bias) {
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, x, {0, 1});
+    sizes.push_back(tensor::getMixedSize(b, loc, weight, 0));
+    Value acc;
+    if (bias) {
+      Value bias32 = createElementCast(b, loc, bias, b.getF32Type());
+      Value init = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
+      acc = linalg::BroadcastOp::create(b, loc, bias32, init, {0, 1})
+                .getResult()[0];
+    } else {
+      acc = createFilledTensor(b, loc, sizes, b.getF32FloatAttr(0));
+    }
+    AffineExpr n, t, o, i;
+    bindDims(ctx, n, t, o, i);
+    auto xMap = AffineMap::get(4, 0, {n, t, i}, ctx);
+    auto wMap = AffineMap::get(4, 0, {o, i}, ctx);
+    auto yMap = AffineMap::get(4, 0, {n, t, o}, ctx);
+    Value y = linalg::GenericOp::create(
+                  b, loc, acc.getType(), ValueRange{x, weight}, acc,
+                  {xMap, wMap, yMap}, {kPar, kPar, kPar, kRed},
+                  [&](OpBuilder &nb, Location nl, ValueRange args) {
+                    Value prod = arith::MulFOp::create(
+                        nb, nl, extendToF32(nb, nl, args[0]),
+                        extendToF32(nb, nl, args[1]));
+                    linalg::YieldOp::create(
+                        nb, nl,
+                        arith::AddFOp::create(nb, nl, args[2], prod)
+                            .getResult());
+                  })
+                  .getResult(0);
+    return createElementCast(b, loc, y, element);
+  }
+
+  /// Rows [part * E, (part + 1) * E) of a packed in-projection tensor
+  /// ([3E, E] weight or [3E] bias).
+  Value packedSlice(Value packed, int64_t part) {
+    auto type = cast<RankedTensorType>(packed.getType());
+    OpFoldResult embed = tensor::getMixedSize(b, loc, op.getQuery(),
+                                              batched ? 2 : 1);
+    Value embedV = getValueOrCreateConstantIndexOp(b, loc, embed);
+    Value offset = arith::MulIOp::create(
+        b, loc, embedV, arith::ConstantIndexOp::create(b, loc, part));
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, packed);
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    offsets[0] = offset;
+    sizes[0] = embed;
+    return tensor::ExtractSliceOp::create(b, loc, packed, offsets, sizes,
+                                          strides);
+  }
+
+  /// Appends `row` ([1, 1, E] or null for zeros) to x [N, S, E] along S.
+  Value appendPosition(Value x, Value row) {
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, x);
+    sizes[1] = b.getIndexAttr(1);
+    Value tail;
+    if (row) {
+      Value flat = tensor::CollapseShapeOp::create(b, loc, row, {{0, 1, 2}});
+      Value init = tensor::EmptyOp::create(b, loc, sizes, element);
+      tail = linalg::BroadcastOp::create(b, loc, flat, init, {0, 1})
+                 .getResult()[0];
+    } else {
+      tail = createFilledTensor(b, loc, sizes, b.getFloatAttr(element, 0));
+    }
+    return tensor::ConcatOp::create(b, loc, /*dim=*/1, ValueRange{x, tail});
+  }
+
+  /// [N, T, E] -> [N, H, T, E / H].
+  Value splitHeads(Value x) {
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t embed = type.getDimSize(2);
+    int64_t headDim = ShapedType::isDynamic(embed) ? ShapedType::kDynamic
+                                                   : embed / heads;
+    SmallVector<OpFoldResult> shape = getSizes(b, loc, x, {0, 1});
+    shape.push_back(b.getIndexAttr(heads));
+    if (ShapedType::isDynamic(headDim)) {
+      Value e = tensor::DimOp::create(b, loc, x, 2);
+      shape.push_back(
+          arith::DivUIOp::create(b, loc, e,
+                                 arith::ConstantIndexOp::create(b, loc, heads))
+              .getResult());
+    } else {
+      shape.push_back(b.getIndexAttr(headDim));
+    }
+    auto expandedType = RankedTensorType::get(
+        {type.getDimSize(0), type.getDimSize(1), heads, headDim}, element);
+    Value expanded = tensor::ExpandShapeOp::create(
+        b, loc, expandedType, x, {{0}, {1}, {2, 3}}, shape);
+    return createTranspose(b, loc, expanded, {0, 2, 1, 3});
+  }
+
+  /// [N, H, T, D] -> [N, T, H * D].
+  Value mergeHeads(Value x) {
+    Value transposed = createTranspose(b, loc, x, {0, 2, 1, 3});
+    return tensor::CollapseShapeOp::create(b, loc, transposed,
+                                           {{0}, {1}, {2, 3}});
+  }
+
+  /// PyTorch's key_padding_mask and attn_mask (true = masked out, or
+  /// additive) as one attn.sdpa mask [N, H or 1, L or 1, S'] (true = keep,
+  /// or additive f32), padded with "keep" for the `extra` appended keys.
+  /// Returns null when there is no mask.
+  Value combineMasks(Value query, Value key, int64_t extra) {
+    Value padding = op.getKeyPaddingMask(), attnMask = op.getAttnMask();
+    if (!padding && !attnMask)
+      return Value();
+    auto isBool = [](Value v) {
+      return !v || cast<ShapedType>(v.getType()).getElementType().isInteger(1);
+    };
+    bool boolResult = isBool(padding) && isBool(attnMask);
+    Type resultElement = boolResult ? Type(b.getI1Type()) : b.getF32Type();
+
+    AffineExpr n, h, l, s;
+    bindDims(ctx, n, h, l, s);
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, query, 0),
+                                       b.getIndexAttr(1), b.getIndexAttr(1),
+                                       OpFoldResult()};
+    if (padding) {
+      if (!batched)
+        padding = tensor::ExpandShapeOp::create(
+            b, loc,
+            RankedTensorType::get(
+                {1, cast<ShapedType>(padding.getType()).getDimSize(0)},
+                cast<ShapedType>(padding.getType()).getElementType()),
+            padding, {{0, 1}},
+            {b.getIndexAttr(1), tensor::getMixedSize(b, loc, padding, 0)});
+      inputs.push_back(padding);
+      maps.push_back(AffineMap::get(4, 0, {n, s}, ctx));
+      sizes[3] = tensor::getMixedSize(b, loc, padding, 1);
+    }
+    if (attnMask) {
+      auto type = cast<RankedTensorType>(attnMask.getType());
+      sizes[2] = tensor::getMixedSize(b, loc, attnMask, type.getRank() - 2);
+      sizes[3] = tensor::getMixedSize(b, loc, attnMask, type.getRank() - 1);
+      if (type.getRank() == 2) {
+        maps.push_back(AffineMap::get(4, 0, {l, s}, ctx));
+      } else {
+        // [N * H, L, S] is indexed by n * H + h, as PyTorch's view does.
+        sizes[1] = b.getIndexAttr(heads);
+        maps.push_back(AffineMap::get(4, 0, {n * heads + h, l, s}, ctx));
+      }
+      inputs.push_back(attnMask);
+    }
+    Value init = tensor::EmptyOp::create(b, loc, sizes, resultElement);
+    maps.push_back(b.getMultiDimIdentityMap(4));
+    double negInf = -std::numeric_limits<double>::infinity();
+    Value combined =
+        linalg::GenericOp::create(
+            b, loc, init.getType(), inputs, init, maps,
+            SmallVector<IteratorType>(4, kPar),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value result;
+              for (Value m : args.drop_back()) {
+                if (boolResult) {
+                  // keep = !masked
+                  Value one = arith::ConstantOp::create(nb, nl,
+                                                        nb.getBoolAttr(true));
+                  Value keep = arith::XOrIOp::create(nb, nl, m, one);
+                  result = result ? arith::AndIOp::create(nb, nl, result, keep)
+                                        .getResult()
+                                  : keep;
+                  continue;
+                }
+                Value additive;
+                if (m.getType().isInteger(1)) {
+                  Value ninf = arith::ConstantOp::create(
+                      nb, nl, nb.getF32FloatAttr(negInf));
+                  Value zero =
+                      arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
+                  additive = arith::SelectOp::create(nb, nl, m, ninf, zero);
+                } else {
+                  additive = extendToF32(nb, nl, m);
+                }
+                result = result ? arith::AddFOp::create(nb, nl, result, additive)
+                                      .getResult()
+                                : additive;
+              }
+              linalg::YieldOp::create(nb, nl, result);
+            })
+            .getResult(0);
+    if (extra == 0)
+      return combined;
+    SmallVector<OpFoldResult> tailSizes = getSizes(b, loc, combined);
+    tailSizes[3] = b.getIndexAttr(extra);
+    TypedAttr keepValue = boolResult ? TypedAttr(b.getBoolAttr(true))
+                                     : TypedAttr(b.getF32FloatAttr(0));
+    Value tail = createFilledTensor(b, loc, tailSizes, keepValue);
+    return tensor::ConcatOp::create(b, loc, /*dim=*/3,
+                                    ValueRange{combined, tail});
+  }
+
+  /// O = P V for P [N, H, L, S] and V [N, H, S, D], accumulated in f32.
+  Value applyWeights(Value probs, Value v) {
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, probs, {0, 1, 2});
+    sizes.push_back(tensor::getMixedSize(b, loc, v, 3));
+    Value acc = createFilledTensor(b, loc, sizes, b.getF32FloatAttr(0));
+    AffineExpr n, h, l, d, s;
+    bindDims(ctx, n, h, l, d, s);
+    Value out =
+        linalg::GenericOp::create(
+            b, loc, acc.getType(), ValueRange{probs, v}, acc,
+            {AffineMap::get(5, 0, {n, h, l, s}, ctx),
+             AffineMap::get(5, 0, {n, h, s, d}, ctx),
+             AffineMap::get(5, 0, {n, h, l, d}, ctx)},
+            {kPar, kPar, kPar, kPar, kRed},
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value prod = arith::MulFOp::create(
+                  nb, nl, extendToF32(nb, nl, args[0]),
+                  extendToF32(nb, nl, args[1]));
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::AddFOp::create(nb, nl, args[2], prod).getResult());
+            })
+            .getResult(0);
+    return createElementCast(b, loc, out, element);
+  }
+
+  /// Mean over heads: [N, H, L, S] -> [N, L, S], summed in f32.
+  Value averageHeads(Value probs) {
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, probs, {0, 2, 3});
+    Value acc = createFilledTensor(b, loc, sizes, b.getF32FloatAttr(0));
+    Value sum = linalg::ReduceOp::create(
+                    b, loc, probs, acc, {1},
+                    [&](OpBuilder &nb, Location nl, ValueRange args) {
+                      Value x = extendToF32(nb, nl, args[0]);
+                      linalg::YieldOp::create(
+                          nb, nl,
+                          arith::AddFOp::create(nb, nl, x, args[1])
+                              .getResult());
+                    })
+                    .getResult(0);
+    Value init = tensor::EmptyOp::create(b, loc, sizes, element);
+    AffineMap id = b.getMultiDimIdentityMap(3);
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), sum, init, {id, id},
+               SmallVector<IteratorType>(3, kPar),
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 Value inv = arith::ConstantOp::create(
+                     nb, nl, nb.getF32FloatAttr(1.0 / heads));
+                 Value mean = arith::MulFOp::create(nb, nl, args[0], inv);
+                 linalg::YieldOp::create(
+                     nb, nl, truncateFromF32(nb, nl, mean, element));
+               })
+        .getResult(0);
+  }
+
+  /// Drops the batch dimension of an unbatched weights result.
+  Value unbatchWeights(Value w) {
+    if (batched)
+      return w;
+    int64_t rank = cast<ShapedType>(w.getType()).getRank();
+    SmallVector<ReassociationIndices> reassociation = {{0, 1}};
+    for (int64_t d = 2; d < rank; ++d)
+      reassociation.push_back({d});
+    return tensor::CollapseShapeOp::create(b, loc, w, reassociation);
+  }
+
+  MultiheadOp op;
+  OpBuilder &b;
+  Location loc;
+  MLIRContext *ctx;
+  Type element;
+  bool batched;
+  int64_t heads;
+};
+
+/// Rewrites attn.multihead into in-projections, attn.sdpa (or attn.weights
+/// and a P V contraction when the weights are returned) and the
+/// out-projection.
+struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MultiheadOp op,
+                                PatternRewriter &rewriter) const override {
+    MultiheadBuilder mb(op, rewriter);
+    Location loc = op.getLoc();
+    Value query = mb.toBatchFirst(op.getQuery());
+    Value key = mb.toBatchFirst(op.getKey());
+    Value value = mb.toBatchFirst(op.getValue());
+
+    // In-projections.
+    Value wq = op.getQProjWeight(), wk = op.getKProjWeight(),
+          wv = op.getVProjWeight();
+    if (Value packed = op.getInProjWeight()) {
+      wq = mb.packedSlice(packed, 0);
+      wk = mb.packedSlice(packed, 1);
+      wv = mb.packedSlice(packed, 2);
+    }
+    Value bq, bk, bv;
+    if (Value bias = op.getInProjBias()) {
+      bq = mb.packedSlice(bias, 0);
+      bk = mb.packedSlice(bias, 1);
+      bv = mb.packedSlice(bias, 2);
+    }
+    Value q = mb.project(query, wq, bq);
+    Value k = mb.project(key, wk, bk);
+    Value v = mb.project(value, wv, bv);
+
+    // Appended positions: bias_kv first, then the zero attention slot.
+    int64_t extra = 0;
+    if (op.getBiasK()) {
+      k = mb.appendPosition(k, op.getBiasK());
+      v = mb.appendPosition(v, op.getBiasV());
+      ++extra;
+    }
+    if (op.getAddZeroAttn()) {
+      k = mb.appendPosition(k, Value());
+      v = mb.appendPosition(v, Value());
+      ++extra;
+    }
+    Value mask = mb.combineMasks(query, key, extra);
+
+    Value qh = mb.splitHeads(q), kh = mb.splitHeads(k), vh = mb.splitHeads(v);
+    auto alignment = AlignmentAttr::get(getContext(), Alignment::top_left);
+    Value attended;
+    Value weights;
+    if (!op.getWeights()) {
+      Value init = tensor::EmptyOp::create(
+          rewriter, loc, getSizes(rewriter, loc, qh), mb.element);
+      attended = SdpaOp::create(rewriter, loc, init.getType(), qh, kh, vh,
+                                mask, /*kv_lens=*/Value(), init,
+                                /*scale=*/FloatAttr(), op.getCausalAttr(),
+                                /*window=*/DenseI64ArrayAttr(), alignment,
+                                op.getDropoutPAttr(), op.getSeedAttr());
+    } else {
+      SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, qh, {0, 1, 2});
+      sizes.push_back(tensor::getMixedSize(rewriter, loc, kh, 2));
+      Value init = tensor::EmptyOp::create(rewriter, loc, sizes, mb.element);
+      Value probs = WeightsOp::create(
+          rewriter, loc, init.getType(), qh, kh, mask, /*kv_lens=*/Value(),
+          init, /*scale=*/FloatAttr(), op.getCausalAttr(),
+          /*window=*/DenseI64ArrayAttr(), alignment, op.getDropoutPAttr(),
+          op.getSeedAttr());
+      attended = mb.applyWeights(probs, vh);
+      weights = mb.unbatchWeights(
+          op.getPerHeadWeights() ? probs : mb.averageHeads(probs));
+    }
+
+    Value merged = mb.mergeHeads(attended);
+    Value out =
+        mb.project(merged, op.getOutProjWeight(), op.getOutProjBias());
+    SmallVector<Value> results = {mb.fromBatchFirst(out)};
+    if (weights)
+      results.push_back(weights);
+    // Shapes computed here may be less static than the op's declared types;
+    // cast back so users see the types they had.
+    for (auto [result, declared] : llvm::zip(results, op.getResultTypes()))
+      if (result.getType() != declared)
+        result = tensor::CastOp::create(rewriter, loc, declared, result);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct AttnDecomposeMultiheadPass
+    : attn::impl::AttnDecomposeMultiheadBase<AttnDecomposeMultiheadPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateDecomposeMultiheadPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void attn::populateDecomposeMultiheadPatterns(RewritePatternSet &patterns) {
+  patterns.add<DecomposeMultihead>(patterns.getContext());
+}

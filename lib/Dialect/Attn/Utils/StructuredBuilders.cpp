@@ -1,0 +1,81 @@
+//===- StructuredBuilders.cpp - helpers for building linalg on tensors ----===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+SmallVector<OpFoldResult> attn::getSizes(OpBuilder &b, Location loc,
+                                         Value value, ArrayRef<int64_t> dims) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t dim : dims)
+    sizes.push_back(tensor::getMixedSize(b, loc, value, dim));
+  return sizes;
+}
+
+SmallVector<OpFoldResult> attn::getSizes(OpBuilder &b, Location loc,
+                                         Value value) {
+  return tensor::getMixedSizes(b, loc, value);
+}
+
+Value attn::createFilledTensor(OpBuilder &b, Location loc,
+                               ArrayRef<OpFoldResult> sizes, TypedAttr fill) {
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, fill.getType());
+  Value scalar = arith::ConstantOp::create(b, loc, fill);
+  return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
+}
+
+Value attn::createTranspose(OpBuilder &b, Location loc, Value input,
+                            ArrayRef<int64_t> permutation) {
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  SmallVector<OpFoldResult> permuted;
+  for (int64_t dim : permutation)
+    permuted.push_back(sizes[dim]);
+  Value init = tensor::EmptyOp::create(
+      b, loc, permuted, cast<ShapedType>(input.getType()).getElementType());
+  return linalg::TransposeOp::create(b, loc, input, init, permutation)
+      .getResult()[0];
+}
+
+Value attn::extendToF32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+Value attn::truncateFromF32(OpBuilder &b, Location loc, Value v, Type type) {
+  if (type.isF32())
+    return v;
+  return arith::TruncFOp::create(b, loc, type, v);
+}
+
+Value attn::createElementCast(OpBuilder &b, Location loc, Value input,
+                              Type elementType) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getElementType() == elementType)
+    return input;
+  Value init =
+      tensor::EmptyOp::create(b, loc, getSizes(b, loc, input), elementType);
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), input, init, {id, id},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value v = args[0];
+               if (elementType.getIntOrFloatBitWidth() >
+                   type.getElementType().getIntOrFloatBitWidth())
+                 v = arith::ExtFOp::create(nb, nl, elementType, v);
+               else
+                 v = arith::TruncFOp::create(nb, nl, elementType, v);
+               linalg::YieldOp::create(nb, nl, v);
+             })
+      .getResult(0);
+}

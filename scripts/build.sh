@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+#===- scripts/build.sh - install, configure and build attn-mlir ----------===//
+#
+# Usage: scripts/build.sh [extra cmake -D options]
+# Builds into ./build (override with BUILD_DIR). Re-running is incremental.
+#
+#===----------------------------------------------------------------------===//
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+
+"$root/scripts/deps.sh"
+
+llvm=/usr/lib/llvm-22
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
+if [[ ! -f "$build/build.ninja" ]]; then
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER="$llvm/bin/clang" \
+    -DCMAKE_CXX_COMPILER="$llvm/bin/clang++" \
+    -DLLVM_USE_LINKER=lld \
+    -DMLIR_DIR="$llvm/lib/cmake/mlir" \
+    -DLLVM_EXTERNAL_LIT="$llvm/bin/lit" \
+    "${launcher[@]}" "$@"
+fi
+cmake --build "$build"

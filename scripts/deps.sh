@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+#===- scripts/deps.sh - install what the build needs ----------------------===//
+#
+# Idempotent: returns in well under a second when everything is present.
+# Installs Debian's LLVM/MLIR 22 packages, CMake, Ninja and ccache.
+#
+#===----------------------------------------------------------------------===//
+set -euo pipefail
+
+packages=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
+          lld-22 cmake ninja-build ccache)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}"
+fi
