@@ -52,7 +52,10 @@ Value inlineModifier(OpBuilder &b, Region &region, ValueRange args) {
   mapping.map(block.getArguments(), args);
   for (Operation &op : block.without_terminator())
     b.clone(op, mapping);
-  return mapping.lookup(cast<YieldOp>(block.getTerminator()).getValue());
+  // The region is not isolated from above: the yielded value may be defined
+  // outside it (the greedy driver hoists constants out of it, for example).
+  return mapping.lookupOrDefault(
+      cast<YieldOp>(block.getTerminator()).getValue());
 }
 
 /// The key/value head that query head `h` reads: `h floordiv (Hq / Hkv)`.

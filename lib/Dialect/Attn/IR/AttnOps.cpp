@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -37,6 +38,13 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
       os << dim;
   });
   os << ']';
+  return text;
+}
+
+/// Renders a float attribute value compactly (`0.1`, `1`, `inf`).
+static std::string formatNumber(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
   return text;
 }
 
@@ -87,7 +95,7 @@ static LogicalResult verifyElementType(Operation *op, StringRef what,
 static LogicalResult verifyDropout(Operation *op, double dropout,
                                    int64_t seed) {
   if (!(dropout >= 0.0 && dropout < 1.0))
-    return op->emitOpError() << "dropout (" << dropout
+    return op->emitOpError() << "dropout (" << formatNumber(dropout)
                              << ") must be in [0, 1)";
   if (dropout == 0.0 && seed != 0)
     return op->emitOpError() << "seed (" << seed
@@ -203,7 +211,7 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
   if (std::optional<APFloat> scale = op.getScale()) {
     if (!scale->isFinite() || scale->isZero())
       return op.emitOpError() << "scale ("
-                              << scale->convertToDouble()
+                              << formatNumber(scale->convertToDouble())
                               << ") must be finite and non-zero";
   }
 

@@ -171,10 +171,12 @@ public:
   /// PyTorch's key_padding_mask and attn_mask (true = masked out, or
   /// additive) as one attn.sdpa mask [N, H or 1, L or 1, S'] (true = keep,
   /// or additive f32), padded with "keep" for the `extra` appended keys.
-  /// Returns null when there is no mask.
-  Value combineMasks(Value query, Value key, int64_t extra) {
+  /// With `causal`, the top-left causal mask is folded in as well (PyTorch
+  /// applies it before the padding, so appended keys stay visible). Returns
+  /// null when there is no mask.
+  Value combineMasks(Value query, Value key, int64_t extra, bool causal) {
     Value padding = op.getKeyPaddingMask(), attnMask = op.getAttnMask();
-    if (!padding && !attnMask)
+    if (!padding && !attnMask && !causal)
       return Value();
     auto isBool = [](Value v) {
       return !v || cast<ShapedType>(v.getType()).getElementType().isInteger(1);
@@ -215,6 +217,10 @@ public:
       }
       inputs.push_back(attnMask);
     }
+    if (causal) {
+      sizes[2] = tensor::getMixedSize(b, loc, query, 1);
+      sizes[3] = tensor::getMixedSize(b, loc, key, 1);
+    }
     Value init = tensor::EmptyOp::create(b, loc, sizes, resultElement);
     maps.push_back(b.getMultiDimIdentityMap(4));
     double negInf = -std::numeric_limits<double>::infinity();
@@ -223,8 +229,16 @@ public:
             b, loc, init.getType(), inputs, init, maps,
             SmallVector<IteratorType>(4, kPar),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
+              SmallVector<Value> maskValues(args.drop_back());
+              if (causal) {
+                // Key s is masked out (true, PyTorch's sense) when s > l.
+                Value l = linalg::IndexOp::create(nb, nl, 2);
+                Value s = linalg::IndexOp::create(nb, nl, 3);
+                maskValues.push_back(arith::CmpIOp::create(
+                    nb, nl, arith::CmpIPredicate::ugt, s, l));
+              }
               Value result;
-              for (Value m : args.drop_back()) {
+              for (Value m : maskValues) {
                 if (boolResult) {
                   // keep = !masked
                   Value one = arith::ConstantOp::create(nb, nl,
@@ -382,7 +396,11 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
       v = mb.appendPosition(v, Value());
       ++extra;
     }
-    Value mask = mb.combineMasks(query, key, extra);
+    // Appended keys are exempt from the causal mask, so with any the causal
+    // condition goes into the explicit mask instead of attn.sdpa's attribute.
+    bool causalInMask = op.getCausal() && extra > 0;
+    Value mask = mb.combineMasks(query, key, extra, causalInMask);
+    UnitAttr causal = causalInMask ? UnitAttr() : op.getCausalAttr();
 
     Value qh = mb.splitHeads(q), kh = mb.splitHeads(k), vh = mb.splitHeads(v);
     auto alignment = AlignmentAttr::get(getContext(), Alignment::top_left);
@@ -393,7 +411,7 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
           rewriter, loc, getSizes(rewriter, loc, qh), mb.element);
       attended = SdpaOp::create(rewriter, loc, init.getType(), qh, kh, vh,
                                 mask, /*kv_lens=*/Value(), init,
-                                /*scale=*/FloatAttr(), op.getCausalAttr(),
+                                /*scale=*/FloatAttr(), causal,
                                 /*window=*/DenseI64ArrayAttr(), alignment,
                                 op.getDropoutPAttr(), op.getSeedAttr());
     } else {
@@ -402,7 +420,7 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
       Value init = tensor::EmptyOp::create(rewriter, loc, sizes, mb.element);
       Value probs = WeightsOp::create(
           rewriter, loc, init.getType(), qh, kh, mask, /*kv_lens=*/Value(),
-          init, /*scale=*/FloatAttr(), op.getCausalAttr(),
+          init, /*scale=*/FloatAttr(), causal,
           /*window=*/DenseI64ArrayAttr(), alignment, op.getDropoutPAttr(),
           op.getSeedAttr());
       attended = mb.applyWeights(probs, vh);

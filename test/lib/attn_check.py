@@ -1,0 +1,554 @@
+#!/usr/bin/env python3
+# ===- attn_check.py - run attn ops on the CPU and compare with float64 ---=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# Builds a small module around one attn op from command-line options, with
+# fresh random inputs baked in as constants and the destination poisoned
+# with NaN, lowers it with `attn-opt` (the reference pipeline, then upstream
+# passes to LLVM), runs it with `mlir-runner`, and compares every printed
+# output with a float64 NumPy implementation of the op's documented
+# semantics. Prints the relative error and exits 1 above tolerance.
+#
+# ===----------------------------------------------------------------------=== #
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+TOL = {"f32": 1e-5, "f16": 1e-2, "bf16": 1e-2}
+MASK64 = (1 << 64) - 1
+
+# --------------------------------------------------------------------------- #
+# Element types
+# --------------------------------------------------------------------------- #
+
+
+def round_to(x, dtype):
+    """Rounds float64 data to what `dtype` can hold (bf16: nearest even)."""
+    if dtype == "f32":
+        return x.astype(np.float32).astype(np.float64)
+    if dtype == "f16":
+        return x.astype(np.float16).astype(np.float64)
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def dense(x, dtype):
+    if x.dtype == np.bool_:
+        body = np.array2string(x, separator=", ", threshold=sys.maxsize,
+                               formatter={"bool": lambda b: "true" if b else "false"})
+    else:
+        body = np.array2string(x, separator=", ", threshold=sys.maxsize,
+                               formatter={"float_kind": lambda f: repr(float(f))},
+                               max_line_width=sys.maxsize)
+    return f"dense<{body}> : {tensor_type(x.shape, dtype)}"
+
+
+def tensor_type(shape, dtype, dynamic=False):
+    dims = "x".join("?" if dynamic else str(d) for d in shape)
+    return f"tensor<{dims}x{dtype}>" if shape else f"tensor<{dtype}>"
+
+
+# --------------------------------------------------------------------------- #
+# Reference semantics (docs/Numerics.md)
+# --------------------------------------------------------------------------- #
+
+
+def mix64(z):
+    z = (z + 0x9E3779B97F4A7C15) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def dropout_uniform(seed, shape):
+    u = np.empty(shape)
+    for idx in np.ndindex(*shape):
+        h = seed & MASK64
+        for i in idx:
+            h = mix64(h ^ i)
+        u[idx] = np.float32(h >> 40) * np.float32(1.0 / (1 << 24))
+    return u
+
+
+# Modifier regions: MLIR text and the NumPy function they compute.
+SCORE_MODS = {
+    # ALiBi-like relative bias: s + 0.25 * (j - i) * (h + 1).
+    "alibi": ("""
+       ^bb0(%r_s: f32, %r_b: index, %r_h: index, %r_i: index, %r_j: index):
+         %r_d = arith.subi %r_j, %r_i : index
+         %r_c1 = arith.constant 1 : index
+         %r_h1 = arith.addi %r_h, %r_c1 : index
+         %r_p = arith.muli %r_d, %r_h1 : index
+         %r_pi = arith.index_cast %r_p : index to i64
+         %r_pf = arith.sitofp %r_pi : i64 to f32
+         %r_q = arith.constant 0.25 : f32
+         %r_bias = arith.mulf %r_pf, %r_q : f32
+         %r_r = arith.addf %r_s, %r_bias : f32
+         attn.yield %r_r : f32""",
+              lambda s, b, h, i, j: s + 0.25 * (j - i) * (h + 1)),
+    # Soft-capping as in Gemma 2: 2 * tanh(s / 2).
+    "softcap": ("""
+       ^bb0(%r_s: f32, %r_b: index, %r_h: index, %r_i: index, %r_j: index):
+         %r_c = arith.constant 2.0 : f32
+         %r_x = arith.divf %r_s, %r_c : f32
+         %r_t = math.tanh %r_x : f32
+         %r_r = arith.mulf %r_t, %r_c : f32
+         attn.yield %r_r : f32""",
+                lambda s, b, h, i, j: 2.0 * np.tanh(s / 2.0)),
+}
+MASK_MODS = {
+    # Keys with an index of the same parity as the batch.
+    "parity": ("""
+       ^bb0(%r_b: index, %r_h: index, %r_i: index, %r_j: index):
+         %r_c2 = arith.constant 2 : index
+         %r_x = arith.addi %r_b, %r_j : index
+         %r_r = arith.remui %r_x, %r_c2 : index
+         %r_c0 = arith.constant 0 : index
+         %r_k = arith.cmpi eq, %r_r, %r_c0 : index
+         attn.yield %r_k : i1""",
+               lambda b, h, i, j: (b + j) % 2 == 0),
+    # Nothing is kept: every row is fully masked and must give zeros.
+    "none": ("""
+       ^bb0(%r_b: index, %r_h: index, %r_i: index, %r_j: index):
+         %r_f = arith.constant false
+         attn.yield %r_f : i1""",
+             lambda b, h, i, j: np.zeros(np.broadcast(b, h, i, j).shape, bool)),
+}
+
+
+def reference_probs(a, q, k, mask, kv_lens):
+    """P = dropout(softmax(mask(scale * Q K^T))), float64."""
+    B, Hq, Sq, D = q.shape
+    Hkv, Skv = k.shape[1], k.shape[2]
+    kr = np.repeat(k, Hq // Hkv, axis=1)
+    scale = a.scale if a.scale is not None else 1.0 / np.sqrt(D)
+    s = scale * np.einsum("bhid,bhjd->bhij", q, kr)
+    b, h, i, j = np.meshgrid(np.arange(B), np.arange(Hq), np.arange(Sq),
+                             np.arange(Skv), indexing="ij")
+    keep = np.ones(s.shape, bool)
+    if mask is not None:
+        if mask.dtype == np.bool_:
+            keep &= np.broadcast_to(mask, s.shape)
+        else:
+            s = s + mask
+    if a.score_mod:
+        s = SCORE_MODS[a.score_mod][1](s, b, h, i, j)
+    if a.mask_mod:
+        keep &= MASK_MODS[a.mask_mod][1](b, h, i, j)
+    length = np.full(s.shape, Skv)
+    if kv_lens is not None:
+        length = kv_lens[b]
+        keep &= j < length
+    diag = i + (length - Sq if a.align == "bottom_right" else 0)
+    if a.causal:
+        keep &= j <= diag
+    if a.window:
+        left, right = a.window
+        keep &= (j >= diag - left) & (j <= diag + right)
+    s = np.where(keep, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(m == -np.inf, 0.0, m)
+    e = np.exp(s - m)
+    total = e.sum(axis=-1, keepdims=True)
+    p = np.where(total == 0, 0.0, e / np.where(total == 0, 1.0, total))
+    if a.dropout > 0:
+        u = dropout_uniform(a.seed, p.shape)
+        p = np.where(u >= np.float32(a.dropout), p / (1 - a.dropout), 0.0)
+    return p
+
+
+# --------------------------------------------------------------------------- #
+# Module construction and execution
+# --------------------------------------------------------------------------- #
+
+
+def score_attrs(a):
+    parts = []
+    if a.scale is not None:
+        parts.append(f"scale = {a.scale!r}")
+    if a.causal:
+        parts.append("causal")
+    if a.window:
+        parts.append(f"window = [{a.window[0]}, {a.window[1]}]")
+    if a.align != "top_left":
+        parts.append(f"align = <{a.align}>")
+    if a.dropout > 0:
+        parts.append(f"dropout = {a.dropout!r} seed = {a.seed}")
+    return " ".join(parts)
+
+
+def regions(a):
+    text = ""
+    if a.score_mod:
+        text += " score_mod {" + SCORE_MODS[a.score_mod][0] + "\n       }"
+    if a.mask_mod:
+        text += " mask_mod {" + MASK_MODS[a.mask_mod][0] + "\n       }"
+    return text
+
+
+def wrap(entry_args, entry_body, entry_results, consts, dtype):
+    """A module with @entry (the op under test, taking all inputs as
+    arguments, possibly with dynamic shapes) and @main, which calls it on
+    constants and prints every result widened to f32."""
+    lines = ["module {",
+             "  func.func private @printMemrefF32(tensor<*xf32>)"]
+    sig = ", ".join(f"%{n}: {t}" for n, t, _ in entry_args)
+    res = ", ".join(t for t, _ in entry_results)
+    lines.append(f"  func.func @entry({sig}) -> ({res}) {{")
+    lines += ["    " + l for l in entry_body]
+    lines.append("  }")
+    lines.append("  func.func @main() {")
+    call_args = []
+    for name, entry_type, static_type in entry_args:
+        lines.append(f"    %{name}_c = arith.constant {consts[name]}")
+        if entry_type != static_type:
+            lines.append(f"    %{name}_a = tensor.cast %{name}_c : {static_type} to {entry_type}")
+            call_args.append(f"%{name}_a")
+        else:
+            call_args.append(f"%{name}_c")
+    outs = ", ".join(f"%out{i}" for i in range(len(entry_results)))
+    lines.append(f"    {outs} = func.call @entry({', '.join(call_args)}) : "
+                 f"({', '.join(t for _, t, _ in entry_args)}) -> ({res})")
+    for i, (entry_type, static_shape) in enumerate(entry_results):
+        static_type = tensor_type(static_shape, dtype)
+        f32_type = tensor_type(static_shape, "f32")
+        lines.append(f"    %s{i} = tensor.cast %out{i} : {entry_type} to {static_type}")
+        if dtype != "f32":
+            lines.append(f"    %e{i}_init = tensor.empty() : {f32_type}")
+            rank = len(static_shape)
+            dims = ", ".join(f"d{d}" for d in range(rank))
+            iters = ", ".join(['"parallel"'] * rank)
+            lines.append(
+                f"    %e{i} = linalg.generic {{indexing_maps = [affine_map<({dims}) -> ({dims})>, "
+                f"affine_map<({dims}) -> ({dims})>], iterator_types = [{iters}]}} "
+                f"ins(%s{i} : {static_type}) outs(%e{i}_init : {f32_type}) {{\n"
+                f"    ^bb0(%x: {dtype}, %y: f32):\n"
+                f"      %w = arith.extf %x : {dtype} to f32\n"
+                f"      linalg.yield %w : f32\n    }} -> {f32_type}")
+            src = f"%e{i}"
+        else:
+            src = f"%s{i}"
+        lines.append(f"    %u{i} = tensor.cast {src} : {f32_type} to tensor<*xf32>")
+        lines.append(f"    call @printMemrefF32(%u{i}) : (tensor<*xf32>) -> ()")
+    lines += ["    return", "  }", "}"]
+    return "\n".join(lines)
+
+
+LOWER_TO_LLVM = [
+    "--attn-reference-pipeline",
+    "--one-shot-bufferize=bufferize-function-boundaries",
+    "--buffer-deallocation-pipeline", "--convert-bufferization-to-memref",
+    "--convert-linalg-to-loops", "--expand-strided-metadata", "--lower-affine",
+    "--convert-scf-to-cf", "--convert-math-to-llvm", "--convert-to-llvm",
+    "--reconcile-unrealized-casts",
+]
+
+
+def run_module(text, a):
+    if a.keep:
+        with open(a.keep, "w") as f:
+            f.write(text)
+    lowered = subprocess.run([a.attn_opt] + LOWER_TO_LLVM, input=text,
+                             capture_output=True, text=True)
+    if lowered.returncode:
+        sys.exit("attn-opt failed:\n" + lowered.stderr)
+    libs = ",".join(os.path.join(a.mlir_lib_dir, f"lib{n}.so")
+                    for n in ("mlir_c_runner_utils", "mlir_runner_utils"))
+    ran = subprocess.run([a.mlir_runner, "-e", "main", "-entry-point-result=void",
+                          f"-shared-libs={libs}"], input=lowered.stdout,
+                         capture_output=True, text=True)
+    if ran.returncode:
+        sys.exit("mlir-runner failed:\n" + ran.stderr)
+    # printMemrefF32 prints a header line then the nested data.
+    blocks = re.split(r"Unranked Memref[^\n]*\n", ran.stdout)[1:]
+    return [np.array([float(x) for x in re.findall(r"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)", blk)])
+            for blk in blocks]
+
+
+def compare(name, got, want, dtype):
+    got = got.reshape(want.shape)
+    if not np.all(np.isfinite(got)):
+        print(f"{name}: FAIL, {np.sum(~np.isfinite(got))} non-finite values")
+        return False
+    denom = np.linalg.norm(want)
+    err = np.linalg.norm(got - want) / (denom if denom > 0 else 1.0)
+    ok = err < TOL[dtype]
+    print(f"{name}: relative error {err:.3e} (tolerance {TOL[dtype]:.0e}) {'ok' if ok else 'FAIL'}")
+    return ok
+
+
+# --------------------------------------------------------------------------- #
+# attn.sdpa / attn.weights
+# --------------------------------------------------------------------------- #
+
+
+def check_score_op(a, rng):
+    B, Hq, Hkv, Sq, Skv, D, Dv = a.B, a.Hq, a.Hkv, a.Sq, a.Skv, a.D, a.Dv
+    dt = a.dtype
+    q = round_to(rng.standard_normal((B, Hq, Sq, D)), dt)
+    k = round_to(rng.standard_normal((B, Hkv, Skv, D)), dt)
+    v = round_to(rng.standard_normal((B, Hkv, Skv, Dv)), dt)
+    args = [("q", q, dt), ("k", k, dt)]
+    if a.op == "sdpa":
+        args.append(("v", v, dt))
+    mask = kv_lens = None
+    mask_clause = ""
+    if a.mask:
+        kind, shape = a.mask.split(":")
+        shape = tuple(int(x) for x in shape.split("x"))
+        if kind == "bool":
+            mask = rng.random(shape) < 0.7
+            mtype = "i1"
+        else:
+            mask = round_to(rng.standard_normal(shape), kind)
+            mask[rng.random(shape) < 0.2] = -60000.0  # masked out in every float type
+            mtype = kind
+        args.append(("m", mask, mtype))
+        mask_clause += f"mask(%m : {tensor_type(shape, mtype, a.dynamic)}) "
+    if a.kv_lens:
+        kv_lens = np.array([int(x) for x in a.kv_lens.split(",")], dtype=np.int32)
+        args.append(("l", kv_lens, "i32"))
+        mask_clause += f"kv_lens(%l : {tensor_type(kv_lens.shape, 'i32', a.dynamic)}) "
+
+    p = reference_probs(a, q, k, mask, kv_lens)
+    if a.op == "sdpa":
+        out_shape = (B, Hq, Sq, Dv)
+        want = np.einsum("bhij,bhjd->bhid", p, np.repeat(v, Hq // Hkv, axis=1))
+    else:
+        out_shape = (B, Hq, Sq, Skv)
+        want = p
+
+    consts, entry_args = {}, []
+    for name, value, et in args:
+        consts[name] = dense(value.astype(np.float32) if et not in ("i1", "i32") else value, et)
+        entry_args.append((name, tensor_type(value.shape, et, a.dynamic),
+                           tensor_type(value.shape, et)))
+    # The destination: NaN-poisoned, so any element the op fails to write
+    # shows up as a non-finite result.
+    consts["init"] = f"dense<0x7FC00000> : {tensor_type(out_shape, 'f32')}"
+    if dt != "f32":
+        nan = {"f16": "0x7E00", "bf16": "0x7FC0"}[dt]
+        consts["init"] = f"dense<{nan}> : {tensor_type(out_shape, dt)}"
+    entry_args.append(("init", tensor_type(out_shape, dt, a.dynamic), tensor_type(out_shape, dt)))
+
+    types = ", ".join(t for n, t, _ in entry_args if n in ("q", "k", "v"))
+    out_type = tensor_type(out_shape, dt, a.dynamic)
+    operands = "%q, %k, %v" if a.op == "sdpa" else "%q, %k"
+    body = [f"%o = attn.{a.op} {operands} {mask_clause}outs(%init) {score_attrs(a)} : "
+            f"{types} -> {out_type}{regions(a)}",
+            f"return %o : {out_type}"]
+    text = wrap(entry_args, body, [(out_type, out_shape)], consts, dt)
+    (got,) = run_module(text, a)
+    return compare(f"attn.{a.op}", got, want, dt)
+
+
+# --------------------------------------------------------------------------- #
+# attn.multihead, checked against PyTorch's algorithm in float64
+# --------------------------------------------------------------------------- #
+
+
+def reference_multihead(a, t):
+    """multi_head_attention_forward in float64 (with 0 for fully masked rows)."""
+    E, H = a.E, a.heads
+    q, k, v = t["query"], t["key"], t["value"]
+    if a.unbatched:
+        q, k, v = q[:, None], k[:, None], v[:, None]
+    elif a.batch_first:
+        q, k, v = (x.transpose(1, 0, 2) for x in (q, k, v))
+    L, N, _ = q.shape
+    S = k.shape[0]
+    if "in_proj" in t:
+        wq, wk, wv = np.split(t["in_proj"], 3)
+    else:
+        wq, wk, wv = t["q_proj"], t["k_proj"], t["v_proj"]
+    bq = bk = bv = 0.0
+    if "in_proj_bias" in t:
+        bq, bk, bv = np.split(t["in_proj_bias"], 3)
+    qp, kp, vp = q @ wq.T + bq, k @ wk.T + bk, v @ wv.T + bv
+    am = t.get("attn_mask")
+    kpm = t.get("key_padding_mask")
+    if a.unbatched and kpm is not None:
+        kpm = kpm[None]
+
+    def additive(m):
+        if m is None:
+            return 0.0
+        return np.where(m, -np.inf, 0.0) if m.dtype == np.bool_ else m
+
+    bias = np.zeros((N, H, L, S))
+    if am is not None:
+        bias = bias + (additive(am).reshape(N, H, L, S) if am.ndim == 3 else additive(am))
+    if kpm is not None:
+        bias = bias + additive(kpm)[:, None, None, :]
+    if a.causal:
+        bias = bias + np.where(np.triu(np.ones((L, S), bool), 1), -np.inf, 0.0)
+    if "bias_k" in t:
+        kp = np.concatenate([kp, np.broadcast_to(t["bias_k"], (1, N, E))])
+        vp = np.concatenate([vp, np.broadcast_to(t["bias_v"], (1, N, E))])
+        bias = np.concatenate([bias, np.zeros((N, H, L, 1))], axis=-1)
+    if a.add_zero_attn:
+        kp = np.concatenate([kp, np.zeros((1, N, E))])
+        vp = np.concatenate([vp, np.zeros((1, N, E))])
+        bias = np.concatenate([bias, np.zeros((N, H, L, 1))], axis=-1)
+    D = E // H
+    heads = lambda x: x.reshape(x.shape[0], N, H, D).transpose(1, 2, 0, 3)
+    qh, kh, vh = heads(qp), heads(kp), heads(vp)
+    s = np.einsum("nhld,nhsd->nhls", qh, kh) / np.sqrt(D) + bias
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(m == -np.inf, 0.0, m)
+    e = np.exp(s - m)
+    total = e.sum(axis=-1, keepdims=True)
+    p = np.where(total == 0, 0.0, e / np.where(total == 0, 1.0, total))
+    if a.dropout > 0:
+        u = dropout_uniform(a.seed, p.shape)
+        p = np.where(u >= np.float32(a.dropout), p / (1 - a.dropout), 0.0)
+    o = np.einsum("nhls,nhsd->nhld", p, vh).transpose(2, 0, 1, 3).reshape(L, N, E)
+    o = o @ t["out_proj"].T + t.get("out_proj_bias", 0.0)
+    w = p if a.per_head_weights else p.mean(axis=1)
+    if a.unbatched:
+        return o[:, 0], w[0]
+    return (o.transpose(1, 0, 2) if a.batch_first else o), w
+
+
+def check_multihead(a, rng):
+    dt, E, H = a.dtype, a.E, a.heads
+    N, L, S = a.B, a.Sq, a.Skv
+    kdim, vdim = a.kdim or E, a.vdim or E
+
+    def layout(T, dim):
+        if a.unbatched:
+            return (T, dim)
+        return (N, T, dim) if a.batch_first else (T, N, dim)
+
+    randn = lambda *shape: round_to(rng.standard_normal(shape) / np.sqrt(shape[-1]), dt)
+    t = {"query": randn(*layout(L, E)), "key": randn(*layout(S, kdim)),
+         "value": randn(*layout(S, vdim))}
+    clauses = []
+    if a.kdim or a.vdim:
+        t.update(q_proj=randn(E, E), k_proj=randn(E, kdim), v_proj=randn(E, vdim))
+        clauses += [f"q_proj(%q_proj : {tensor_type((E, E), dt)})",
+                    f"k_proj(%k_proj : {tensor_type((E, kdim), dt)})",
+                    f"v_proj(%v_proj : {tensor_type((E, vdim), dt)})"]
+    else:
+        t["in_proj"] = randn(3 * E, E)
+        clauses.append(f"in_proj(%in_proj : {tensor_type((3 * E, E), dt)})")
+    if a.bias:
+        t["in_proj_bias"] = round_to(rng.standard_normal(3 * E), dt)
+        clauses.append(f"in_proj_bias(%in_proj_bias : {tensor_type((3 * E,), dt)})")
+    if a.add_bias_kv:
+        t["bias_k"], t["bias_v"] = randn(1, 1, E), randn(1, 1, E)
+        clauses.append(f"bias_kv(%bias_k, %bias_v : {tensor_type((1, 1, E), dt)}, {tensor_type((1, 1, E), dt)})")
+    t["out_proj"] = randn(E, E)
+    clauses.append(f"out_proj(%out_proj : {tensor_type((E, E), dt)})")
+    if a.bias:
+        t["out_proj_bias"] = round_to(rng.standard_normal(E), dt)
+        clauses.append(f"out_proj_bias(%out_proj_bias : {tensor_type((E,), dt)})")
+    mask_types = {}
+    for name, spec in (("key_padding_mask", a.key_padding_mask), ("attn_mask", a.attn_mask)):
+        if not spec:
+            continue
+        kind, rank = spec.split(":")
+        if name == "key_padding_mask":
+            shape = (S,) if a.unbatched else (N, S)
+        else:
+            shape = (L, S) if rank == "2" else ((H if a.unbatched else N * H), L, S)
+        if kind == "bool":
+            # Keep the first key so PyTorch's conventions stay NaN-free here.
+            m = rng.random(shape) < 0.3
+            m[..., 0] = False
+            mask_types[name] = "i1"
+        else:
+            m = round_to(rng.standard_normal(shape), dt)
+            mask_types[name] = dt
+        t[name] = m
+        clauses.append(f"{name}(%{name} : {tensor_type(shape, mask_types[name])})")
+    attrs = [f"num_heads = {H}"]
+    for flag in ("batch_first", "add_zero_attn", "causal", "per_head_weights"):
+        if getattr(a, flag):
+            attrs.append(flag)
+    if a.dropout > 0:
+        attrs.append(f"dropout = {a.dropout!r} seed = {a.seed}")
+
+    want_out, want_w = reference_multihead(a, {k: v.astype(np.float64) if v.dtype != np.bool_ else v
+                                               for k, v in t.items()})
+    consts, entry_args = {}, []
+    for name, value in t.items():
+        et = mask_types.get(name, dt)
+        consts[name] = dense(value.astype(np.float32) if et != "i1" else value, et)
+        entry_args.append((name, tensor_type(value.shape, et), tensor_type(value.shape, et)))
+    results = [(tensor_type(want_out.shape, dt), want_out.shape)]
+    if a.need_weights:
+        results.append((tensor_type(want_w.shape, dt), want_w.shape))
+    res_types = ", ".join(r for r, _ in results)
+    names = ", ".join(f"%r{i}" for i in range(len(results)))
+    qkv = ", ".join(tensor_type(t[n].shape, dt) for n in ("query", "key", "value"))
+    body = [f"{names} = attn.multihead %query, %key, %value {' '.join(clauses)} {' '.join(attrs)} "
+            f": {qkv} -> {res_types}",
+            f"return {names} : {res_types}"]
+    text = wrap(entry_args, body, results, consts, dt)
+    got = run_module(text, a)
+    ok = compare("attn.multihead output", got[0], want_out, dt)
+    if a.need_weights:
+        ok &= compare("attn.multihead weights", got[1], want_w, dt)
+    return ok
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--op", choices=["sdpa", "weights", "multihead"], default="sdpa")
+    p.add_argument("--dtype", choices=list(TOL), default="f32")
+    p.add_argument("--B", type=int, default=2)
+    p.add_argument("--Hq", type=int, default=2)
+    p.add_argument("--Hkv", type=int, default=2)
+    p.add_argument("--Sq", type=int, default=5)
+    p.add_argument("--Skv", type=int, default=7)
+    p.add_argument("--D", type=int, default=8)
+    p.add_argument("--Dv", type=int, default=8)
+    p.add_argument("--scale", type=float)
+    p.add_argument("--causal", action="store_true")
+    p.add_argument("--window", type=lambda s: tuple(int(x) for x in s.split(",")))
+    p.add_argument("--align", choices=["top_left", "bottom_right"], default="top_left")
+    p.add_argument("--dropout", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mask", help="bool:SHAPE or f32|f16|bf16:SHAPE, e.g. bool:2x1x5x7")
+    p.add_argument("--kv-lens", help="comma-separated lengths, one per batch")
+    p.add_argument("--score-mod", choices=list(SCORE_MODS))
+    p.add_argument("--mask-mod", choices=list(MASK_MODS))
+    p.add_argument("--dynamic", action="store_true", help="all dims dynamic in @entry")
+    # attn.multihead
+    p.add_argument("--E", type=int, default=16)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--kdim", type=int)
+    p.add_argument("--vdim", type=int)
+    p.add_argument("--batch-first", action="store_true")
+    p.add_argument("--unbatched", action="store_true")
+    p.add_argument("--bias", action="store_true")
+    p.add_argument("--add-bias-kv", action="store_true")
+    p.add_argument("--add-zero-attn", action="store_true")
+    p.add_argument("--key-padding-mask", help="bool:2 or f32:2")
+    p.add_argument("--attn-mask", help="bool:2, bool:3, f32:2, f32:3")
+    p.add_argument("--need-weights", action="store_true")
+    p.add_argument("--per-head-weights", action="store_true")
+    # Tools
+    p.add_argument("--attn-opt", default="attn-opt")
+    p.add_argument("--mlir-runner", default="mlir-runner")
+    p.add_argument("--mlir-lib-dir", default="/usr/lib/llvm-22/lib")
+    p.add_argument("--keep", help="write the generated module here")
+    a = p.parse_args()
+
+    seed = int.from_bytes(os.urandom(4), "little")
+    print(f"input seed {seed}")
+    rng = np.random.default_rng(seed)
+    ok = check_multihead(a, rng) if a.op == "multihead" else check_score_op(a, rng)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

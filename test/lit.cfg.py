@@ -1,0 +1,47 @@
+# -*- Python -*-
+# lit configuration for the attn-mlir test suite.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "lib"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%mlir_lib_dir", config.llvm_lib_dir))
+config.substitutions.append(("%attn_src_root", config.attn_src_root))
+
+# Captured FileCheck variables do not leak across CHECK-LABELs.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = [
+    "attn-opt",
+    "attn-translate",
+    ToolSubst("%python", config.python_executable, unresolved="fatal"),
+    ToolSubst("mlir-runner", os.path.join(config.llvm_tools_dir, "mlir-runner"),
+              unresolved="ignore"),
+]
+llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
+
+# Integration tests compute float64 references with NumPy.
+import subprocess
+if subprocess.call([config.python_executable, "-c", "import numpy"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("numpy")
+
+# CUDA integration tests execute only where a GPU is present.
+if shutil.which("nvidia-smi") and os.system("nvidia-smi -L > /dev/null 2>&1") == 0:
+    config.available_features.add("cuda-device")
