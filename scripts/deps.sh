@@ -25,3 +25,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
     --no-install-recommends "${missing[@]}"
 fi
+
+# The integration tests compute float64 references with NumPy.
+if ! python3 -c "import numpy" 2>/dev/null; then
+  echo "deps: installing numpy"
+  python3 -m pip install -q numpy
+fi

@@ -109,9 +109,15 @@ public:
     auto type = cast<RankedTensorType>(packed.getType());
     OpFoldResult embed = tensor::getMixedSize(b, loc, op.getQuery(),
                                               batched ? 2 : 1);
-    Value embedV = getValueOrCreateConstantIndexOp(b, loc, embed);
-    Value offset = arith::MulIOp::create(
-        b, loc, embedV, arith::ConstantIndexOp::create(b, loc, part));
+    OpFoldResult offset;
+    if (std::optional<int64_t> staticEmbed = getConstantIntValue(embed)) {
+      offset = b.getIndexAttr(part * *staticEmbed);
+    } else {
+      Value embedV = getValueOrCreateConstantIndexOp(b, loc, embed);
+      offset = arith::MulIOp::create(
+                   b, loc, embedV, arith::ConstantIndexOp::create(b, loc, part))
+                   .getResult();
+    }
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, packed);
     SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));

@@ -1,0 +1,160 @@
+// RUN: attn-opt %s --attn-lower-to-linalg --split-input-file | FileCheck %s
+
+// GQA: key/value heads are read through `h floordiv 2` in the indexing maps,
+// scores accumulate in f32, and the f16 result is narrowed into the init.
+
+// CHECK-DAG: #[[$Q:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[$K:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
+// CHECK-DAG: #[[$V:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d4, d3)>
+// CHECK-LABEL: func @gqa_f16
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x4x3x8xf16>, %[[K:.*]]: tensor<1x2x5x8xf16>, %[[V:.*]]: tensor<1x2x5x6xf16>, %[[INIT:.*]]: tensor<1x4x3x6xf16>)
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[$Q]], #[[$K]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[Q]], %[[K]] : {{.*}}) outs(%{{.*}} : tensor<1x4x3x5xf32>)
+// CHECK: arith.extf
+// CHECK: %[[MAX:.*]] = linalg.reduce ins(%{{.*}} : tensor<1x4x3x5xf32>) {{.*}} dimensions = [3]
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: linalg.reduce {{.*}} dimensions = [3]
+// CHECK: arith.addf
+// CHECK: arith.divf
+// CHECK: %[[O:.*]] = linalg.generic {indexing_maps = [{{.*}}, #[[$V]], {{.*}}]{{.*}} ins(%{{.*}}, %[[V]] : tensor<1x4x3x5xf32>, tensor<1x2x5x6xf16>) outs(%{{.*}} : tensor<1x4x3x6xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[O]] : tensor<1x4x3x6xf32>) outs(%[[INIT]] : tensor<1x4x3x6xf16>)
+// CHECK: arith.truncf
+// CHECK: return %[[R]]
+// CHECK-NOT: attn.
+func.func @gqa_f16(%q: tensor<1x4x3x8xf16>, %k: tensor<1x2x5x8xf16>, %v: tensor<1x2x5x6xf16>, %init: tensor<1x4x3x6xf16>) -> tensor<1x4x3x6xf16> {
+  %o = attn.sdpa %q, %k, %v outs(%init) : tensor<1x4x3x8xf16>, tensor<1x2x5x8xf16>, tensor<1x2x5x6xf16> -> tensor<1x4x3x6xf16>
+  return %o : tensor<1x4x3x6xf16>
+}
+
+// -----
+
+// Default scale 1/sqrt(8); masks, kv_lens, causal and window become keep
+// conditions of one elementwise op; dropped scores become -inf. The
+// bottom-right diagonal is i + (kv_lens[b] - Sq).
+
+// CHECK-DAG: #[[$MASK:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[$LENS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0)>
+// CHECK-LABEL: func @masks
+// CHECK-SAME: %[[M:[a-z0-9]+]]: tensor<3x5xi1>, %[[L:[a-z0-9]+]]: tensor<1xi64>
+// CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant 0.353553385 : f32
+// CHECK-DAG: %[[SQ:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[LEFT:.*]] = arith.constant -2 : index
+// CHECK: linalg.generic {indexing_maps = [#[[$MASK]], #[[$LENS]], {{.*}}]{{.*}} ins(%[[M]], %[[L]] : tensor<3x5xi1>, tensor<1xi64>)
+// CHECK-NEXT: ^bb0(%[[KEEP:.*]]: i1, %[[LEN:.*]]: i64, %[[SIN:.*]]: f32):
+// CHECK-DAG: %[[I:.*]] = linalg.index 2 : index
+// CHECK-DAG: %[[J:.*]] = linalg.index 3 : index
+// CHECK: %[[SC:.*]] = arith.mulf %[[SIN]], %[[SCALE]] : f32
+// CHECK: %[[LENI:.*]] = arith.index_cast %[[LEN]] : i64 to index
+// CHECK: %[[INLEN:.*]] = arith.cmpi slt, %[[J]], %[[LENI]] : index
+// CHECK: %[[K1:.*]] = arith.andi %[[KEEP]], %[[INLEN]] : i1
+// CHECK: %[[OFF:.*]] = arith.subi %[[LENI]], %[[SQ]] : index
+// CHECK: %[[DIAG:.*]] = arith.addi %[[I]], %[[OFF]] : index
+// CHECK: %[[CAUSAL:.*]] = arith.cmpi sle, %[[J]], %[[DIAG]] : index
+// CHECK: %[[K2:.*]] = arith.andi %[[K1]], %[[CAUSAL]] : i1
+// CHECK: %[[LO:.*]] = arith.addi %[[DIAG]], %[[LEFT]] : index
+// CHECK: arith.cmpi sge, %[[J]], %[[LO]] : index
+// CHECK: arith.cmpi sle, %[[J]], %[[DIAG]] : index
+// CHECK: %[[FINAL:.*]] = arith.andi
+// CHECK: %[[SEL:.*]] = arith.select %[[FINAL]], %[[SC]], %[[NINF]] : f32
+// CHECK: linalg.yield %[[SEL]] : f32
+func.func @masks(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1x2x5x8xf32>,
+                 %m: tensor<3x5xi1>, %l: tensor<1xi64>, %init: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
+  %o = attn.sdpa %q, %k, %v mask(%m : tensor<3x5xi1>) kv_lens(%l : tensor<1xi64>) outs(%init)
+       causal window = [2, 0] align = <bottom_right>
+       : tensor<1x2x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32> -> tensor<1x2x3x8xf32>
+  return %o : tensor<1x2x3x8xf32>
+}
+
+// -----
+
+// A fully masked row: the max of -inf is replaced by 0 before exp, and a
+// zero sum gives probability 0 rather than 0/0.
+
+// CHECK-LABEL: func @softmax_guards
+// CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: ^bb0(%[[S:.*]]: f32, %[[MAX:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[EMPTY:.*]] = arith.cmpf oeq, %[[MAX]], %[[NINF]] : f32
+// CHECK: %[[SAFE:.*]] = arith.select %[[EMPTY]], %[[ZERO]], %[[MAX]] : f32
+// CHECK: %[[D:.*]] = arith.subf %[[S]], %[[SAFE]] : f32
+// CHECK: math.exp %[[D]] : f32
+// CHECK: ^bb0(%[[E:.*]]: f32, %[[SUM:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[NONE:.*]] = arith.cmpf oeq, %[[SUM]], %[[ZERO]] : f32
+// CHECK: %[[P:.*]] = arith.divf %[[E]], %[[SUM]] : f32
+// CHECK: arith.select %[[NONE]], %[[ZERO]], %[[P]] : f32
+func.func @softmax_guards(%q: tensor<1x1x2x4xf32>, %init: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %p = attn.weights %q, %q outs(%init) : tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32> -> tensor<1x1x2x2xf32>
+  return %p : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// score_mod and mask_mod are inlined into the elementwise op with the
+// linalg indices as (b, h, q_idx, kv_idx); additive masks are widened.
+
+// CHECK-LABEL: func @regions
+// CHECK: ^bb0(%[[MF:[a-z0-9_]+]]: f16, %[[SIN:[a-z0-9_]+]]: f32):
+// CHECK-DAG: %[[B:.*]] = linalg.index 0 : index
+// CHECK-DAG: %[[I:.*]] = linalg.index 2 : index
+// CHECK-DAG: %[[J:.*]] = linalg.index 3 : index
+// CHECK: %[[SC:.*]] = arith.mulf %[[SIN]], %{{.*}} : f32
+// CHECK: %[[MW:.*]] = arith.extf %[[MF]] : f16 to f32
+// CHECK: %[[SM:.*]] = arith.addf %[[SC]], %[[MW]] : f32
+// CHECK: %[[DIFF:.*]] = arith.subi %[[J]], %[[I]] : index
+// CHECK: %[[MOD:.*]] = arith.addf %[[SM]], %{{.*}} : f32
+// CHECK: %[[KEEP:.*]] = arith.cmpi ule, %[[B]], %[[J]] : index
+// CHECK: %[[R:.*]] = arith.select %[[KEEP]], %[[MOD]], %{{.*}} : f32
+// CHECK: linalg.yield %[[R]]
+// CHECK-NOT: attn.yield
+func.func @regions(%q: tensor<2x1x4x8xf16>, %m: tensor<4x4xf16>, %init: tensor<2x1x4x8xf16>) -> tensor<2x1x4x8xf16> {
+  %o = attn.sdpa %q, %q, %q mask(%m : tensor<4x4xf16>) outs(%init)
+       : tensor<2x1x4x8xf16>, tensor<2x1x4x8xf16>, tensor<2x1x4x8xf16> -> tensor<2x1x4x8xf16>
+       score_mod {
+       ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+         %d = arith.subi %j, %i : index
+         %di = arith.index_cast %d : index to i64
+         %df = arith.sitofp %di : i64 to f32
+         %r = arith.addf %s, %df : f32
+         attn.yield %r : f32
+       } mask_mod {
+       ^bb0(%b: index, %h: index, %i: index, %j: index):
+         %c = arith.cmpi ule, %b, %j : index
+         attn.yield %c : i1
+       }
+  return %o : tensor<2x1x4x8xf16>
+}
+
+// -----
+
+// Dynamic head counts: the group size is unknown, so K/V heads are expanded
+// explicitly; a dynamic head dim computes the default scale at run time.
+
+// CHECK-LABEL: func @dynamic
+// CHECK: arith.divui
+// CHECK: tensor.extract
+// CHECK: math.rsqrt
+// CHECK-NOT: attn.sdpa
+func.func @dynamic(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>, %v: tensor<?x?x?x?xf32>, %init: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %o = attn.sdpa %q, %k, %v outs(%init) : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
+  return %o : tensor<?x?x?x?xf32>
+}
+
+// -----
+
+// Dropout draws from the splitmix64 hash of (seed, b, h, i, j): keep when
+// u >= p, and rescale by 1 / (1 - p).
+
+// CHECK-LABEL: func @dropout
+// CHECK-DAG: %[[GOLDEN:.*]] = arith.constant -7046029254386353131 : i64
+// CHECK-DAG: %[[P:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK-DAG: %[[RESCALE:.*]] = arith.constant 1.33333337 : f32
+// CHECK: arith.addi %{{.*}}, %[[GOLDEN]] : i64
+// CHECK: %[[U:.*]] = arith.mulf
+// CHECK: %[[KEPT:.*]] = arith.cmpf oge, %[[U]], %[[P]] : f32
+// CHECK: %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[RESCALE]] : f32
+// CHECK: arith.select %[[KEPT]], %[[SCALED]], %{{.*}} : f32
+func.func @dropout(%q: tensor<1x1x2x4xf32>, %init: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %p = attn.weights %q, %q outs(%init) dropout = 0.25 seed = 7 : tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32> -> tensor<1x1x2x2xf32>
+  return %p : tensor<1x1x2x2xf32>
+}
