@@ -123,6 +123,20 @@ MASK_MODS = {
 }
 
 
+def softmax_dropout(s, a):
+    """Max-subtracted softmax over the last axis (fully masked rows give 0),
+    then dropout by the documented hash."""
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(m == -np.inf, 0.0, m)
+    e = np.exp(s - m)
+    total = e.sum(axis=-1, keepdims=True)
+    p = np.where(total == 0, 0.0, e / np.where(total == 0, 1.0, total))
+    if a.dropout > 0:
+        u = dropout_uniform(a.seed, p.shape)
+        p = np.where(u >= np.float32(a.dropout), p / (1 - a.dropout), 0.0)
+    return p
+
+
 def reference_probs(a, q, k, mask, kv_lens):
     """P = dropout(softmax(mask(scale * Q K^T))), float64."""
     B, Hq, Sq, D = q.shape
@@ -152,16 +166,7 @@ def reference_probs(a, q, k, mask, kv_lens):
     if a.window:
         left, right = a.window
         keep &= (j >= diag - left) & (j <= diag + right)
-    s = np.where(keep, s, -np.inf)
-    m = s.max(axis=-1, keepdims=True)
-    m = np.where(m == -np.inf, 0.0, m)
-    e = np.exp(s - m)
-    total = e.sum(axis=-1, keepdims=True)
-    p = np.where(total == 0, 0.0, e / np.where(total == 0, 1.0, total))
-    if a.dropout > 0:
-        u = dropout_uniform(a.seed, p.shape)
-        p = np.where(u >= np.float32(a.dropout), p / (1 - a.dropout), 0.0)
-    return p
+    return softmax_dropout(np.where(keep, s, -np.inf), a)
 
 
 # --------------------------------------------------------------------------- #
@@ -401,14 +406,7 @@ def reference_multihead(a, t):
     heads = lambda x: x.reshape(x.shape[0], N, H, D).transpose(1, 2, 0, 3)
     qh, kh, vh = heads(qp), heads(kp), heads(vp)
     s = np.einsum("nhld,nhsd->nhls", qh, kh) / np.sqrt(D) + bias
-    m = s.max(axis=-1, keepdims=True)
-    m = np.where(m == -np.inf, 0.0, m)
-    e = np.exp(s - m)
-    total = e.sum(axis=-1, keepdims=True)
-    p = np.where(total == 0, 0.0, e / np.where(total == 0, 1.0, total))
-    if a.dropout > 0:
-        u = dropout_uniform(a.seed, p.shape)
-        p = np.where(u >= np.float32(a.dropout), p / (1 - a.dropout), 0.0)
+    p = softmax_dropout(s, a)
     o = np.einsum("nhls,nhsd->nhld", p, vh).transpose(2, 0, 1, 3).reshape(L, N, E)
     o = o @ t["out_proj"].T + t.get("out_proj_bias", 0.0)
     w = p if a.per_head_weights else p.mean(axis=1)

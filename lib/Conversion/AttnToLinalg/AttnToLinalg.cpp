@@ -169,12 +169,7 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
       linalg::GenericOp::create(
           b, loc, zero.getType(), ValueRange{query, key}, zero,
           {qMap, kMap, sMap}, {kPar, kPar, kPar, kPar, kRed},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value prod = arith::MulFOp::create(nb, nl, extendToF32(nb, nl, args[0]),
-                                               extendToF32(nb, nl, args[1]));
-            linalg::YieldOp::create(
-                nb, nl, arith::AddFOp::create(nb, nl, args[2], prod).getResult());
-          })
+          buildMulAccF32Body)
           .getResult(0);
 
   // Scale, masks and modifiers, elementwise over [B, Hq, Sq, Skv].
@@ -435,13 +430,7 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
         linalg::GenericOp::create(
             rewriter, loc, acc.getType(), ValueRange{probs, value}, acc,
             {pMap, vMap, oMap}, {kPar, kPar, kPar, kPar, kRed},
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value prod = arith::MulFOp::create(nb, nl, args[0],
-                                                 extendToF32(nb, nl, args[1]));
-              linalg::YieldOp::create(
-                  nb, nl,
-                  arith::AddFOp::create(nb, nl, args[2], prod).getResult());
-            })
+            buildMulAccF32Body)
             .getResult(0);
 
     if (!element.isF32()) {

@@ -90,15 +90,7 @@ public:
     Value y = linalg::GenericOp::create(
                   b, loc, acc.getType(), ValueRange{x, weight}, acc,
                   {xMap, wMap, yMap}, {kPar, kPar, kPar, kRed},
-                  [&](OpBuilder &nb, Location nl, ValueRange args) {
-                    Value prod = arith::MulFOp::create(
-                        nb, nl, extendToF32(nb, nl, args[0]),
-                        extendToF32(nb, nl, args[1]));
-                    linalg::YieldOp::create(
-                        nb, nl,
-                        arith::AddFOp::create(nb, nl, args[2], prod)
-                            .getResult());
-                  })
+                  buildMulAccF32Body)
                   .getResult(0);
     return createElementCast(b, loc, y, element);
   }
@@ -297,14 +289,7 @@ public:
              AffineMap::get(5, 0, {n, h, s, d}, ctx),
              AffineMap::get(5, 0, {n, h, l, d}, ctx)},
             {kPar, kPar, kPar, kPar, kRed},
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value prod = arith::MulFOp::create(
-                  nb, nl, extendToF32(nb, nl, args[0]),
-                  extendToF32(nb, nl, args[1]));
-              linalg::YieldOp::create(
-                  nb, nl,
-                  arith::AddFOp::create(nb, nl, args[2], prod).getResult());
-            })
+            buildMulAccF32Body)
             .getResult(0);
     return createElementCast(b, loc, out, element);
   }

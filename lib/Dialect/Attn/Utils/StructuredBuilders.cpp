@@ -56,6 +56,13 @@ Value attn::truncateFromF32(OpBuilder &b, Location loc, Value v, Type type) {
   return arith::TruncFOp::create(b, loc, type, v);
 }
 
+void attn::buildMulAccF32Body(OpBuilder &b, Location loc, ValueRange args) {
+  Value prod = arith::MulFOp::create(b, loc, extendToF32(b, loc, args[0]),
+                                     extendToF32(b, loc, args[1]));
+  linalg::YieldOp::create(
+      b, loc, arith::AddFOp::create(b, loc, args[2], prod).getResult());
+}
+
 Value attn::createElementCast(OpBuilder &b, Location loc, Value input,
                               Type elementType) {
   auto type = cast<RankedTensorType>(input.getType());

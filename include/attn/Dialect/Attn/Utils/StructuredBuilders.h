@@ -39,6 +39,11 @@ Value extendToF32(OpBuilder &b, Location loc, Value v);
 /// Narrows an f32 scalar to the float `type` (identity for f32).
 Value truncateFromF32(OpBuilder &b, Location loc, Value v, Type type);
 
+/// Body of a contraction `linalg.generic` with inputs (a, b) and an f32
+/// accumulator: yields `acc + f32(a) * f32(b)`. Every attn contraction
+/// accumulates in f32 whatever its input types.
+void buildMulAccF32Body(OpBuilder &b, Location loc, ValueRange args);
+
 /// Converts every element of the float tensor `input` to `elementType` into
 /// a fresh tensor; returns `input` when the types already match.
 Value createElementCast(OpBuilder &b, Location loc, Value input,
