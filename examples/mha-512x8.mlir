@@ -1,5 +1,6 @@
 // nn.MultiheadAttention(512, 8, batch_first=True) self-attention over a
-// batch of 2 sequences of 128 tokens, returning the head-averaged weights.
+// batch of 2 sequences of 128 tokens: %x is [N, L, E] = [2, 128, 512]; returns
+// the output [2, 128, 512] and the head-averaged weights [N, L, S] = [2, 128, 128].
 func.func @mha(%x: tensor<2x128x512xf32>, %w_in: tensor<1536x512xf32>, %b_in: tensor<1536xf32>,
                %w_out: tensor<512x512xf32>, %b_out: tensor<512xf32>)
     -> (tensor<2x128x512xf32>, tensor<2x128x128xf32>) {

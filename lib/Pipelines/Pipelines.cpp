@@ -8,6 +8,13 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -21,6 +28,49 @@ void attn::buildReferencePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+void attn::buildCpuBufferizationPipeline(OpPassManager &pm) {
+  // The tiled/fused lowering replaces this step when it lands; everything
+  // after it works on any linalg-on-tensors form.
+  buildReferencePipeline(pm);
+
+  // Function boundaries get identity layouts so that the C ABI passes plain
+  // contiguous buffers.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+
+  // Results become caller-allocated out parameters (docs/CpuABI.md); a
+  // statically shaped result is computed in place in the caller's buffer.
+  // This runs before deallocation so that replaced allocations are not
+  // freed and the rest are.
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createCanonicalizerPass());
+}
+
+void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void attn::buildCpuPipeline(OpPassManager &pm) {
+  buildCpuBufferizationPipeline(pm);
+  buildCpuLowerToLLVMPipeline(pm);
+}
+
 void attn::registerAttnPipelines() {
   PassPipelineRegistration<>(
       "attn-reference-pipeline",
@@ -28,4 +78,10 @@ void attn::registerAttnPipelines() {
       "linalg/tensor/arith/math: decompose multihead, lower attention, clean "
       "up",
       buildReferencePipeline);
+  PassPipelineRegistration<>(
+      "attn-cpu-pipeline",
+      "Compile a module of attn ops for the CPU: lower attention, bufferize "
+      "with the out-parameter ABI of docs/CpuABI.md, lower to the LLVM "
+      "dialect with C wrappers",
+      buildCpuPipeline);
 }

@@ -16,6 +16,19 @@ namespace attn {
 /// attn-to-linalg lowering and cleanup. Output is linalg/tensor/arith/math.
 void buildReferencePipeline(OpPassManager &pm);
 
+/// Appends the first half of the CPU pipeline: attn lowered to linalg on
+/// tensors, bufferized, public functions given the out-parameter ABI
+/// (docs/CpuABI.md), deallocations inserted. Output is linalg/memref.
+void buildCpuBufferizationPipeline(OpPassManager &pm);
+
+/// Appends the second half of the CPU pipeline: linalg/memref/arith/math to
+/// the LLVM dialect, with a `_mlir_ciface_` C wrapper for every function.
+void buildCpuLowerToLLVMPipeline(OpPassManager &pm);
+
+/// Appends the whole CPU pipeline (both halves above): what
+/// `attn-opt --attn-cpu-pipeline`, `attnc --target=cpu` and `attn-run` run.
+void buildCpuPipeline(OpPassManager &pm);
+
 /// Registers every named attn pipeline with the global pass registry, so
 /// attn-opt and the other drivers run exactly the same passes.
 void registerAttnPipelines();

@@ -139,15 +139,17 @@ Value dropoutUniform(OpBuilder &b, Location loc, int64_t seed,
 //===----------------------------------------------------------------------===//
 
 /// Builds P = dropout(softmax(mask(scale * Q K^T))) for a score op and writes
-/// it into `out` (element type f32 or the op's type; converted on store).
+/// it into `out` (element type: the accumulator type or the op's type;
+/// converted on store).
 template <typename OpTy>
 Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type();
   Value query = op.getQuery(), key = op.getKey();
   auto queryType = cast<RankedTensorType>(query.getType());
   auto keyType = cast<RankedTensorType>(key.getType());
+  Type acc = getAccumulatorType(queryType.getElementType());
+  auto accAttr = [&](double v) { return b.getFloatAttr(acc, v); };
 
   AffineExpr bd, h, i, j, d;
   bindDims(ctx, bd, h, i, j, d);
@@ -158,10 +160,10 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
     kvHead = h;
   }
 
-  // S[b, h, i, j] = sum_d Q[b, h, i, d] * K[b, kvh(h), j, d], in f32.
+  // S[b, h, i, j] = sum_d Q[b, h, i, d] * K[b, kvh(h), j, d], in `acc`.
   SmallVector<OpFoldResult> scoreSizes = getSizes(b, loc, query, {0, 1, 2});
   scoreSizes.push_back(tensor::getMixedSize(b, loc, key, 2));
-  Value zero = createFilledTensor(b, loc, scoreSizes, b.getF32FloatAttr(0));
+  Value zero = createFilledTensor(b, loc, scoreSizes, accAttr(0));
   auto qMap = AffineMap::get(5, 0, {bd, h, i, d}, ctx);
   auto kMap = AffineMap::get(5, 0, {bd, *kvHead, j, d}, ctx);
   auto sMap = AffineMap::get(5, 0, {bd, h, i, j}, ctx);
@@ -169,7 +171,7 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
       linalg::GenericOp::create(
           b, loc, zero.getType(), ValueRange{query, key}, zero,
           {qMap, kMap, sMap}, {kPar, kPar, kPar, kPar, kRed},
-          buildMulAccF32Body)
+          buildMulAccBody)
           .getResult(0);
 
   // Scale, masks and modifiers, elementwise over [B, Hq, Sq, Skv].
@@ -178,12 +180,12 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
                     : 1.0 / std::sqrt(static_cast<double>(queryType.getDimSize(3)));
   Value scaleConst;
   if (op.getScale() || !ShapedType::isDynamic(queryType.getDimSize(3))) {
-    scaleConst = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(scaleValue));
+    scaleConst = arith::ConstantOp::create(b, loc, accAttr(scaleValue));
   } else {
     // 1/sqrt(D) for a dynamic head dimension is computed at run time.
     Value dim = tensor::DimOp::create(b, loc, query, 3);
     Value dimI64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), dim);
-    Value dimF = arith::UIToFPOp::create(b, loc, f32, dimI64);
+    Value dimF = arith::UIToFPOp::create(b, loc, acc, dimI64);
     scaleConst = math::RsqrtOp::create(b, loc, dimF);
   }
 
@@ -241,7 +243,7 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
               if (boolMask)
                 andKeep(m);
               else
-                s = arith::AddFOp::create(nb, nl, s, extendToF32(nb, nl, m));
+                s = arith::AddFOp::create(nb, nl, s, castFloat(nb, nl, m, acc));
             }
             Value length = kvLen;
             if (kvLens) {
@@ -251,9 +253,11 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
                                             idx[3], length));
             }
             if (!op.getScoreMod().empty()) {
-              SmallVector<Value> modArgs = {s};
+              // The region is defined on f32 scores whatever `acc` is.
+              SmallVector<Value> modArgs = {castFloat(nb, nl, s, nb.getF32Type())};
               modArgs.append(idx);
-              s = inlineModifier(nb, op.getScoreMod(), modArgs);
+              s = castFloat(nb, nl, inlineModifier(nb, op.getScoreMod(), modArgs),
+                            acc);
             }
             if (!op.getMaskMod().empty())
               andKeep(inlineModifier(nb, op.getMaskMod(), idx));
@@ -279,8 +283,7 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
               }
             }
             if (keep) {
-              Value ninf = arith::ConstantOp::create(nb, nl,
-                                                     nb.getF32FloatAttr(negInf));
+              Value ninf = arith::ConstantOp::create(nb, nl, accAttr(negInf));
               s = arith::SelectOp::create(nb, nl, keep, s, ninf);
             }
             linalg::YieldOp::create(nb, nl, s);
@@ -289,7 +292,7 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
 
   // Row max; a row whose scores are all -inf uses 0 so exp gives 0, not NaN.
   SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(), scoreSizes.end() - 1);
-  Value maxInit = createFilledTensor(b, loc, rowSizes, b.getF32FloatAttr(negInf));
+  Value maxInit = createFilledTensor(b, loc, rowSizes, accAttr(negInf));
   Value rowMax =
       linalg::ReduceOp::create(
           b, loc, masked, maxInit, {3},
@@ -302,15 +305,14 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
 
   auto id4 = b.getMultiDimIdentityMap(4);
   auto rowMap = AffineMap::get(4, 0, {e0, e1, e2}, ctx);
-  Value expInit = tensor::EmptyOp::create(b, loc, scoreSizes, f32);
+  Value expInit = tensor::EmptyOp::create(b, loc, scoreSizes, acc);
   Value exps =
       linalg::GenericOp::create(
           b, loc, expInit.getType(), ValueRange{masked, rowMax}, expInit,
           {id4, rowMap, id4}, SmallVector<IteratorType>(4, kPar),
           [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value ninf =
-                arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(negInf));
-            Value zeroF = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
+            Value ninf = arith::ConstantOp::create(nb, nl, accAttr(negInf));
+            Value zeroF = arith::ConstantOp::create(nb, nl, accAttr(0));
             Value empty = arith::CmpFOp::create(
                 nb, nl, arith::CmpFPredicate::OEQ, args[1], ninf);
             Value safeMax =
@@ -321,7 +323,7 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
           })
           .getResult(0);
 
-  Value sumInit = createFilledTensor(b, loc, rowSizes, b.getF32FloatAttr(0));
+  Value sumInit = createFilledTensor(b, loc, rowSizes, accAttr(0));
   Value rowSum =
       linalg::ReduceOp::create(
           b, loc, exps, sumInit, {3},
@@ -340,8 +342,7 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
              b, loc, out.getType(), ValueRange{exps, rowSum}, out,
              {id4, rowMap, id4}, SmallVector<IteratorType>(4, kPar),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value zeroF =
-                   arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
+               Value zeroF = arith::ConstantOp::create(nb, nl, accAttr(0));
                Value empty = arith::CmpFOp::create(
                    nb, nl, arith::CmpFPredicate::OEQ, args[1], zeroF);
                Value p = arith::SelectOp::create(
@@ -357,12 +358,12 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
                  Value kept = arith::CmpFOp::create(
                      nb, nl, arith::CmpFPredicate::OGE, u, pConst);
                  Value rescale = arith::ConstantOp::create(
-                     nb, nl, nb.getF32FloatAttr(1.0 / (1.0 - dropout)));
+                     nb, nl, accAttr(1.0 / (1.0 - dropout)));
                  p = arith::SelectOp::create(
                      nb, nl, kept, arith::MulFOp::create(nb, nl, p, rescale),
                      zeroF);
                }
-               linalg::YieldOp::create(nb, nl, truncateFromF32(nb, nl, p, outElement));
+               linalg::YieldOp::create(nb, nl, castFloat(nb, nl, p, outElement));
              })
       .getResult(0);
 }
@@ -382,8 +383,9 @@ struct LowerWeights : OpRewritePattern<WeightsOp> {
   }
 };
 
-/// attn.sdpa -> f32 probabilities, then O = P V accumulated in f32 and
-/// stored into the op's init in its element type.
+/// attn.sdpa -> probabilities in the accumulator type (f32, or f64 for f64),
+/// then O = P V accumulated in that type and stored into the op's init in
+/// its element type.
 struct LowerSdpa : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -391,12 +393,13 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    Type f32 = rewriter.getF32Type();
     Value query = op.getQuery(), value = op.getValue();
+    Type element = op.getResult().getType().getElementType();
+    Type accType = getAccumulatorType(element);
 
     SmallVector<OpFoldResult> probSizes = getSizes(rewriter, loc, query, {0, 1, 2});
     probSizes.push_back(tensor::getMixedSize(rewriter, loc, op.getKey(), 2));
-    Value probInit = tensor::EmptyOp::create(rewriter, loc, probSizes, f32);
+    Value probInit = tensor::EmptyOp::create(rewriter, loc, probSizes, accType);
     Value probs = buildProbabilities(op, rewriter, probInit);
 
     AffineExpr bd, h, i, e, j;
@@ -410,16 +413,15 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
       kvHead = h;
     }
 
-    // Accumulate in f32: directly in the init for f32, else in a scratch
-    // tensor that is narrowed into the init afterwards.
-    Type element = op.getResult().getType().getElementType();
+    // Accumulate directly in the init when it has the accumulator type, else
+    // in a scratch tensor that is narrowed into the init afterwards.
     SmallVector<OpFoldResult> outSizes = getSizes(rewriter, loc, query, {0, 1, 2});
     outSizes.push_back(tensor::getMixedSize(rewriter, loc, value, 3));
-    Value zeroC = arith::ConstantOp::create(rewriter, loc,
-                                            rewriter.getF32FloatAttr(0));
-    Value acc = element.isF32()
+    Value zeroC = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getFloatAttr(accType, 0));
+    Value acc = element == accType
                     ? op.getInit()
-                    : tensor::EmptyOp::create(rewriter, loc, outSizes, f32)
+                    : tensor::EmptyOp::create(rewriter, loc, outSizes, accType)
                           .getResult();
     acc = linalg::FillOp::create(rewriter, loc, zeroC, acc).getResult(0);
 
@@ -430,17 +432,17 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
         linalg::GenericOp::create(
             rewriter, loc, acc.getType(), ValueRange{probs, value}, acc,
             {pMap, vMap, oMap}, {kPar, kPar, kPar, kPar, kRed},
-            buildMulAccF32Body)
+            buildMulAccBody)
             .getResult(0);
 
-    if (!element.isF32()) {
+    if (element != accType) {
       auto id = rewriter.getMultiDimIdentityMap(4);
       out = linalg::GenericOp::create(
                 rewriter, loc, op.getInit().getType(), out, op.getInit(),
                 {id, id}, SmallVector<IteratorType>(4, kPar),
                 [&](OpBuilder &nb, Location nl, ValueRange args) {
                   linalg::YieldOp::create(
-                      nb, nl, truncateFromF32(nb, nl, args[0], element));
+                      nb, nl, castFloat(nb, nl, args[0], element));
                 })
                 .getResult(0);
     }

@@ -44,7 +44,7 @@ public:
   MultiheadBuilder(MultiheadOp op, OpBuilder &b)
       : op(op), b(b), loc(op.getLoc()), ctx(op.getContext()),
         element(op.getQuery().getType().getElementType()),
-        batched(op.getQuery().getType().getRank() == 3),
+        accType(getAccumulatorType(element)), batched(op.getQuery().getType().getRank() == 3),
         heads(op.getNumHeads()) {}
 
   /// [L, N, E], [N, L, E] or [L, E] -> [N, L, E].
@@ -69,18 +69,18 @@ public:
   }
 
   /// `y = x W^T + bias` for x [N, T, I], W [O, I], bias [O]: accumulated in
-  /// f32, starting from the broadcast bias, and returned in the op's type.
+  /// the accumulator type, starting from the broadcast bias, and returned in the op's type.
   Value project(Value x, Value weight, Value bias) {
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, x, {0, 1});
     sizes.push_back(tensor::getMixedSize(b, loc, weight, 0));
     Value acc;
     if (bias) {
-      Value bias32 = createElementCast(b, loc, bias, b.getF32Type());
-      Value init = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
-      acc = linalg::BroadcastOp::create(b, loc, bias32, init, {0, 1})
+      Value wide = createElementCast(b, loc, bias, accType);
+      Value init = tensor::EmptyOp::create(b, loc, sizes, accType);
+      acc = linalg::BroadcastOp::create(b, loc, wide, init, {0, 1})
                 .getResult()[0];
     } else {
-      acc = createFilledTensor(b, loc, sizes, b.getF32FloatAttr(0));
+      acc = createFilledTensor(b, loc, sizes, b.getFloatAttr(accType, 0));
     }
     AffineExpr n, t, o, i;
     bindDims(ctx, n, t, o, i);
@@ -90,7 +90,7 @@ public:
     Value y = linalg::GenericOp::create(
                   b, loc, acc.getType(), ValueRange{x, weight}, acc,
                   {xMap, wMap, yMap}, {kPar, kPar, kPar, kRed},
-                  buildMulAccF32Body)
+                  buildMulAccBody)
                   .getResult(0);
     return createElementCast(b, loc, y, element);
   }
@@ -168,7 +168,7 @@ public:
 
   /// PyTorch's key_padding_mask and attn_mask (true = masked out, or
   /// additive) as one attn.sdpa mask [N, H or 1, L or 1, S'] (true = keep,
-  /// or additive f32), padded with "keep" for the `extra` appended keys.
+  /// or additive in the accumulator type), padded with "keep" for the `extra` appended keys.
   /// With `causal`, the top-left causal mask is folded in as well (PyTorch
   /// applies it before the padding, so appended keys stay visible). Returns
   /// null when there is no mask.
@@ -180,7 +180,7 @@ public:
       return !v || cast<ShapedType>(v.getType()).getElementType().isInteger(1);
     };
     bool boolResult = isBool(padding) && isBool(attnMask);
-    Type resultElement = boolResult ? Type(b.getI1Type()) : b.getF32Type();
+    Type resultElement = boolResult ? Type(b.getI1Type()) : accType;
 
     AffineExpr n, h, l, s;
     bindDims(ctx, n, h, l, s);
@@ -250,12 +250,12 @@ public:
                 Value additive;
                 if (m.getType().isInteger(1)) {
                   Value ninf = arith::ConstantOp::create(
-                      nb, nl, nb.getF32FloatAttr(negInf));
-                  Value zero =
-                      arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0));
+                      nb, nl, nb.getFloatAttr(accType, negInf));
+                  Value zero = arith::ConstantOp::create(
+                      nb, nl, nb.getFloatAttr(accType, 0));
                   additive = arith::SelectOp::create(nb, nl, m, ninf, zero);
                 } else {
-                  additive = extendToF32(nb, nl, m);
+                  additive = castFloat(nb, nl, m, accType);
                 }
                 result = result ? arith::AddFOp::create(nb, nl, result, additive)
                                       .getResult()
@@ -269,17 +269,18 @@ public:
     SmallVector<OpFoldResult> tailSizes = getSizes(b, loc, combined);
     tailSizes[3] = b.getIndexAttr(extra);
     TypedAttr keepValue = boolResult ? TypedAttr(b.getBoolAttr(true))
-                                     : TypedAttr(b.getF32FloatAttr(0));
+                                     : TypedAttr(b.getFloatAttr(accType, 0));
     Value tail = createFilledTensor(b, loc, tailSizes, keepValue);
     return tensor::ConcatOp::create(b, loc, /*dim=*/3,
                                     ValueRange{combined, tail});
   }
 
-  /// O = P V for P [N, H, L, S] and V [N, H, S, D], accumulated in f32.
+  /// O = P V for P [N, H, L, S] and V [N, H, S, D], accumulated in the
+  /// accumulator type.
   Value applyWeights(Value probs, Value v) {
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, probs, {0, 1, 2});
     sizes.push_back(tensor::getMixedSize(b, loc, v, 3));
-    Value acc = createFilledTensor(b, loc, sizes, b.getF32FloatAttr(0));
+    Value acc = createFilledTensor(b, loc, sizes, b.getFloatAttr(accType, 0));
     AffineExpr n, h, l, d, s;
     bindDims(ctx, n, h, l, d, s);
     Value out =
@@ -289,19 +290,20 @@ public:
              AffineMap::get(5, 0, {n, h, s, d}, ctx),
              AffineMap::get(5, 0, {n, h, l, d}, ctx)},
             {kPar, kPar, kPar, kPar, kRed},
-            buildMulAccF32Body)
+            buildMulAccBody)
             .getResult(0);
     return createElementCast(b, loc, out, element);
   }
 
-  /// Mean over heads: [N, H, L, S] -> [N, L, S], summed in f32.
+  /// Mean over heads: [N, H, L, S] -> [N, L, S], summed in the accumulator
+  /// type.
   Value averageHeads(Value probs) {
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, probs, {0, 2, 3});
-    Value acc = createFilledTensor(b, loc, sizes, b.getF32FloatAttr(0));
+    Value acc = createFilledTensor(b, loc, sizes, b.getFloatAttr(accType, 0));
     Value sum = linalg::ReduceOp::create(
                     b, loc, probs, acc, {1},
                     [&](OpBuilder &nb, Location nl, ValueRange args) {
-                      Value x = extendToF32(nb, nl, args[0]);
+                      Value x = castFloat(nb, nl, args[0], accType);
                       linalg::YieldOp::create(
                           nb, nl,
                           arith::AddFOp::create(nb, nl, x, args[1])
@@ -315,10 +317,10 @@ public:
                SmallVector<IteratorType>(3, kPar),
                [&](OpBuilder &nb, Location nl, ValueRange args) {
                  Value inv = arith::ConstantOp::create(
-                     nb, nl, nb.getF32FloatAttr(1.0 / heads));
+                     nb, nl, nb.getFloatAttr(accType, 1.0 / heads));
                  Value mean = arith::MulFOp::create(nb, nl, args[0], inv);
                  linalg::YieldOp::create(
-                     nb, nl, truncateFromF32(nb, nl, mean, element));
+                     nb, nl, castFloat(nb, nl, mean, element));
                })
         .getResult(0);
   }
@@ -339,6 +341,8 @@ public:
   Location loc;
   MLIRContext *ctx;
   Type element;
+  /// f32, or f64 for f64 ops: what projections and sums accumulate in.
+  Type accType;
   bool batched;
   int64_t heads;
 };

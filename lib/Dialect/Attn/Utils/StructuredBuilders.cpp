@@ -44,21 +44,28 @@ Value attn::createTranspose(OpBuilder &b, Location loc, Value input,
       .getResult()[0];
 }
 
-Value attn::extendToF32(OpBuilder &b, Location loc, Value v) {
-  if (v.getType().isF32())
-    return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+Type attn::getAccumulatorType(Type element) {
+  if (element.isF64())
+    return element;
+  return Float32Type::get(element.getContext());
 }
 
-Value attn::truncateFromF32(OpBuilder &b, Location loc, Value v, Type type) {
-  if (type.isF32())
+Value attn::castFloat(OpBuilder &b, Location loc, Value v, Type type) {
+  Type from = v.getType();
+  if (from == type)
     return v;
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  if (type.getIntOrFloatBitWidth() == fromWidth) // f16 <-> bf16, via f32.
+    v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  if (type.getIntOrFloatBitWidth() > v.getType().getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, type, v);
   return arith::TruncFOp::create(b, loc, type, v);
 }
 
-void attn::buildMulAccF32Body(OpBuilder &b, Location loc, ValueRange args) {
-  Value prod = arith::MulFOp::create(b, loc, extendToF32(b, loc, args[0]),
-                                     extendToF32(b, loc, args[1]));
+void attn::buildMulAccBody(OpBuilder &b, Location loc, ValueRange args) {
+  Type acc = args[2].getType();
+  Value prod = arith::MulFOp::create(b, loc, castFloat(b, loc, args[0], acc),
+                                     castFloat(b, loc, args[1], acc));
   linalg::YieldOp::create(
       b, loc, arith::AddFOp::create(b, loc, args[2], prod).getResult());
 }
@@ -76,13 +83,8 @@ Value attn::createElementCast(OpBuilder &b, Location loc, Value input,
              SmallVector<utils::IteratorType>(type.getRank(),
                                               utils::IteratorType::parallel),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value v = args[0];
-               if (elementType.getIntOrFloatBitWidth() >
-                   type.getElementType().getIntOrFloatBitWidth())
-                 v = arith::ExtFOp::create(nb, nl, elementType, v);
-               else
-                 v = arith::TruncFOp::create(nb, nl, elementType, v);
-               linalg::YieldOp::create(nb, nl, v);
+               linalg::YieldOp::create(nb, nl,
+                                       castFloat(nb, nl, args[0], elementType));
              })
       .getResult(0);
 }

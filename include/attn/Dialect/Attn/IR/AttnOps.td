@@ -18,9 +18,11 @@ include "mlir/IR/OpBase.td"
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def Attn_FloatElement : AnyTypeOf<[F32, F16, BF16]>;
-def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
-def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
+// f64 is accepted so that the float64 reference (`--attn-widen-to-f64`, used
+// by `attn-run --check`) is the same op lowered by the same passes.
+def Attn_FloatElement : AnyTypeOf<[F32, F16, BF16, F64]>;
+def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
+def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16, F64]>;
 def Attn_LengthTensor : RankedTensorOf<[I32, I64]>;
 
 //===----------------------------------------------------------------------===//

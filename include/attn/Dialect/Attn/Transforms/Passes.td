@@ -43,4 +43,23 @@ def AttnDecomposeMultihead : Pass<"attn-decompose-multihead"> {
   ];
 }
 
+def AttnWidenToF64 : Pass<"attn-widen-to-f64", "::mlir::ModuleOp"> {
+  let summary = "Retype a module's float tensors to f64 (the float64 reference)";
+  let description = [{
+    Rewrites every `func.func` of the module so that each ranked tensor of
+    `f16`, `bf16` or `f32` elements becomes a tensor of `f64` elements: the
+    signatures, calls and returns, the attn ops, the shape-only tensor ops
+    (`tensor.empty`, `tensor.dim`, `tensor.cast`, reshapes and slices),
+    `linalg.fill` and dense float constants. The attn lowering then computes
+    in f64 (its accumulator type for f64 inputs), which is the float64
+    reference `attn-run --check` compares compiled code against. Score and
+    mask modifier regions keep their documented f32 signature.
+
+    Ops whose semantics depend on the element type in ways a retyping cannot
+    follow (a `linalg.generic` with an f32 body, say) are reported with an
+    error naming the op; the module is left unchanged.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -33,16 +33,19 @@ Value createFilledTensor(OpBuilder &b, Location loc,
 Value createTranspose(OpBuilder &b, Location loc, Value input,
                       ArrayRef<int64_t> permutation);
 
-/// Widens a scalar float to f32 (identity for f32).
-Value extendToF32(OpBuilder &b, Location loc, Value v);
+/// The type attention arithmetic is carried out in for inputs of type
+/// `element`: f64 for f64 (the float64 reference), f32 for everything else.
+Type getAccumulatorType(Type element);
 
-/// Narrows an f32 scalar to the float `type` (identity for f32).
-Value truncateFromF32(OpBuilder &b, Location loc, Value v, Type type);
+/// Converts the scalar float `v` to the float `type` (extension or
+/// truncation; identity when the types match).
+Value castFloat(OpBuilder &b, Location loc, Value v, Type type);
 
-/// Body of a contraction `linalg.generic` with inputs (a, b) and an f32
-/// accumulator: yields `acc + f32(a) * f32(b)`. Every attn contraction
-/// accumulates in f32 whatever its input types.
-void buildMulAccF32Body(OpBuilder &b, Location loc, ValueRange args);
+/// Body of a contraction `linalg.generic` with inputs (a, b) and an
+/// accumulator: yields `acc + acc_t(a) * acc_t(b)`, with both inputs widened
+/// to the accumulator's type. Every attn contraction accumulates in f32 (f64
+/// for f64 inputs) whatever its input types.
+void buildMulAccBody(OpBuilder &b, Location loc, ValueRange args);
 
 /// Converts every element of the float tensor `input` to `elementType` into
 /// a fresh tensor; returns `input` when the types already match.

@@ -1,0 +1,129 @@
+//===- WidenToF64.cpp - retype a module's float tensors to f64 ------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// The float64 reference of a module is the same module with every float
+// tensor widened to f64, lowered by the same passes: the attn lowering then
+// accumulates in f64. This keeps one definition of the semantics (the
+// reference lowering) rather than a second, hand-written one in the runner.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNWIDENTOF64
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Ranked tensors of f16/bf16/f32 become tensors of f64; all else is kept.
+/// Scalars are kept on purpose: modifier regions are defined on f32.
+Type widenType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  auto element =
+      tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
+  if (!element || element.getWidth() >= 64)
+    return type;
+  return tensor.clone(Float64Type::get(type.getContext()));
+}
+
+/// Whether `op` produces or consumes a tensor `widenType` would change.
+bool touchesNarrowFloats(Operation *op) {
+  auto narrow = [](Type t) { return widenType(t) != t; };
+  return llvm::any_of(op->getOperandTypes(), narrow) ||
+         llvm::any_of(op->getResultTypes(), narrow);
+}
+
+/// Ops whose only dependence on the element type is through their operand
+/// and result types, so that retyping them in place is exact.
+bool isRetypable(Operation *op) {
+  return isa<AttnDialect, tensor::TensorDialect, func::FuncDialect>(
+             op->getDialect()) ||
+         isa<linalg::FillOp, ModuleOp>(op);
+}
+
+/// A dense float tensor constant's value converted to f64, or null when
+/// `op` is not one.
+DenseElementsAttr getWidenedConstant(arith::ConstantOp op,
+                                     RankedTensorType type) {
+  auto attr = dyn_cast<DenseFPElementsAttr>(op.getValue());
+  if (!attr)
+    return {};
+  SmallVector<double> values;
+  for (const APFloat &v : attr.getValues<APFloat>())
+    values.push_back(v.convertToDouble());
+  return DenseElementsAttr::get(type, ArrayRef<double>(values));
+}
+
+struct AttnWidenToF64Pass
+    : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+
+    // Report every op the retyping cannot follow before touching anything,
+    // so the user sees all of them and the module stays as it was. Ops in
+    // modifier regions compute on f32 scalars and are left alone.
+    bool unsupported = false;
+    module.walk([&](Operation *op) {
+      if (isRetypable(op) || !touchesNarrowFloats(op) ||
+          op->getParentOfType<SdpaOp>() || op->getParentOfType<WeightsOp>())
+        return;
+      auto constant = dyn_cast<arith::ConstantOp>(op);
+      if (constant && isa<DenseFPElementsAttr>(constant.getValue()))
+        return;
+      op->emitOpError()
+          << "has float tensors but no float64 form; a float64 reference "
+             "can only be built for modules of attn ops, func ops, tensor "
+             "shape ops, linalg.fill and constants";
+      unsupported = true;
+    });
+    if (unsupported)
+      return signalPassFailure();
+
+    // Every value is retyped at once, so the IR is consistent again when
+    // the walk ends; the verifier runs after the pass.
+    auto widen = [](Value v) { v.setType(widenType(v.getType())); };
+    module.walk([&](Operation *op) {
+      if (op->getParentOfType<SdpaOp>() || op->getParentOfType<WeightsOp>())
+        return;
+      if (auto func = dyn_cast<func::FuncOp>(op)) {
+        SmallVector<Type> inputs, results;
+        llvm::transform(func.getArgumentTypes(), std::back_inserter(inputs),
+                        widenType);
+        llvm::transform(func.getResultTypes(), std::back_inserter(results),
+                        widenType);
+        func.setFunctionType(
+            FunctionType::get(func.getContext(), inputs, results));
+        for (BlockArgument arg : func.getArguments())
+          widen(arg);
+        return;
+      }
+      if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+        auto type = dyn_cast<RankedTensorType>(widenType(constant.getType()));
+        if (DenseElementsAttr value =
+                type ? getWidenedConstant(constant, type) : nullptr) {
+          constant.setValueAttr(value);
+          widen(constant.getResult());
+        }
+        return;
+      }
+      for (Value result : op->getResults())
+        widen(result);
+    });
+  }
+};
+
+} // namespace
