@@ -1,0 +1,82 @@
+//===- CpuABI.h - the C ABI of compiled attn functions ----------*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// What a public function of an attn module looks like to C once the CPU
+// pipeline has compiled it (docs/CpuABI.md): every tensor argument becomes a
+// pointer to a memref descriptor, every tensor result a caller-allocated out
+// parameter appended after the inputs, scalars are passed by value. The
+// description is computed from the tensor-level signature, so the header
+// generator and the runner agree with the pipeline by construction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TARGET_CPU_CPUABI_H
+#define ATTN_TARGET_CPU_CPUABI_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir {
+namespace attn {
+
+/// The element types the ABI knows, with their C spelling and size.
+enum class AbiElement { f16, bf16, f32, f64, i1, i8, i32, i64, index };
+
+/// One parameter of the C function.
+struct AbiParam {
+  AbiElement element;
+  /// Shape of a buffer parameter (ShapedType::kDynamic for `?`); empty and
+  /// `isBuffer == false` for a scalar passed by value.
+  SmallVector<int64_t> shape;
+  bool isBuffer = true;
+  /// Whether the callee writes it (a result turned out parameter).
+  bool isOutput = false;
+
+  int64_t getRank() const { return shape.size(); }
+  bool hasStaticShape() const;
+};
+
+/// The C view of one public function.
+struct FunctionAbi {
+  std::string name;
+  /// Inputs in argument order, then one output per result.
+  SmallVector<AbiParam> params;
+  unsigned numInputs = 0;
+
+  /// The exported symbol taking memref descriptors.
+  std::string getCInterfaceSymbol() const { return "_mlir_ciface_" + name; }
+};
+
+/// The ABI element of `type`, or failure for a type the ABI cannot pass.
+FailureOr<AbiElement> getAbiElement(Type type);
+
+/// Name of the element in MLIR syntax (`f32`, `i1`, ...).
+StringRef stringifyAbiElement(AbiElement element);
+
+/// Size in bytes of one element as stored in a buffer (i1 takes a byte).
+int64_t getAbiElementSize(AbiElement element);
+
+/// The ABI of `func`, a public function with a body; emits an error at the
+/// offending argument or result and fails if some type cannot cross the C
+/// boundary (an unranked tensor, a vector, ...).
+FailureOr<FunctionAbi> getFunctionAbi(func::FuncOp func);
+
+/// The ABI of every public function defined in `module`, in order; fails
+/// (with diagnostics) if one cannot be described or there is none.
+FailureOr<SmallVector<FunctionAbi>> getModuleAbi(ModuleOp module);
+
+/// Writes a self-contained C header declaring every function of `abis`: the
+/// descriptor structs, the `_mlir_ciface_` entry points and a plain-pointer
+/// convenience wrapper `attn_<name>` for each. `guard` names the include
+/// guard; `source` is quoted in the banner.
+void emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard,
+                 StringRef source, llvm::raw_ostream &os);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TARGET_CPU_CPUABI_H

@@ -1,0 +1,78 @@
+//===- CpuCompiler.h - from the LLVM dialect to CPU binaries ----*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// The steps after `buildCpuPipeline` that every CPU driver shares: a target
+// machine for the host (or a named CPU), translation to LLVM IR, the LLVM
+// optimisation pipeline, machine code, and linking a shared library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TARGET_CPU_CPUCOMPILER_H
+#define ATTN_TARGET_CPU_CPUCOMPILER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/CodeGen.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+class raw_pwrite_stream;
+} // namespace llvm
+
+namespace mlir {
+class DialectRegistry;
+
+namespace attn {
+
+/// What code is generated for.
+struct CpuTargetOptions {
+  /// LLVM optimisation level, 0 to 3.
+  unsigned optLevel = 3;
+  /// `-mcpu` spelling; empty means the host CPU.
+  std::string cpu;
+  /// `-mattr` spelling (`+avx512f,-amx-tile`); empty means the host's
+  /// features when `cpu` is empty, the CPU's defaults otherwise.
+  std::string features;
+};
+
+/// Registers the LLVM targets of the host once and returns a target machine
+/// for `options`, position independent so that objects can go into shared
+/// libraries.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createCpuTargetMachine(const CpuTargetOptions &options);
+
+/// Adds the translations from the dialects the CPU pipeline produces to
+/// LLVM IR.
+void registerCpuTranslations(DialectRegistry &registry);
+
+/// Translates an LLVM-dialect module to LLVM IR with the target's triple and
+/// data layout.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+                  llvm::TargetMachine &target);
+
+/// Runs LLVM's default optimisation pipeline at `optLevel` on `module`.
+llvm::Error optimizeLLVMModule(llvm::Module &module,
+                               llvm::TargetMachine &target, unsigned optLevel);
+
+/// Writes `module` as an object file or assembly.
+llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &target,
+                            llvm::CodeGenFileType kind,
+                            llvm::raw_pwrite_stream &os);
+
+/// Links the object file `objectPath` into the shared library `outputPath`
+/// with the system's C compiler driver (which knows where libc and libm
+/// are); the error carries the linker's own message.
+llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
+                              llvm::StringRef outputPath);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TARGET_CPU_CPUCOMPILER_H

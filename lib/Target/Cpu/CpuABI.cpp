@@ -1,0 +1,328 @@
+//===- CpuABI.cpp - the C ABI of compiled attn functions ------------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Target/Cpu/CpuABI.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Elements and parameters
+//===----------------------------------------------------------------------===//
+
+bool AbiParam::hasStaticShape() const {
+  return llvm::none_of(shape, ShapedType::isDynamic);
+}
+
+FailureOr<AbiElement> attn::getAbiElement(Type type) {
+  if (type.isF16())
+    return AbiElement::f16;
+  if (type.isBF16())
+    return AbiElement::bf16;
+  if (type.isF32())
+    return AbiElement::f32;
+  if (type.isF64())
+    return AbiElement::f64;
+  if (type.isIndex())
+    return AbiElement::index;
+  if (type.isSignlessInteger(1))
+    return AbiElement::i1;
+  if (type.isSignlessInteger(8))
+    return AbiElement::i8;
+  if (type.isSignlessInteger(32))
+    return AbiElement::i32;
+  if (type.isSignlessInteger(64))
+    return AbiElement::i64;
+  return failure();
+}
+
+StringRef attn::stringifyAbiElement(AbiElement element) {
+  switch (element) {
+  case AbiElement::f16:
+    return "f16";
+  case AbiElement::bf16:
+    return "bf16";
+  case AbiElement::f32:
+    return "f32";
+  case AbiElement::f64:
+    return "f64";
+  case AbiElement::i1:
+    return "i1";
+  case AbiElement::i8:
+    return "i8";
+  case AbiElement::i32:
+    return "i32";
+  case AbiElement::i64:
+    return "i64";
+  case AbiElement::index:
+    return "index";
+  }
+  llvm_unreachable("covered switch");
+}
+
+int64_t attn::getAbiElementSize(AbiElement element) {
+  switch (element) {
+  case AbiElement::i1:
+  case AbiElement::i8:
+    return 1;
+  case AbiElement::f16:
+  case AbiElement::bf16:
+    return 2;
+  case AbiElement::f32:
+  case AbiElement::i32:
+    return 4;
+  case AbiElement::f64:
+  case AbiElement::i64:
+  case AbiElement::index:
+    return 8;
+  }
+  llvm_unreachable("covered switch");
+}
+
+/// The C type of one element. Halves travel as their bit patterns: C has no
+/// portable 16-bit float type.
+static StringRef getCElementType(AbiElement element) {
+  switch (element) {
+  case AbiElement::f16:
+  case AbiElement::bf16:
+    return "uint16_t";
+  case AbiElement::f32:
+    return "float";
+  case AbiElement::f64:
+    return "double";
+  case AbiElement::i1:
+    return "bool";
+  case AbiElement::i8:
+    return "int8_t";
+  case AbiElement::i32:
+    return "int32_t";
+  case AbiElement::i64:
+  case AbiElement::index:
+    return "int64_t";
+  }
+  llvm_unreachable("covered switch");
+}
+
+/// Describes one argument or result type; `what` names it in diagnostics.
+static FailureOr<AbiParam> getParam(func::FuncOp func, Type type,
+                                    const Twine &what) {
+  AbiParam param;
+  Type element = type;
+  if (auto shaped = dyn_cast<ShapedType>(type)) {
+    if (!isa<RankedTensorType, MemRefType>(type) || !shaped.hasRank())
+      return func.emitError() << what << " has type " << type
+                              << ", which the C ABI cannot pass; only ranked "
+                                 "tensors and scalars cross it";
+    element = shaped.getElementType();
+    param.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
+  } else {
+    param.isBuffer = false;
+  }
+  FailureOr<AbiElement> abiElement = getAbiElement(element);
+  if (failed(abiElement))
+    return func.emitError() << what << " has element type " << element
+                            << ", which the C ABI cannot pass (supported: "
+                               "f16, bf16, f32, f64, i1, i8, i32, i64, index)";
+  param.element = *abiElement;
+  return param;
+}
+
+FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
+  FunctionAbi abi;
+  abi.name = func.getSymName().str();
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    FailureOr<AbiParam> param = getParam(func, type, "argument #" + Twine(i));
+    if (failed(param))
+      return failure();
+    abi.params.push_back(*param);
+  }
+  abi.numInputs = abi.params.size();
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+    FailureOr<AbiParam> param = getParam(func, type, "result #" + Twine(i));
+    if (failed(param))
+      return failure();
+    if (!param->isBuffer)
+      return func.emitError()
+             << "result #" << i << " is the scalar " << type
+             << "; the C ABI returns results through caller-allocated "
+                "buffers, so return a tensor instead";
+    param->isOutput = true;
+    abi.params.push_back(*param);
+  }
+  return abi;
+}
+
+FailureOr<SmallVector<FunctionAbi>> attn::getModuleAbi(ModuleOp module) {
+  SmallVector<FunctionAbi> abis;
+  bool ok = true;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    FailureOr<FunctionAbi> abi = getFunctionAbi(func);
+    if (failed(abi))
+      ok = false;
+    else
+      abis.push_back(std::move(*abi));
+  }
+  if (!ok)
+    return failure();
+  if (abis.empty())
+    return module.emitError()
+           << "the module defines no public function, so nothing would be "
+              "callable from the compiled code";
+  return abis;
+}
+
+//===----------------------------------------------------------------------===//
+// C header
+//===----------------------------------------------------------------------===//
+
+static std::string getDescriptorName(const AbiParam &param) {
+  return llvm::formatv("attn_memref_{0}_{1}d",
+                       stringifyAbiElement(param.element), param.getRank())
+      .str();
+}
+
+static std::string getParamName(const FunctionAbi &abi, unsigned i) {
+  return i < abi.numInputs ? "in" + std::to_string(i)
+                           : "out" + std::to_string(i - abi.numInputs);
+}
+
+/// `tensor<1x?x8xf32>`-style spelling of a parameter, for comments.
+static std::string describe(const AbiParam &param) {
+  if (!param.isBuffer)
+    return stringifyAbiElement(param.element).str();
+  std::string s = "tensor<";
+  for (int64_t d : param.shape)
+    s += (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d)) +
+         "x";
+  return s + stringifyAbiElement(param.element).str() + ">";
+}
+
+static void emitDescriptor(const AbiParam &param, llvm::raw_ostream &os) {
+  std::string name = getDescriptorName(param);
+  std::string macro = StringRef(name).upper();
+  StringRef element = getCElementType(param.element);
+  os << "#ifndef " << macro << "\n#define " << macro << "\n"
+     << "typedef struct " << name << " {\n"
+     << "  " << element << " *allocated;\n"
+     << "  " << element << " *aligned;\n"
+     << "  int64_t offset;\n";
+  if (param.getRank() > 0)
+    os << "  int64_t sizes[" << param.getRank() << "];\n"
+       << "  int64_t strides[" << param.getRank() << "];\n";
+  os << "} " << name << ";\n#endif\n\n";
+}
+
+static void emitFunction(const FunctionAbi &abi, llvm::raw_ostream &os) {
+  // What each parameter is.
+  os << "/* " << abi.name << "\n";
+  for (auto [i, param] : llvm::enumerate(abi.params))
+    os << " *   " << getParamName(abi, i) << ": " << describe(param)
+       << (param.isOutput ? "  (written by the call)" : "") << "\n";
+  os << " */\n";
+
+  // The exported descriptor entry point.
+  os << "void " << abi.getCInterfaceSymbol() << "(";
+  for (auto [i, param] : llvm::enumerate(abi.params)) {
+    os << (i ? ", " : "");
+    if (param.isBuffer)
+      os << getDescriptorName(param) << " *";
+    else
+      os << getCElementType(param.element) << " ";
+    os << getParamName(abi, i);
+  }
+  os << ");\n\n";
+
+  // The plain-pointer wrapper: contiguous row-major buffers; dimensions are
+  // passed only for buffers whose type has dynamic ones.
+  os << "/* " << abi.name
+     << " on contiguous row-major buffers; `<name>_sizes` (all dimensions)\n"
+        " * is taken only for buffers whose type has dynamic dimensions. */\n";
+  os << "static inline void attn_" << abi.name << "(";
+  for (auto [i, param] : llvm::enumerate(abi.params)) {
+    std::string name = getParamName(abi, i);
+    os << (i ? ", " : "");
+    if (!param.isBuffer) {
+      os << getCElementType(param.element) << " " << name;
+      continue;
+    }
+    os << (param.isOutput ? "" : "const ") << getCElementType(param.element)
+       << " *" << name;
+    if (!param.hasStaticShape())
+      os << ", const int64_t *" << name << "_sizes";
+  }
+  os << ") {\n";
+  for (auto [i, param] : llvm::enumerate(abi.params)) {
+    if (!param.isBuffer)
+      continue;
+    std::string name = getParamName(abi, i);
+    StringRef element = getCElementType(param.element);
+    os << "  " << getDescriptorName(param) << " d_" << name << " = {("
+       << element << " *)" << name << ", (" << element << " *)" << name
+       << ", 0";
+    if (param.getRank() > 0) {
+      os << ", {";
+      for (auto [d, size] : llvm::enumerate(param.shape)) {
+        os << (d ? ", " : "");
+        if (ShapedType::isDynamic(size))
+          os << name << "_sizes[" << d << "]";
+        else
+          os << size;
+      }
+      os << "}, {0}";
+    }
+    os << "};\n";
+    if (param.getRank() > 0)
+      os << "  attn_set_contiguous_strides(" << param.getRank() << ", d_"
+         << name << ".sizes, d_" << name << ".strides);\n";
+  }
+  os << "  " << abi.getCInterfaceSymbol() << "(";
+  for (auto [i, param] : llvm::enumerate(abi.params))
+    os << (i ? ", " : "") << (param.isBuffer ? "&d_" : "")
+       << getParamName(abi, i);
+  os << ");\n}\n\n";
+}
+
+void attn::emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard,
+                       StringRef source, llvm::raw_ostream &os) {
+  os << "/* Generated by attnc from " << source << ". Do not edit.\n"
+     << " *\n"
+     << " * The C ABI of attn-mlir's CPU target (docs/CpuABI.md): tensors are\n"
+     << " * passed as pointers to memref descriptors, results are written to\n"
+     << " * caller-allocated buffers appended after the inputs, f16 and bf16\n"
+     << " * elements travel as their 16-bit patterns, i1 as one byte. */\n"
+     << "#ifndef " << guard << "\n#define " << guard << "\n\n"
+     << "#include <stdbool.h>\n#include <stdint.h>\n\n"
+     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+     << "#ifndef ATTN_SET_CONTIGUOUS_STRIDES\n"
+     << "#define ATTN_SET_CONTIGUOUS_STRIDES\n"
+     << "/* Row-major strides (in elements) of a dense buffer. */\n"
+     << "static inline void attn_set_contiguous_strides(int rank,\n"
+     << "                                               const int64_t *sizes,\n"
+     << "                                               int64_t *strides) {\n"
+     << "  int64_t stride = 1;\n"
+     << "  for (int i = rank - 1; i >= 0; --i) {\n"
+     << "    strides[i] = stride;\n"
+     << "    stride *= sizes[i];\n"
+     << "  }\n"
+     << "}\n#endif\n\n";
+
+  llvm::StringSet<> emitted;
+  for (const FunctionAbi &abi : abis)
+    for (const AbiParam &param : abi.params)
+      if (param.isBuffer && emitted.insert(getDescriptorName(param)).second)
+        emitDescriptor(param, os);
+  for (const FunctionAbi &abi : abis)
+    emitFunction(abi, os);
+
+  os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
+}

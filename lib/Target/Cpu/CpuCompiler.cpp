@@ -1,0 +1,149 @@
+//===- CpuCompiler.cpp - from the LLVM dialect to CPU binaries ------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Target/Cpu/CpuCompiler.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#ifndef ATTN_HOST_CC
+#define ATTN_HOST_CC "cc"
+#endif
+
+/// The host's feature string in `-mattr` form.
+static std::string getHostFeatures() {
+  SmallVector<std::string> features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.push_back((feature.second ? "+" : "-") + feature.first().str());
+  llvm::sort(features);
+  return llvm::join(features, ",");
+}
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+attn::createCpuTargetMachine(const CpuTargetOptions &options) {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+  if (options.optLevel > 3)
+    return llvm::createStringError("optimisation level " +
+                                   Twine(options.optLevel) +
+                                   " is not one of 0, 1, 2, 3");
+
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError("no LLVM target for " + triple.str() +
+                                   ": " + error);
+  std::string cpu =
+      options.cpu.empty() ? llvm::sys::getHostCPUName().str() : options.cpu;
+  std::string features = options.features;
+  if (features.empty() && options.cpu.empty())
+    features = getHostFeatures();
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, cpu, features));
+  if (!subtarget || !subtarget->isCPUStringValid(cpu))
+    return llvm::createStringError("unknown CPU '" + cpu + "' for " +
+                                   triple.str());
+
+  auto level = static_cast<llvm::CodeGenOptLevel>(options.optLevel);
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, level));
+  if (!machine)
+    return llvm::createStringError("could not create a target machine for " +
+                                   cpu);
+  return machine;
+}
+
+void attn::registerCpuTranslations(DialectRegistry &registry) {
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+attn::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+                        llvm::TargetMachine &target) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    return llvm::createStringError(
+        "translation to LLVM IR failed (diagnostics above)");
+  llvmModule->setDataLayout(target.createDataLayout());
+  llvmModule->setTargetTriple(target.getTargetTriple());
+  return llvmModule;
+}
+
+llvm::Error attn::optimizeLLVMModule(llvm::Module &module,
+                                     llvm::TargetMachine &target,
+                                     unsigned optLevel) {
+  return makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &target)(
+      &module);
+}
+
+llvm::Error attn::emitMachineCode(llvm::Module &module,
+                                  llvm::TargetMachine &target,
+                                  llvm::CodeGenFileType kind,
+                                  llvm::raw_pwrite_stream &os) {
+  llvm::legacy::PassManager codegen;
+  if (target.addPassesToEmitFile(codegen, os, nullptr, kind))
+    return llvm::createStringError("the target cannot emit this file type");
+  codegen.run(module);
+  return llvm::Error::success();
+}
+
+llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
+                                    llvm::StringRef outputPath) {
+  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName(ATTN_HOST_CC);
+  if (!driver)
+    return llvm::createStringError(Twine("cannot find the linker driver '") +
+                                   ATTN_HOST_CC + "' to make a shared library");
+  SmallString<128> log;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("attnc-link", "log", log))
+    return llvm::createStringError("cannot create a temporary file: " +
+                                   ec.message());
+  SmallVector<StringRef> args = {*driver, "-shared", "-o", outputPath,
+                                 objectPath, "-lm"};
+  std::optional<StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects,
+                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0,
+                                     &error);
+  auto output = llvm::MemoryBuffer::getFile(log);
+  std::string message = output ? (*output)->getBuffer().trim().str() : "";
+  llvm::sys::fs::remove(log);
+  if (rc != 0)
+    return llvm::createStringError("linking " + outputPath + " with " +
+                                   *driver + " failed" +
+                                   (error.empty() ? "" : ": " + error) +
+                                   (message.empty() ? "" : ":\n" + message));
+  return llvm::Error::success();
+}

@@ -1,0 +1,290 @@
+//===- attnc.cpp - the attn-mlir compiler driver --------------------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// attnc INPUT.mlir -o OUT --target=cpu --emit=mlir|llvm|asm|obj|shared|header
+//
+// Runs the same named pipeline as `attn-opt --attn-cpu-pipeline`, then LLVM:
+// translation, optimisation at -O<n>, machine code for the host (or
+// --mcpu/--mattr), and a shared library through the system's C driver.
+// Every failure is a diagnostic and exit status 1; no partial output file is
+// left behind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/InitAllAttn.h"
+#include "attn/Target/Cpu/CpuABI.h"
+#include "attn/Target/Cpu/CpuCompiler.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class Emit { Mlir, Llvm, Asm, Obj, Shared, Header };
+
+cl::OptionCategory category("attnc options");
+
+cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
+                                   cl::desc("<input .mlir file>"),
+                                   cl::cat(category));
+cl::opt<std::string> outputFilename(
+    "o", cl::value_desc("file"),
+    cl::desc("Output file ('-' for stdout; default: the input's name with "
+             "the extension of --emit)"),
+    cl::cat(category));
+cl::opt<std::string> targetName("target", cl::init("cpu"),
+                                cl::desc("Target: cpu"), cl::cat(category));
+cl::opt<Emit> emit(
+    "emit", cl::init(Emit::Obj), cl::desc("What to produce"),
+    cl::values(clEnumValN(Emit::Mlir, "mlir", "the LLVM-dialect MLIR module"),
+               clEnumValN(Emit::Llvm, "llvm", "optimised LLVM IR (.ll)"),
+               clEnumValN(Emit::Asm, "asm", "assembly (.s)"),
+               clEnumValN(Emit::Obj, "obj", "an object file (.o)"),
+               clEnumValN(Emit::Shared, "shared", "a shared library (.so)"),
+               clEnumValN(Emit::Header, "header",
+                          "C declarations of the public functions (.h)")),
+    cl::cat(category));
+cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(3), cl::ZeroOrMore,
+                           cl::desc("LLVM optimisation level (-O0 to -O3)"),
+                           cl::cat(category));
+cl::opt<std::string> mcpu("mcpu", cl::desc("CPU to generate code for "
+                                           "(default: the host)"),
+                          cl::cat(category));
+cl::opt<std::string> mattr("mattr",
+                           cl::desc("CPU features, e.g. +avx512f,-amx-tile "
+                                    "(default: the host's)"),
+                           cl::cat(category));
+cl::opt<bool> printPipeline("print-pipeline",
+                            cl::desc("Print the MLIR pass pipeline to stderr"),
+                            cl::cat(category));
+cl::opt<bool> verbose("v", cl::desc("Print the time each stage takes"),
+                      cl::cat(category));
+
+StringRef getExtension(Emit kind) {
+  switch (kind) {
+  case Emit::Mlir:
+    return ".ll.mlir";
+  case Emit::Llvm:
+    return ".ll";
+  case Emit::Asm:
+    return ".s";
+  case Emit::Obj:
+    return ".o";
+  case Emit::Shared:
+    return ".so";
+  case Emit::Header:
+    return ".h";
+  }
+  llvm_unreachable("covered switch");
+}
+
+LogicalResult reportError(const Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attnc") << message << "\n";
+  return failure();
+}
+
+LogicalResult reportError(llvm::Error error) {
+  return reportError(llvm::toString(std::move(error)));
+}
+
+/// An include guard from the output file's name: `foo-bar.h` -> FOO_BAR_H.
+std::string getHeaderGuard(StringRef path) {
+  std::string guard;
+  for (char c : llvm::sys::path::filename(path))
+    guard += llvm::isAlnum(c) ? llvm::toUpper(c) : '_';
+  if (guard.empty() || llvm::isDigit(guard[0]))
+    guard = "ATTN_" + guard;
+  return guard;
+}
+
+/// Opens `path` for writing; the file is removed again unless `keep()` is
+/// called on the result.
+std::unique_ptr<llvm::ToolOutputFile> openOutput(StringRef path) {
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file)
+    (void)reportError(error);
+  return file;
+}
+
+LogicalResult compile(MLIRContext &context, TimingScope &root) {
+  std::string output = outputFilename;
+  if (output.empty()) {
+    StringRef stem = inputFilename == "-"
+                         ? StringRef("a")
+                         : llvm::sys::path::stem(inputFilename);
+    output = (stem + getExtension(emit)).str();
+  }
+  if (targetName != "cpu")
+    return reportError("unknown target '" + targetName +
+                       "'; this build supports: cpu");
+  if (optLevel > 3)
+    return reportError("-O" + Twine(optLevel.getValue()) +
+                       " is not one of -O0, -O1, -O2, -O3");
+  if (output == "-" && (emit == Emit::Obj || emit == Emit::Shared))
+    return reportError("--emit=obj and --emit=shared need an output file, "
+                       "not stdout");
+
+  // Parse and verify.
+  TimingScope parseTimer = root.nest("parse and verify");
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFilename, &error);
+  if (!input)
+    return reportError(error);
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return failure();
+  parseTimer.stop();
+
+  // The ABI is checked first so that an untranslatable signature is
+  // reported against the source, whatever is emitted.
+  FailureOr<SmallVector<attn::FunctionAbi>> abis = attn::getModuleAbi(*module);
+  if (failed(abis))
+    return failure();
+  if (emit == Emit::Header) {
+    TimingScope timer = root.nest("C header");
+    auto file = openOutput(output);
+    if (!file)
+      return failure();
+    attn::emitCHeader(*abis, getHeaderGuard(output), inputFilename,
+                      file->os());
+    file->keep();
+    return success();
+  }
+
+  // The MLIR pipeline, shared with attn-opt --attn-cpu-pipeline.
+  {
+    TimingScope timer = root.nest("MLIR pipeline");
+    PassManager pm(&context);
+    attn::buildCpuPipeline(pm);
+    if (printPipeline) {
+      pm.printAsTextualPipeline(llvm::errs());
+      llvm::errs() << "\n";
+    }
+    if (verbose)
+      pm.enableTiming(timer);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
+  if (emit == Emit::Mlir) {
+    auto file = openOutput(output);
+    if (!file)
+      return failure();
+    module->print(file->os());
+    file->keep();
+    return success();
+  }
+
+  // LLVM: translate, optimise, generate code.
+  attn::CpuTargetOptions targetOptions;
+  targetOptions.optLevel = optLevel;
+  targetOptions.cpu = mcpu;
+  targetOptions.features = mattr;
+  auto machine = attn::createCpuTargetMachine(targetOptions);
+  if (!machine)
+    return reportError(machine.takeError());
+  llvm::LLVMContext llvmContext;
+  TimingScope translateTimer = root.nest("translate to LLVM IR");
+  auto llvmModule = attn::translateToLLVMIR(*module, llvmContext, **machine);
+  if (!llvmModule)
+    return reportError(llvmModule.takeError());
+  translateTimer.stop();
+  TimingScope optimizeTimer = root.nest("LLVM -O" + std::to_string(optLevel));
+  if (llvm::Error err =
+          attn::optimizeLLVMModule(**llvmModule, **machine, optLevel))
+    return reportError(std::move(err));
+  optimizeTimer.stop();
+  if (emit == Emit::Llvm) {
+    auto file = openOutput(output);
+    if (!file)
+      return failure();
+    (*llvmModule)->print(file->os(), nullptr);
+    file->keep();
+    return success();
+  }
+
+  TimingScope codegenTimer = root.nest("machine code");
+  if (emit == Emit::Asm || emit == Emit::Obj) {
+    auto file = openOutput(output);
+    if (!file)
+      return failure();
+    auto kind = emit == Emit::Asm ? llvm::CodeGenFileType::AssemblyFile
+                                  : llvm::CodeGenFileType::ObjectFile;
+    if (llvm::Error err =
+            attn::emitMachineCode(**llvmModule, **machine, kind, file->os()))
+      return reportError(std::move(err));
+    file->keep();
+    return success();
+  }
+
+  // A shared library: an object in a temporary file, linked.
+  SmallString<128> object;
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("attnc", "o", fd, object))
+    return reportError("cannot create a temporary object file: " +
+                       ec.message());
+  llvm::FileRemover removeObject(object);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    if (llvm::Error err = attn::emitMachineCode(
+            **llvmModule, **machine, llvm::CodeGenFileType::ObjectFile, os))
+      return reportError(std::move(err));
+  }
+  codegenTimer.stop();
+  TimingScope linkTimer = root.nest("link");
+  if (llvm::Error err = attn::linkSharedLibrary(object, output))
+    return reportError(std::move(err));
+  return success();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attnc: compile a module of attn ops to MLIR, LLVM IR, assembly, an "
+      "object file, a shared library or a C header\n");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  attn::registerAllAttnDialects(registry);
+  attn::registerCpuTranslations(registry);
+  MLIRContext context(registry);
+
+  DefaultTimingManager timing;
+  timing.setEnabled(verbose);
+  TimingScope root = timing.getRootScope();
+  LogicalResult result = compile(context, root);
+  root.stop();
+  return succeeded(result) ? 0 : 1;
+}
