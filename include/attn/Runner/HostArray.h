@@ -1,0 +1,72 @@
+//===- HostArray.h - dense host arrays and .npy files -----------*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// The buffers the runner passes to compiled functions: dense, row-major,
+// typed by the C ABI's element kinds, readable from and writable to NumPy's
+// `.npy` format so that any Python user can feed and read them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNNER_HOSTARRAY_H
+#define ATTN_RUNNER_HOSTARRAY_H
+
+#include "attn/Target/Cpu/CpuABI.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mlir {
+namespace attn {
+
+/// A dense row-major array in host memory.
+class HostArray {
+public:
+  HostArray(AbiElement element, ArrayRef<int64_t> shape);
+
+  AbiElement getElement() const { return element; }
+  ArrayRef<int64_t> getShape() const { return shape; }
+  int64_t getNumElements() const { return numElements; }
+  void *getData() { return storage.data(); }
+  const void *getData() const { return storage.data(); }
+
+  /// Element `i` (row-major) as a double; halves and bf16 are decoded, i1
+  /// reads 0 or 1.
+  double get(int64_t i) const;
+  /// Stores `value` into element `i`, rounded to nearest even for floats
+  /// and truncated towards zero for integers.
+  void set(int64_t i, double value);
+
+  /// Fills every element with NaN (floats) or a recognisable garbage
+  /// pattern (integers), so that an output the callee never writes fails
+  /// any comparison.
+  void poison();
+
+  /// `1x12x?x64`-style spelling of a shape.
+  static std::string formatShape(ArrayRef<int64_t> shape);
+
+private:
+  AbiElement element;
+  SmallVector<int64_t> shape;
+  int64_t numElements;
+  /// 64-bit words keep every element kind aligned.
+  std::vector<uint64_t> storage;
+};
+
+/// Reads a `.npy` file (format 1.0-3.0, little endian, C order) whose dtype
+/// is one of bool, int8, int32, int64, float16, float32, float64, or uint16
+/// (taken as raw bf16 bits).
+llvm::Expected<HostArray> readNpy(StringRef path);
+
+/// Writes `array` as `.npy`. bf16 is written as float32 (exact), since
+/// NumPy has no bf16 dtype.
+llvm::Error writeNpy(StringRef path, const HostArray &array);
+
+/// `array` converted to `element` (same shape); floats round to nearest even.
+HostArray convertArray(const HostArray &array, AbiElement element);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_RUNNER_HOSTARRAY_H

@@ -1,0 +1,89 @@
+//===- JitRunner.h - JIT-compile and call attn functions --------*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// What attn-run (and later the Python package) needs to run a module: the
+// CPU pipeline plus LLVM's JIT behind one call, and the shapes and FLOP
+// count of a call worked out from the IR for concrete input shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNNER_JITRUNNER_H
+#define ATTN_RUNNER_JITRUNNER_H
+
+#include "attn/Runner/HostArray.h"
+#include "attn/Target/Cpu/CpuABI.h"
+#include "attn/Target/Cpu/CpuCompiler.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <memory>
+#include <optional>
+
+namespace mlir {
+class ExecutionEngine;
+
+namespace attn {
+
+/// One public function of a module, compiled for the host by the JIT.
+class JitFunction {
+public:
+  /// Runs `buildCpuPipeline` on a copy of `module` and JIT-compiles the
+  /// function `abi` describes. Pipeline diagnostics go to the context's
+  /// handler; the error says which step failed.
+  static llvm::Expected<std::unique_ptr<JitFunction>>
+  compile(ModuleOp module, const FunctionAbi &abi,
+          const CpuTargetOptions &options);
+
+  ~JitFunction();
+
+  /// Calls the function on `arrays`: one per ABI parameter, inputs then
+  /// outputs. Fails, without calling, if an array's element kind or a
+  /// static dimension disagrees with the ABI.
+  llvm::Error call(MutableArrayRef<HostArray> arrays);
+
+private:
+  JitFunction(std::unique_ptr<ExecutionEngine> engine, FunctionAbi abi);
+
+  std::unique_ptr<ExecutionEngine> engine;
+  FunctionAbi abi;
+};
+
+/// Evaluates tensor dimensions and index values of one function for
+/// concrete argument shapes by following the IR backwards (destinations,
+/// casts, `tensor.dim`, index arithmetic, shape reification).
+class ShapeEvaluator {
+public:
+  ShapeEvaluator(func::FuncOp func, ArrayRef<SmallVector<int64_t>> argShapes)
+      : func(func), argShapes(argShapes) {}
+
+  /// Size of dimension `dim` of the ranked tensor `value`.
+  FailureOr<int64_t> getDim(Value value, int64_t dim);
+  /// Value of the index- or integer-typed `value`.
+  FailureOr<int64_t> getIndex(Value value);
+
+private:
+  func::FuncOp func;
+  ArrayRef<SmallVector<int64_t>> argShapes;
+};
+
+/// What a call with given input shapes does, read off the reference
+/// lowering of the function.
+struct CallAnalysis {
+  /// The shape of every result.
+  SmallVector<SmallVector<int64_t>> resultShapes;
+  /// Multiply-adds of every contraction, times two; nullopt when some loop
+  /// bound could not be evaluated.
+  std::optional<int64_t> flops;
+};
+
+/// Lowers a copy of `module` with the reference pipeline and analyses the
+/// function `name` for `inputShapes`. Fails with an error naming the result
+/// and dimension it could not size.
+llvm::Expected<CallAnalysis>
+analyzeCall(ModuleOp module, StringRef name,
+            ArrayRef<SmallVector<int64_t>> inputShapes);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_RUNNER_JITRUNNER_H

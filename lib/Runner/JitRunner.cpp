@@ -1,0 +1,266 @@
+//===- JitRunner.cpp - JIT-compile and call attn functions ----------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runner/JitRunner.h"
+
+#include "attn/Pipelines/Pipelines.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// JitFunction
+//===----------------------------------------------------------------------===//
+
+JitFunction::JitFunction(std::unique_ptr<ExecutionEngine> engine,
+                         FunctionAbi abi)
+    : engine(std::move(engine)), abi(std::move(abi)) {}
+
+JitFunction::~JitFunction() = default;
+
+llvm::Expected<std::unique_ptr<JitFunction>>
+JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
+                     const CpuTargetOptions &options) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  PassManager pm(module.getContext());
+  buildCpuPipeline(pm);
+  if (failed(pm.run(*copy)))
+    return llvm::createStringError(
+        "the CPU pipeline failed on the module (diagnostics above)");
+
+  auto machine = createCpuTargetMachine(options);
+  if (!machine)
+    return machine.takeError();
+  // The transformer must outlive `create`, which runs it.
+  auto transformer =
+      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
+                                machine->get());
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel =
+      static_cast<llvm::CodeGenOptLevel>(options.optLevel);
+  auto engine =
+      ExecutionEngine::create(*copy, engineOptions, std::move(*machine));
+  if (!engine)
+    return engine.takeError();
+  return std::unique_ptr<JitFunction>(
+      new JitFunction(std::move(*engine), abi));
+}
+
+llvm::Error JitFunction::call(MutableArrayRef<HostArray> arrays) {
+  if (arrays.size() != abi.params.size())
+    return llvm::createStringError(
+        "@" + abi.name + " takes " + Twine(abi.numInputs) + " inputs and " +
+        Twine(abi.params.size() - abi.numInputs) + " outputs, " +
+        Twine(arrays.size()) + " arrays were given");
+
+  // One descriptor per buffer: {allocated, aligned, offset, sizes, strides},
+  // all 64-bit fields, which is how MLIR lays out a memref descriptor.
+  SmallVector<SmallVector<int64_t>> descriptors;
+  SmallVector<void *> descriptorPtrs(arrays.size());
+  SmallVector<void *> args;
+  for (auto [i, param] : llvm::enumerate(abi.params)) {
+    HostArray &array = arrays[i];
+    std::string what = (param.isOutput ? "output #" + Twine(i - abi.numInputs)
+                                       : "input #" + Twine(i))
+                           .str();
+    if (!param.isBuffer)
+      return llvm::createStringError(
+          what + " of @" + abi.name +
+          " is a scalar; the runner passes tensors only");
+    if (array.getElement() != param.element)
+      return llvm::createStringError(
+          what + " of @" + abi.name + " has element type " +
+          stringifyAbiElement(array.getElement()) + ", the function takes " +
+          stringifyAbiElement(param.element));
+    bool shapeOk = array.getShape().size() == param.shape.size();
+    for (auto [have, want] : llvm::zip(array.getShape(), param.shape))
+      shapeOk &= ShapedType::isDynamic(want) || have == want;
+    if (!shapeOk)
+      return llvm::createStringError(
+          what + " of @" + abi.name + " has shape " +
+          HostArray::formatShape(array.getShape()) + ", the function takes " +
+          HostArray::formatShape(param.shape));
+
+    SmallVector<int64_t> &desc = descriptors.emplace_back();
+    auto address = reinterpret_cast<int64_t>(array.getData());
+    desc = {address, address, 0};
+    desc.append(array.getShape().begin(), array.getShape().end());
+    int64_t stride = 1;
+    SmallVector<int64_t> strides(array.getShape().size());
+    for (int64_t d = strides.size() - 1; d >= 0; --d) {
+      strides[d] = stride;
+      stride *= array.getShape()[d];
+    }
+    desc.append(strides);
+  }
+  // The packed wrapper takes a pointer to each argument; each argument is a
+  // pointer to a descriptor.
+  for (auto [i, desc] : llvm::enumerate(descriptors)) {
+    descriptorPtrs[i] = desc.data();
+    args.push_back(&descriptorPtrs[i]);
+  }
+  return engine->invokePacked(abi.getCInterfaceSymbol(), args);
+}
+
+//===----------------------------------------------------------------------===//
+// ShapeEvaluator
+//===----------------------------------------------------------------------===//
+
+FailureOr<int64_t> ShapeEvaluator::getDim(Value value, int64_t dim) {
+  auto type = cast<ShapedType>(value.getType());
+  if (!type.isDynamicDim(dim))
+    return type.getDimSize(dim);
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner() != &func.getBody().front())
+      return failure();
+    return argShapes[arg.getArgNumber()][dim];
+  }
+  Operation *op = value.getDefiningOp();
+  auto result = cast<OpResult>(value);
+  if (auto cast = dyn_cast<tensor::CastOp>(op))
+    return getDim(cast.getSource(), dim);
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    return getDim(dps.getTiedOpOperand(result)->get(), dim);
+  if (auto reify = dyn_cast<ReifyRankedShapedTypeOpInterface>(op)) {
+    OpBuilder b(op);
+    ReifiedRankedShapedTypeDims shapes;
+    if (failed(reify.reifyResultShapes(b, shapes)))
+      return failure();
+    OpFoldResult size = shapes[result.getResultNumber()][dim];
+    if (auto attr = dyn_cast<Attribute>(size))
+      return cast<IntegerAttr>(attr).getInt();
+    return getIndex(cast<Value>(size));
+  }
+  return failure();
+}
+
+FailureOr<int64_t> ShapeEvaluator::getIndex(Value value) {
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return *constant;
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return failure();
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    FailureOr<int64_t> index = getIndex(dim.getIndex());
+    if (failed(index))
+      return failure();
+    return getDim(dim.getSource(), *index);
+  }
+  if (auto cast = dyn_cast<arith::IndexCastOp>(op))
+    return getIndex(cast.getIn());
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(op)) {
+    SmallVector<Attribute> operands;
+    for (Value operand : apply.getMapOperands()) {
+      FailureOr<int64_t> v = getIndex(operand);
+      if (failed(v))
+        return failure();
+      operands.push_back(IntegerAttr::get(operand.getType(), *v));
+    }
+    SmallVector<Attribute> results;
+    if (failed(apply.getAffineMap().constantFold(operands, results)))
+      return failure();
+    return cast<IntegerAttr>(results[0]).getInt();
+  }
+  if (op->getNumOperands() != 2)
+    return failure();
+  FailureOr<int64_t> lhs = getIndex(op->getOperand(0));
+  FailureOr<int64_t> rhs = getIndex(op->getOperand(1));
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (isa<arith::AddIOp>(op))
+    return *lhs + *rhs;
+  if (isa<arith::SubIOp>(op))
+    return *lhs - *rhs;
+  if (isa<arith::MulIOp>(op))
+    return *lhs * *rhs;
+  if (isa<arith::DivUIOp, arith::DivSIOp>(op) && *rhs != 0)
+    return *lhs / *rhs;
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// analyzeCall
+//===----------------------------------------------------------------------===//
+
+/// 2 * (product of the loop ranges) of a contraction; nullopt for an op
+/// with no reduction or a range that cannot be evaluated.
+static std::optional<int64_t> countFlops(linalg::LinalgOp op,
+                                         ShapeEvaluator &evaluator) {
+  if (op.getNumReductionLoops() == 0)
+    return 0;
+  // Each loop is bounded by some operand dimension: find one per loop.
+  SmallVector<std::pair<Value, int64_t>> operandDims;
+  for (OpOperand &operand : op->getOpOperands())
+    for (int64_t d = 0, e = op.getRank(&operand); d < e; ++d)
+      operandDims.push_back({operand.get(), d});
+  AffineMap shapesToLoops = op.getShapesToLoopsMap();
+  if (!shapesToLoops)
+    return std::nullopt;
+  int64_t flops = 2;
+  for (AffineExpr expr : shapesToLoops.getResults()) {
+    auto dimExpr = dyn_cast<AffineDimExpr>(expr);
+    if (!dimExpr)
+      return std::nullopt;
+    auto [value, dim] = operandDims[dimExpr.getPosition()];
+    FailureOr<int64_t> size = evaluator.getDim(value, dim);
+    if (failed(size))
+      return std::nullopt;
+    flops *= *size;
+  }
+  return flops;
+}
+
+llvm::Expected<CallAnalysis>
+attn::analyzeCall(ModuleOp module, StringRef name,
+                  ArrayRef<SmallVector<int64_t>> inputShapes) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  PassManager pm(module.getContext());
+  buildReferencePipeline(pm);
+  if (failed(pm.run(*copy)))
+    return llvm::createStringError(
+        "the reference pipeline failed on the module (diagnostics above)");
+  auto func = copy->lookupSymbol<func::FuncOp>(name);
+  if (!func)
+    return llvm::createStringError("no function @" + name);
+
+  ShapeEvaluator evaluator(func, inputShapes);
+  CallAnalysis analysis;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    SmallVector<int64_t> &shape = analysis.resultShapes.emplace_back();
+    auto type = cast<ShapedType>(value.getType());
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      FailureOr<int64_t> size = evaluator.getDim(value, d);
+      if (failed(size))
+        return llvm::createStringError(
+            "cannot work out dimension " + Twine(d) + " of result #" +
+            Twine(i) + " of @" + name + " from the input shapes");
+      shape.push_back(*size);
+    }
+  }
+
+  int64_t flops = 0;
+  bool known = true;
+  func.walk([&](linalg::LinalgOp op) {
+    std::optional<int64_t> opFlops = countFlops(op, evaluator);
+    known &= opFlops.has_value();
+    flops += opFlops.value_or(0);
+  });
+  if (known)
+    analysis.flops = flops;
+  return analysis;
+}

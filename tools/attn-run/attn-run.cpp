@@ -1,0 +1,468 @@
+//===- attn-run.cpp - JIT-compile and run attn modules --------------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// attn-run FILE.mlir [--entry=NAME] [--inputs=a.npy,...] [--outputs=o.npy,...]
+//          [--seed=N] [--input-shapes=AxB...,...] [--check] [--repeat=N]
+//
+// Compiles the module with the CPU pipeline (the one attnc uses), calls the
+// entry function on .npy or seeded random inputs with NaN-poisoned outputs,
+// and optionally compares every output with the float64 reference: the same
+// module widened by --attn-widen-to-f64 and compiled by the same pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/InitAllAttn.h"
+#include "attn/Runner/JitRunner.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("attn-run options");
+
+cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
+                                   cl::desc("<input .mlir file>"),
+                                   cl::cat(category));
+cl::opt<std::string> entry("entry",
+                           cl::desc("Function to call (default: the only "
+                                    "public function)"),
+                           cl::cat(category));
+cl::list<std::string> inputFiles("inputs", cl::CommaSeparated,
+                                 cl::desc("One .npy file per argument"),
+                                 cl::cat(category));
+cl::list<std::string> outputFiles("outputs", cl::CommaSeparated,
+                                  cl::desc("One .npy file per result to "
+                                           "write"),
+                                  cl::cat(category));
+cl::list<std::string> inputShapes(
+    "input-shapes", cl::CommaSeparated,
+    cl::desc("Shapes (AxBxC) of the random inputs, one per argument; needed "
+             "when an argument has dynamic dimensions"),
+    cl::cat(category));
+cl::opt<uint64_t> seedOption("seed",
+                             cl::desc("Seed of the random inputs (default: "
+                                      "fresh, printed)"),
+                             cl::cat(category));
+cl::opt<bool> check("check",
+                    cl::desc("Compare every output with the float64 "
+                             "reference; exit 1 above tolerance"),
+                    cl::cat(category));
+cl::opt<unsigned> repeat("repeat", cl::init(0),
+                         cl::desc("Time N more calls; print min/median time "
+                                  "and GFLOP/s"),
+                         cl::cat(category));
+cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(3), cl::ZeroOrMore,
+                           cl::desc("LLVM optimisation level (-O0 to -O3)"),
+                           cl::cat(category));
+
+LogicalResult reportError(const Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
+  return failure();
+}
+
+/// Relative error tolerated by --check for each output element kind.
+double getTolerance(AbiElement element) {
+  switch (element) {
+  case AbiElement::f16:
+  case AbiElement::bf16:
+    return 1e-2;
+  case AbiElement::f32:
+    return 1e-5;
+  case AbiElement::f64:
+    return 1e-12;
+  default:
+    return 0;
+  }
+}
+
+bool isFloat(AbiElement element) {
+  return element == AbiElement::f16 || element == AbiElement::bf16 ||
+         element == AbiElement::f32 || element == AbiElement::f64;
+}
+
+std::string describe(const AbiParam &param, ArrayRef<int64_t> shape) {
+  return "tensor<" + HostArray::formatShape(shape) + "x" +
+         stringifyAbiElement(param.element).str() + ">";
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs
+//===----------------------------------------------------------------------===//
+
+/// The entry point: --entry, or the module's only public function.
+FailureOr<func::FuncOp> findEntry(ModuleOp module) {
+  if (!entry.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func || func.isExternal())
+      return reportError("the module defines no function @" + entry);
+    return func;
+  }
+  SmallVector<func::FuncOp> candidates;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      candidates.push_back(func);
+  if (candidates.size() == 1)
+    return candidates.front();
+  if (candidates.empty())
+    return reportError("the module defines no public function to run");
+  std::string names;
+  for (func::FuncOp func : candidates)
+    names += " @" + func.getSymName().str();
+  return reportError("the module defines " + Twine(candidates.size()) +
+                     " public functions (" + StringRef(names).trim() +
+                     "); choose one with --entry");
+}
+
+/// Loads the .npy inputs, converting between kinds of the same family.
+FailureOr<SmallVector<HostArray>> loadInputs(const FunctionAbi &abi) {
+  if (inputFiles.size() != abi.numInputs)
+    return reportError("@" + abi.name + " takes " + Twine(abi.numInputs) +
+                       " inputs, --inputs names " + Twine(inputFiles.size()) +
+                       " files");
+  SmallVector<HostArray> inputs;
+  for (unsigned i = 0; i < abi.numInputs; ++i) {
+    auto array = readNpy(inputFiles[i]);
+    if (!array)
+      return reportError(llvm::toString(array.takeError()));
+    AbiElement want = abi.params[i].element;
+    AbiElement have = array->getElement();
+    bool compatible = isFloat(want) == isFloat(have) &&
+                      (want == AbiElement::i1) == (have == AbiElement::i1);
+    if (!compatible)
+      return reportError(inputFiles[i] + " holds " +
+                         stringifyAbiElement(have) + " data, input #" +
+                         Twine(i) + " of @" + abi.name + " is " +
+                         stringifyAbiElement(want));
+    inputs.push_back(convertArray(*array, want));
+  }
+  return inputs;
+}
+
+/// The shape of each random input: static dimensions from the type, the
+/// rest from --input-shapes.
+FailureOr<SmallVector<SmallVector<int64_t>>>
+getRandomInputShapes(const FunctionAbi &abi) {
+  SmallVector<SmallVector<int64_t>> shapes;
+  bool dynamic = false;
+  for (unsigned i = 0; i < abi.numInputs; ++i) {
+    shapes.push_back(abi.params[i].shape);
+    dynamic |= !abi.params[i].hasStaticShape();
+  }
+  if (inputShapes.empty()) {
+    if (dynamic)
+      return reportError("@" + abi.name +
+                         " has inputs with dynamic dimensions; give the "
+                         "shape of every input with --input-shapes (or "
+                         "give --inputs)");
+    return shapes;
+  }
+  if (inputShapes.size() != abi.numInputs)
+    return reportError("@" + abi.name + " takes " + Twine(abi.numInputs) +
+                       " inputs, --input-shapes gives " +
+                       Twine(inputShapes.size()) + " shapes");
+  for (unsigned i = 0; i < abi.numInputs; ++i) {
+    SmallVector<StringRef> dims;
+    StringRef(inputShapes[i]).split(dims, 'x');
+    if (inputShapes[i].empty())
+      dims.clear();
+    SmallVector<int64_t> shape;
+    for (StringRef dim : dims) {
+      int64_t size;
+      if (dim.getAsInteger(10, size) || size < 0)
+        return reportError("--input-shapes: '" + inputShapes[i] +
+                           "' is not a shape like 2x8x128x64");
+      shape.push_back(size);
+    }
+    const AbiParam &param = abi.params[i];
+    bool ok = shape.size() == param.shape.size();
+    for (auto [have, want] : llvm::zip(shape, param.shape))
+      ok &= ShapedType::isDynamic(want) || have == want;
+    if (!ok)
+      return reportError("--input-shapes: input #" + Twine(i) + " of @" +
+                         abi.name + " is " + describe(param, param.shape) +
+                         ", which shape " + inputShapes[i] + " does not fit");
+    shapes[i] = shape;
+  }
+  return shapes;
+}
+
+/// For an argument used as the kv_lens of an attention op, the number of
+/// keys (so that random lengths are meaningful); nullopt otherwise.
+std::optional<int64_t> getLengthBound(func::FuncOp func, unsigned argument,
+                                      ShapeEvaluator &evaluator) {
+  for (Operation *user : func.getArgument(argument).getUsers()) {
+    Value key, lens;
+    if (auto sdpa = dyn_cast<SdpaOp>(user)) {
+      key = sdpa.getKey();
+      lens = sdpa.getKvLens();
+    } else if (auto weights = dyn_cast<WeightsOp>(user)) {
+      key = weights.getKey();
+      lens = weights.getKvLens();
+    }
+    if (lens && lens == func.getArgument(argument)) {
+      FailureOr<int64_t> keys = evaluator.getDim(key, 2);
+      if (succeeded(keys))
+        return *keys;
+    }
+  }
+  return std::nullopt;
+}
+
+/// For an argument used as a projection weight of attn.multihead ([out,
+/// in]), its fan-in; nullopt otherwise.
+std::optional<int64_t> getFanIn(func::FuncOp func, unsigned argument,
+                                ShapeEvaluator &evaluator) {
+  Value arg = func.getArgument(argument);
+  for (Operation *user : arg.getUsers()) {
+    auto mha = dyn_cast<MultiheadOp>(user);
+    if (!mha)
+      continue;
+    if (arg == mha.getInProjWeight() || arg == mha.getQProjWeight() ||
+        arg == mha.getKProjWeight() || arg == mha.getVProjWeight() ||
+        arg == mha.getOutProjWeight()) {
+      FailureOr<int64_t> fanIn = evaluator.getDim(arg, 1);
+      if (succeeded(fanIn) && *fanIn > 0)
+        return *fanIn;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Seeded random inputs: floats uniform in [-1, 1) except projection
+/// weights, uniform in +-1/sqrt(fan_in) as nn.Linear initialises them (so
+/// that scores keep the magnitude real models have); booleans true with
+/// probability 0.8 (masks keep most keys); key lengths in [1, keys]; other
+/// integers in [0, 8).
+SmallVector<HostArray>
+makeRandomInputs(func::FuncOp func, const FunctionAbi &abi,
+                 ArrayRef<SmallVector<int64_t>> shapes, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::bernoulli_distribution keep(0.8);
+  ShapeEvaluator evaluator(func, shapes);
+  SmallVector<HostArray> inputs;
+  for (unsigned i = 0; i < abi.numInputs; ++i) {
+    HostArray &array = inputs.emplace_back(abi.params[i].element, shapes[i]);
+    AbiElement element = array.getElement();
+    std::optional<int64_t> bound, fanIn;
+    if (!isFloat(element) && element != AbiElement::i1)
+      bound = getLengthBound(func, i, evaluator);
+    if (isFloat(element))
+      fanIn = getFanIn(func, i, evaluator);
+    double scale = fanIn ? 1.0 / std::sqrt(static_cast<double>(*fanIn)) : 1.0;
+    std::uniform_int_distribution<int64_t> integers(bound ? 1 : 0,
+                                                    bound ? *bound : 7);
+    for (int64_t k = 0, e = array.getNumElements(); k < e; ++k) {
+      if (isFloat(element))
+        array.set(k, scale * uniform(rng));
+      else if (element == AbiElement::i1)
+        array.set(k, keep(rng));
+      else
+        array.set(k, static_cast<double>(integers(rng)));
+    }
+  }
+  return inputs;
+}
+
+//===----------------------------------------------------------------------===//
+// Checking and timing
+//===----------------------------------------------------------------------===//
+
+/// ||got - want|| / ||want|| (Frobenius), infinite if `got` has a
+/// non-finite value where `want` is finite.
+double getRelativeError(const HostArray &got, const HostArray &want) {
+  double diff = 0, norm = 0;
+  for (int64_t i = 0, e = want.getNumElements(); i < e; ++i) {
+    double g = got.get(i), w = want.get(i);
+    if (!std::isfinite(g) && std::isfinite(w))
+      return INFINITY;
+    diff += (g - w) * (g - w);
+    norm += w * w;
+  }
+  return std::sqrt(diff) / (norm > 0 ? std::sqrt(norm) : 1.0);
+}
+
+/// Runs the float64 reference on `arrays`' inputs and compares each output.
+LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
+                           const FunctionAbi &abi, ArrayRef<HostArray> arrays,
+                           const CpuTargetOptions &options) {
+  OwningOpRef<ModuleOp> wide = module.clone();
+  PassManager pm(module.getContext());
+  pm.addPass(createAttnWidenToF64());
+  if (failed(pm.run(*wide)))
+    return reportError("--check: no float64 reference for this module "
+                       "(diagnostics above)");
+  auto wideFunc = wide->lookupSymbol<func::FuncOp>(func.getSymName());
+  FailureOr<FunctionAbi> wideAbi = getFunctionAbi(wideFunc);
+  if (failed(wideAbi))
+    return failure();
+  auto reference = JitFunction::compile(*wide, *wideAbi, options);
+  if (!reference)
+    return reportError(llvm::toString(reference.takeError()));
+
+  SmallVector<HostArray> wideArrays;
+  for (auto [i, param] : llvm::enumerate(wideAbi->params)) {
+    wideArrays.push_back(convertArray(arrays[i], param.element));
+    if (param.isOutput)
+      wideArrays.back().poison();
+  }
+  if (llvm::Error err = (*reference)->call(wideArrays))
+    return reportError(llvm::toString(std::move(err)));
+
+  bool ok = true;
+  for (unsigned i = abi.numInputs; i < abi.params.size(); ++i) {
+    const AbiParam &param = abi.params[i];
+    double error = getRelativeError(arrays[i], wideArrays[i]);
+    double tolerance = getTolerance(param.element);
+    bool pass = error <= tolerance;
+    ok &= pass;
+    llvm::outs() << llvm::formatv(
+        "@{0} result #{1} {2}: relative error {3:e} (tolerance {4:e}) {5}\n",
+        abi.name, i - abi.numInputs, describe(param, arrays[i].getShape()),
+        error, tolerance, pass ? "ok" : "FAIL");
+  }
+  return success(ok);
+}
+
+LogicalResult time(JitFunction &function, MutableArrayRef<HostArray> arrays,
+                   const FunctionAbi &abi, std::optional<int64_t> flops) {
+  SmallVector<double> seconds;
+  for (unsigned r = 0; r < repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error err = function.call(arrays))
+      return reportError(llvm::toString(std::move(err)));
+    std::chrono::duration<double> elapsed =
+        std::chrono::steady_clock::now() - start;
+    seconds.push_back(elapsed.count());
+  }
+  llvm::sort(seconds);
+  double best = seconds.front(), median = seconds[seconds.size() / 2];
+  llvm::outs() << llvm::formatv("@{0}: {1} runs, min {2:f3} ms, median "
+                                "{3:f3} ms",
+                                abi.name, repeat, best * 1e3, median * 1e3);
+  if (flops)
+    llvm::outs() << llvm::formatv(", {0:f2} GFLOP/s (min time, {1:e} "
+                                  "contraction FLOP)",
+                                  *flops / best * 1e-9, double(*flops));
+  llvm::outs() << "\n";
+  return success();
+}
+
+LogicalResult run(MLIRContext &context) {
+  if (optLevel > 3)
+    return reportError("-O" + Twine(optLevel.getValue()) +
+                       " is not one of -O0, -O1, -O2, -O3");
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string error;
+  auto file = openInputFile(inputFilename, &error);
+  if (!file)
+    return reportError(error);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return failure();
+
+  FailureOr<func::FuncOp> func = findEntry(*module);
+  if (failed(func))
+    return failure();
+  FailureOr<FunctionAbi> abi = getFunctionAbi(*func);
+  if (failed(abi))
+    return failure();
+  if (!outputFiles.empty() &&
+      outputFiles.size() != abi->params.size() - abi->numInputs)
+    return reportError("@" + abi->name + " has " +
+                       Twine(abi->params.size() - abi->numInputs) +
+                       " results, --outputs names " +
+                       Twine(outputFiles.size()) + " files");
+
+  // Inputs.
+  SmallVector<HostArray> arrays;
+  if (!inputFiles.empty()) {
+    FailureOr<SmallVector<HostArray>> loaded = loadInputs(*abi);
+    if (failed(loaded))
+      return failure();
+    arrays = std::move(*loaded);
+  } else {
+    FailureOr<SmallVector<SmallVector<int64_t>>> shapes =
+        getRandomInputShapes(*abi);
+    if (failed(shapes))
+      return failure();
+    uint64_t seed = seedOption.getNumOccurrences() ? seedOption.getValue()
+                                                   : std::random_device()();
+    llvm::outs() << "@" << abi->name << ": random inputs, seed " << seed
+                 << "\n";
+    arrays = makeRandomInputs(*func, *abi, *shapes, seed);
+  }
+
+  // Outputs, sized from the IR and poisoned.
+  SmallVector<SmallVector<int64_t>> shapes;
+  for (const HostArray &input : arrays)
+    shapes.emplace_back(input.getShape());
+  auto analysis = analyzeCall(*module, abi->name, shapes);
+  if (!analysis)
+    return reportError(llvm::toString(analysis.takeError()));
+  for (auto [i, shape] : llvm::enumerate(analysis->resultShapes)) {
+    arrays.emplace_back(abi->params[abi->numInputs + i].element, shape);
+    arrays.back().poison();
+  }
+
+  CpuTargetOptions options;
+  options.optLevel = optLevel;
+  auto function = JitFunction::compile(*module, *abi, options);
+  if (!function)
+    return reportError(llvm::toString(function.takeError()));
+  if (llvm::Error err = (*function)->call(arrays))
+    return reportError(llvm::toString(std::move(err)));
+
+  for (auto [i, path] : llvm::enumerate(outputFiles))
+    if (llvm::Error err = writeNpy(path, arrays[abi->numInputs + i]))
+      return reportError(llvm::toString(std::move(err)));
+
+  LogicalResult checked = success();
+  if (check)
+    checked = checkOutputs(*module, *func, *abi, arrays, options);
+  if (repeat > 0 && failed(time(**function, arrays, *abi, analysis->flops)))
+    return failure();
+  return checked;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerMLIRContextCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-run: JIT-compile a module of attn ops for the CPU, run it on "
+      ".npy or random inputs, check it against the float64 reference\n");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllAttnDialects(registry);
+  registerCpuTranslations(registry);
+  MLIRContext context(registry);
+  return succeeded(run(context)) ? 0 : 1;
+}
