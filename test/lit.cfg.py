@@ -11,13 +11,12 @@ from lit.llvm.subst import ToolSubst
 config.name = "ATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "lib"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "lib", "Inputs"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
-config.substitutions.append(("%mlir_lib_dir", config.llvm_lib_dir))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
 
 # Captured FileCheck variables do not leak across CHECK-LABELs.
@@ -28,10 +27,12 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tools = [
     "attn-opt",
+    "attn-run",
     "attn-translate",
+    "attnc",
     ToolSubst("%python", config.python_executable, unresolved="fatal"),
-    ToolSubst("mlir-runner", os.path.join(config.llvm_tools_dir, "mlir-runner"),
-              unresolved="ignore"),
+    # The C compiler the C ABI tests build their programs with.
+    ToolSubst("%cc", config.host_cc, unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
 

@@ -3,20 +3,21 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-# Builds a small module around one attn op from command-line options, with
-# fresh random inputs baked in as constants and the destination poisoned
-# with NaN, lowers it with `attn-opt` (the reference pipeline, then upstream
-# passes to LLVM), runs it with `mlir-runner`, and compares every printed
-# output with a float64 NumPy implementation of the op's documented
-# semantics. Prints the relative error and exits 1 above tolerance.
+# Builds a small module around one attn op from command-line options, runs
+# it with `attn-run` (the CPU pipeline, JIT) on fresh random inputs passed as
+# .npy files, with a NaN destination and NaN-poisoned outputs, and compares
+# every output with a float64 NumPy implementation of the op's documented
+# semantics: an oracle independent of the compiler, where `attn-run --check`
+# compares with the compiler's own float64 lowering. Prints the relative
+# error and exits 1 above tolerance.
 #
 # ===----------------------------------------------------------------------=== #
 
 import argparse
 import os
-import re
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -37,17 +38,6 @@ def round_to(x, dtype):
     bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     return bits.astype(np.uint32).view(np.float32).astype(np.float64)
-
-
-def dense(x, dtype):
-    if x.dtype == np.bool_:
-        body = np.array2string(x, separator=", ", threshold=sys.maxsize,
-                               formatter={"bool": lambda b: "true" if b else "false"})
-    else:
-        body = np.array2string(x, separator=", ", threshold=sys.maxsize,
-                               formatter={"float_kind": lambda f: repr(float(f))},
-                               max_line_width=sys.maxsize)
-    return f"dense<{body}> : {tensor_type(x.shape, dtype)}"
 
 
 def tensor_type(shape, dtype, dynamic=False):
@@ -198,83 +188,43 @@ def regions(a):
     return text
 
 
-def wrap(entry_args, entry_body, entry_results, consts, dtype):
-    """A module with @entry (the op under test, taking all inputs as
-    arguments, possibly with dynamic shapes) and @main, which calls it on
-    constants and prints every result widened to f32."""
-    lines = ["module {",
-             "  func.func private @printMemrefF32(tensor<*xf32>)"]
-    sig = ", ".join(f"%{n}: {t}" for n, t, _ in entry_args)
+def wrap(entry_args, entry_body, entry_results):
+    """A module with the single function @entry: the op under test, taking
+    all inputs as arguments (possibly with dynamic shapes)."""
+    sig = ", ".join(f"%{n}: {t}" for n, t in entry_args)
     res = ", ".join(t for t, _ in entry_results)
-    lines.append(f"  func.func @entry({sig}) -> ({res}) {{")
+    lines = ["module {", f"  func.func @entry({sig}) -> ({res}) {{"]
     lines += ["    " + l for l in entry_body]
-    lines.append("  }")
-    lines.append("  func.func @main() {")
-    call_args = []
-    for name, entry_type, static_type in entry_args:
-        lines.append(f"    %{name}_c = arith.constant {consts[name]}")
-        if entry_type != static_type:
-            lines.append(f"    %{name}_a = tensor.cast %{name}_c : {static_type} to {entry_type}")
-            call_args.append(f"%{name}_a")
-        else:
-            call_args.append(f"%{name}_c")
-    outs = ", ".join(f"%out{i}" for i in range(len(entry_results)))
-    lines.append(f"    {outs} = func.call @entry({', '.join(call_args)}) : "
-                 f"({', '.join(t for _, t, _ in entry_args)}) -> ({res})")
-    for i, (entry_type, static_shape) in enumerate(entry_results):
-        static_type = tensor_type(static_shape, dtype)
-        f32_type = tensor_type(static_shape, "f32")
-        lines.append(f"    %s{i} = tensor.cast %out{i} : {entry_type} to {static_type}")
-        if dtype != "f32":
-            lines.append(f"    %e{i}_init = tensor.empty() : {f32_type}")
-            rank = len(static_shape)
-            dims = ", ".join(f"d{d}" for d in range(rank))
-            iters = ", ".join(['"parallel"'] * rank)
-            lines.append(
-                f"    %e{i} = linalg.generic {{indexing_maps = [affine_map<({dims}) -> ({dims})>, "
-                f"affine_map<({dims}) -> ({dims})>], iterator_types = [{iters}]}} "
-                f"ins(%s{i} : {static_type}) outs(%e{i}_init : {f32_type}) {{\n"
-                f"    ^bb0(%x: {dtype}, %y: f32):\n"
-                f"      %w = arith.extf %x : {dtype} to f32\n"
-                f"      linalg.yield %w : f32\n    }} -> {f32_type}")
-            src = f"%e{i}"
-        else:
-            src = f"%s{i}"
-        lines.append(f"    %u{i} = tensor.cast {src} : {f32_type} to tensor<*xf32>")
-        lines.append(f"    call @printMemrefF32(%u{i}) : (tensor<*xf32>) -> ()")
-    lines += ["    return", "  }", "}"]
+    lines += ["  }", "}"]
     return "\n".join(lines)
 
 
-LOWER_TO_LLVM = [
-    "--attn-reference-pipeline",
-    "--one-shot-bufferize=bufferize-function-boundaries",
-    "--buffer-deallocation-pipeline", "--convert-bufferization-to-memref",
-    "--convert-linalg-to-loops", "--expand-strided-metadata", "--lower-affine",
-    "--convert-scf-to-cf", "--convert-math-to-llvm", "--convert-to-llvm",
-    "--reconcile-unrealized-casts",
-]
+NUMPY_TYPE = {"f32": np.float32, "f16": np.float16, "bf16": np.float32,
+              "i1": np.bool_, "i32": np.int32}
 
 
-def run_module(text, a):
-    if a.keep:
-        with open(a.keep, "w") as f:
+def run_module(text, inputs, num_results, a):
+    """Runs @entry with `attn-run` on `inputs` [(name, array, element type)],
+    passed as .npy files; returns the results as float64 arrays. attn-run
+    compiles with the CPU pipeline and poisons the outputs with NaN."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.keep:
+            os.makedirs(a.keep, exist_ok=True)
+        path = os.path.join(a.keep or tmp, "entry.mlir")
+        with open(path, "w") as f:
             f.write(text)
-    lowered = subprocess.run([a.attn_opt] + LOWER_TO_LLVM, input=text,
+        files = []
+        for name, value, et in inputs:
+            files.append(os.path.join(tmp, f"{name}.npy"))
+            np.save(files[-1], np.ascontiguousarray(value.astype(NUMPY_TYPE[et])))
+        outs = [os.path.join(tmp, f"out{i}.npy") for i in range(num_results)]
+        ran = subprocess.run([a.attn_run, path, "--entry=entry",
+                              "--inputs=" + ",".join(files),
+                              "--outputs=" + ",".join(outs)],
                              capture_output=True, text=True)
-    if lowered.returncode:
-        sys.exit("attn-opt failed:\n" + lowered.stderr)
-    libs = ",".join(os.path.join(a.mlir_lib_dir, f"lib{n}.so")
-                    for n in ("mlir_c_runner_utils", "mlir_runner_utils"))
-    ran = subprocess.run([a.mlir_runner, "-e", "main", "-entry-point-result=void",
-                          f"-shared-libs={libs}"], input=lowered.stdout,
-                         capture_output=True, text=True)
-    if ran.returncode:
-        sys.exit("mlir-runner failed:\n" + ran.stderr)
-    # printMemrefF32 prints a header line then the nested data.
-    blocks = re.split(r"Unranked Memref[^\n]*\n", ran.stdout)[1:]
-    return [np.array([float(x) for x in re.findall(r"[-+]?(?:nan|inf|[\d.]+(?:e[-+]?\d+)?)", blk)])
-            for blk in blocks]
+        if ran.returncode:
+            sys.exit("attn-run failed:\n" + ran.stdout + ran.stderr)
+        return [np.load(o).astype(np.float64) for o in outs]
 
 
 def compare(name, got, want, dtype):
@@ -330,27 +280,19 @@ def check_score_op(a, rng):
         out_shape = (B, Hq, Sq, Skv)
         want = p
 
-    consts, entry_args = {}, []
-    for name, value, et in args:
-        consts[name] = dense(value.astype(np.float32) if et not in ("i1", "i32") else value, et)
-        entry_args.append((name, tensor_type(value.shape, et, a.dynamic),
-                           tensor_type(value.shape, et)))
-    # The destination: NaN-poisoned, so any element the op fails to write
-    # shows up as a non-finite result.
-    consts["init"] = f"dense<0x7FC00000> : {tensor_type(out_shape, 'f32')}"
-    if dt != "f32":
-        nan = {"f16": "0x7E00", "bf16": "0x7FC0"}[dt]
-        consts["init"] = f"dense<{nan}> : {tensor_type(out_shape, dt)}"
-    entry_args.append(("init", tensor_type(out_shape, dt, a.dynamic), tensor_type(out_shape, dt)))
+    # The destination: NaN, so any element the op fails to write shows up
+    # as a non-finite result.
+    args.append(("init", np.full(out_shape, np.nan), dt))
+    entry_args = [(name, tensor_type(value.shape, et, a.dynamic)) for name, value, et in args]
 
-    types = ", ".join(t for n, t, _ in entry_args if n in ("q", "k", "v"))
+    types = ", ".join(t for n, t in entry_args if n in ("q", "k", "v"))
     out_type = tensor_type(out_shape, dt, a.dynamic)
     operands = "%q, %k, %v" if a.op == "sdpa" else "%q, %k"
     body = [f"%o = attn.{a.op} {operands} {mask_clause}outs(%init) {score_attrs(a)} : "
             f"{types} -> {out_type}{regions(a)}",
             f"return %o : {out_type}"]
-    text = wrap(entry_args, body, [(out_type, out_shape)], consts, dt)
-    (got,) = run_module(text, a)
+    text = wrap(entry_args, body, [(out_type, out_shape)])
+    (got,) = run_module(text, args, 1, a)
     return compare(f"attn.{a.op}", got, want, dt)
 
 
@@ -476,11 +418,8 @@ def check_multihead(a, rng):
 
     want_out, want_w = reference_multihead(a, {k: v.astype(np.float64) if v.dtype != np.bool_ else v
                                                for k, v in t.items()})
-    consts, entry_args = {}, []
-    for name, value in t.items():
-        et = mask_types.get(name, dt)
-        consts[name] = dense(value.astype(np.float32) if et != "i1" else value, et)
-        entry_args.append((name, tensor_type(value.shape, et), tensor_type(value.shape, et)))
+    inputs = [(name, value, mask_types.get(name, dt)) for name, value in t.items()]
+    entry_args = [(name, tensor_type(value.shape, et)) for name, value, et in inputs]
     results = [(tensor_type(want_out.shape, dt), want_out.shape)]
     if a.need_weights:
         results.append((tensor_type(want_w.shape, dt), want_w.shape))
@@ -490,8 +429,8 @@ def check_multihead(a, rng):
     body = [f"{names} = attn.multihead %query, %key, %value {' '.join(clauses)} {' '.join(attrs)} "
             f": {qkv} -> {res_types}",
             f"return {names} : {res_types}"]
-    text = wrap(entry_args, body, results, consts, dt)
-    got = run_module(text, a)
+    text = wrap(entry_args, body, results)
+    got = run_module(text, inputs, len(results), a)
     ok = compare("attn.multihead output", got[0], want_out, dt)
     if a.need_weights:
         ok &= compare("attn.multihead weights", got[1], want_w, dt)
@@ -535,10 +474,8 @@ def main():
     p.add_argument("--need-weights", action="store_true")
     p.add_argument("--per-head-weights", action="store_true")
     # Tools
-    p.add_argument("--attn-opt", default="attn-opt")
-    p.add_argument("--mlir-runner", default="mlir-runner")
-    p.add_argument("--mlir-lib-dir", default="/usr/lib/llvm-22/lib")
-    p.add_argument("--keep", help="write the generated module here")
+    p.add_argument("--attn-run", default="attn-run")
+    p.add_argument("--keep", help="write the generated module into this directory")
     a = p.parse_args()
 
     seed = int.from_bytes(os.urandom(4), "little")

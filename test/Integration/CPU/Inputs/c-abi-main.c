@@ -1,0 +1,125 @@
+/*===- c-abi-main.c - call attnc-compiled attention from C ----------------===*
+ *
+ * Part of attn-mlir, an MLIR-based attention compiler.
+ *
+ * Links against the shared library `attnc --emit=shared` made from
+ * c-abi.mlir and includes the header `attnc --emit=header` wrote, as a user
+ * would. Inputs are fresh random numbers, outputs are poisoned with NaN, and
+ * every result is compared with a float64 attention computed here.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "c-abi.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static uint64_t state;
+
+/* Uniform in [-1, 1). */
+static double uniform(void) {
+  state = state * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(state >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+}
+
+static float *random_buffer(int64_t n) {
+  float *x = malloc(n * sizeof(float));
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = (float)uniform();
+  return x;
+}
+
+static float *poisoned_buffer(int64_t n) {
+  float *x = malloc(n * sizeof(float));
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = NAN;
+  return x;
+}
+
+/* O[b,h,i,:] = softmax_j(K[b,h/G,j,:].Q[b,h,i,:] / sqrt(D)) V[b,h/G,j,:],
+ * with key j > i masked out when `causal` (top-left alignment). */
+static double *reference(const float *q, const float *k, const float *v,
+                         int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq,
+                         int64_t Skv, int64_t D, int64_t Dv, int causal) {
+  double *o = calloc(B * Hq * Sq * Dv, sizeof(double));
+  double *p = malloc(Skv * sizeof(double));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t i = 0; i < Sq; ++i) {
+        int64_t g = h / (Hq / Hkv);
+        const float *qr = q + ((b * Hq + h) * Sq + i) * D;
+        double max = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < Skv; ++j) {
+          const float *kr = k + ((b * Hkv + g) * Skv + j) * D;
+          double s = 0;
+          for (int64_t d = 0; d < D; ++d)
+            s += (double)qr[d] * kr[d];
+          p[j] = causal && j > i ? -INFINITY : s / sqrt((double)D);
+          max = p[j] > max ? p[j] : max;
+        }
+        for (int64_t j = 0; j < Skv; ++j)
+          sum += p[j] = exp(p[j] - max);
+        double *orow = o + ((b * Hq + h) * Sq + i) * Dv;
+        for (int64_t j = 0; j < Skv; ++j)
+          for (int64_t e = 0; e < Dv; ++e)
+            orow[e] += p[j] / sum * v[((b * Hkv + g) * Skv + j) * Dv + e];
+      }
+  free(p);
+  return o;
+}
+
+/* Prints the relative error (Frobenius) and returns 1 above 1e-5. */
+static int check(const char *name, const float *got, const double *want,
+                 int64_t n) {
+  double diff = 0, norm = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!isfinite(got[i])) {
+      printf("%s: FAIL, element %lld is not finite\n", name, (long long)i);
+      return 1;
+    }
+    diff += (got[i] - want[i]) * (got[i] - want[i]);
+    norm += want[i] * want[i];
+  }
+  double err = sqrt(diff / norm);
+  printf("%s: relative error %.3e %s\n", name, err, err < 1e-5 ? "ok" : "FAIL");
+  return err >= 1e-5;
+}
+
+int main(void) {
+  state = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)clock();
+  printf("seed %llu\n", (unsigned long long)state);
+  int failures = 0;
+
+  /* Static shapes through the descriptor entry point. */
+  {
+    float *q = random_buffer(2 * 4 * 5 * 8), *k = random_buffer(2 * 2 * 7 * 8),
+          *v = random_buffer(2 * 2 * 7 * 8), *o = poisoned_buffer(2 * 4 * 5 * 8);
+    attn_memref_f32_4d dq = {q, q, 0, {2, 4, 5, 8}, {0}};
+    attn_memref_f32_4d dk = {k, k, 0, {2, 2, 7, 8}, {0}};
+    attn_memref_f32_4d dv = {v, v, 0, {2, 2, 7, 8}, {0}};
+    attn_memref_f32_4d dout = {o, o, 0, {2, 4, 5, 8}, {0}};
+    attn_set_contiguous_strides(4, dq.sizes, dq.strides);
+    attn_set_contiguous_strides(4, dk.sizes, dk.strides);
+    attn_set_contiguous_strides(4, dv.sizes, dv.strides);
+    attn_set_contiguous_strides(4, dout.sizes, dout.strides);
+    _mlir_ciface_static_gqa_causal(&dq, &dk, &dv, &dout);
+    double *want = reference(q, k, v, 2, 4, 2, 5, 7, 8, 8, /*causal=*/1);
+    failures += check("static_gqa_causal", o, want, 2 * 4 * 5 * 8);
+    free(q), free(k), free(v), free(o), free(want);
+  }
+
+  /* Dynamic shapes through the plain-pointer wrapper. */
+  {
+    const int64_t qs[4] = {3, 2, 9, 16}, ks[4] = {3, 2, 6, 16},
+                  vs[4] = {3, 2, 6, 4}, os[4] = {3, 2, 9, 4};
+    float *q = random_buffer(3 * 2 * 9 * 16), *k = random_buffer(3 * 2 * 6 * 16),
+          *v = random_buffer(3 * 2 * 6 * 4), *o = poisoned_buffer(3 * 2 * 9 * 4);
+    attn_dynamic(q, qs, k, ks, v, vs, o, os);
+    double *want = reference(q, k, v, 3, 2, 2, 9, 6, 16, 4, /*causal=*/0);
+    failures += check("dynamic", o, want, 3 * 2 * 9 * 4);
+    free(q), free(k), free(v), free(o), free(want);
+  }
+  return failures != 0;
+}

@@ -1,0 +1,26 @@
+// Two functions for the C ABI test: static shapes (called through the
+// descriptor entry point) and fully dynamic shapes (called through the
+// plain-pointer wrapper with sizes).
+func.func @static_gqa_causal(%q: tensor<2x4x5x8xf32>, %k: tensor<2x2x7x8xf32>,
+                             %v: tensor<2x2x7x8xf32>) -> tensor<2x4x5x8xf32> {
+  %e = tensor.empty() : tensor<2x4x5x8xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e) causal
+     : tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32> -> tensor<2x4x5x8xf32>
+  return %o : tensor<2x4x5x8xf32>
+}
+
+func.func @dynamic(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,
+                   %v: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %b = tensor.dim %q, %c0 : tensor<?x?x?x?xf32>
+  %h = tensor.dim %q, %c1 : tensor<?x?x?x?xf32>
+  %s = tensor.dim %q, %c2 : tensor<?x?x?x?xf32>
+  %d = tensor.dim %v, %c3 : tensor<?x?x?x?xf32>
+  %e = tensor.empty(%b, %h, %s, %d) : tensor<?x?x?x?xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
+  return %o : tensor<?x?x?x?xf32>
+}
