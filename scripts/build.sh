@@ -25,6 +25,7 @@ if [[ ! -f "$build/build.ninja" ]]; then
     -DLLVM_USE_LINKER=lld \
     -DMLIR_DIR="$llvm/lib/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$llvm/bin/lit" \
+    -DPython3_EXECUTABLE="$(command -v python3)" \
     "${launcher[@]}" "$@"
 fi
 cmake --build "$build"

@@ -30,11 +30,15 @@ tools = [
     "attn-run",
     "attn-translate",
     "attnc",
-    ToolSubst("%python", config.python_executable, unresolved="fatal"),
     # The C compiler the C ABI tests build their programs with.
     ToolSubst("%cc", config.host_cc, unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
+
+# lit's default %python is the interpreter lit itself runs under; the tests
+# need the one scripts/deps.sh installed NumPy into, which CMake recorded.
+config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
+config.substitutions.append(("%python", '"%s"' % config.python_executable))
 
 # Integration tests compute float64 references with NumPy.
 import subprocess

@@ -55,6 +55,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm) {
 
 void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Keeps compiled code free of runtime-library calls (see the pass).
+  pm.addPass(createAttnStridedCopyToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -196,11 +196,13 @@ FailureOr<int64_t> ShapeEvaluator::getIndex(Value value) {
 // analyzeCall
 //===----------------------------------------------------------------------===//
 
-/// 2 * (product of the loop ranges) of a contraction; nullopt for an op
-/// with no reduction or a range that cannot be evaluated.
+/// 2 * (product of the loop ranges) of a contraction, 0 for other ops;
+/// nullopt when a range cannot be evaluated.
 static std::optional<int64_t> countFlops(linalg::LinalgOp op,
                                          ShapeEvaluator &evaluator) {
-  if (op.getNumReductionLoops() == 0)
+  // Contractions (two or more inputs and a reduction): Q K^T, P V and the
+  // projections; the softmax's row reductions are not counted.
+  if (op.getNumReductionLoops() == 0 || op.getNumDpsInputs() < 2)
     return 0;
   // Each loop is bounded by some operand dimension: find one per loop.
   SmallVector<std::pair<Value, int64_t>> operandDims;

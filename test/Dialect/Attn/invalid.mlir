@@ -221,7 +221,7 @@ func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x
 // -----
 
 func.func @f(%q: tensor<1x2x4x8xi32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %init: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
-  // expected-error @+1 {{'attn.sdpa' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x2x4x8xi32>'}}
+  // expected-error @+1 {{'attn.sdpa' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values, but got 'tensor<1x2x4x8xi32>'}}
   %o = attn.sdpa %q, %k, %v outs(%init) : tensor<1x2x4x8xi32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }

@@ -62,4 +62,18 @@ def AttnWidenToF64 : Pass<"attn-widen-to-f64", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def AttnStridedCopyToLinalg : Pass<"attn-strided-copy-to-linalg"> {
+  let summary = "Rewrite memref.copy of non-contiguous layouts into linalg.copy";
+  let description = [{
+    Upstream lowers a `memref.copy` whose source or target is not an
+    identity-layout (contiguous) buffer to a call to `memrefCopy`, a function
+    of `libmlir_c_runner_utils`. Code compiled by attn-mlir must not depend on
+    that library (shared libraries are meant to be linked with libc and libm
+    only), so such copies become `linalg.copy`, which the CPU pipeline lowers
+    to loops. Copies between contiguous buffers are left alone: they lower to
+    `memcpy`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,38 @@
+// RUN: attn-opt %s --attn-widen-to-f64 --split-input-file | FileCheck %s
+
+// Signatures, the destination, the attn op and the return are retyped; the
+// i1 mask and the f32 modifier region are kept.
+// CHECK-LABEL: func.func @sdpa
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x5x8xf64>, %{{.*}}: tensor<1x2x7x8xf64>, %{{.*}}: tensor<1x2x7x8xf64>, %{{.*}}: tensor<5x7xi1>) -> tensor<1x2x5x8xf64>
+// CHECK: tensor.empty() : tensor<1x2x5x8xf64>
+// CHECK: attn.sdpa {{.*}} : tensor<1x2x5x8xf64>, tensor<1x2x7x8xf64>, tensor<1x2x7x8xf64> -> tensor<1x2x5x8xf64> score_mod {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK: arith.mulf %{{.*}} : f32
+// CHECK: return %{{.*}} : tensor<1x2x5x8xf64>
+func.func @sdpa(%q: tensor<1x2x5x8xbf16>, %k: tensor<1x2x7x8xbf16>, %v: tensor<1x2x7x8xbf16>,
+                %m: tensor<5x7xi1>) -> tensor<1x2x5x8xbf16> {
+  %e = tensor.empty() : tensor<1x2x5x8xbf16>
+  %o = attn.sdpa %q, %k, %v mask(%m : tensor<5x7xi1>) outs(%e) causal
+     : tensor<1x2x5x8xbf16>, tensor<1x2x7x8xbf16>, tensor<1x2x7x8xbf16> -> tensor<1x2x5x8xbf16>
+     score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c = arith.constant 2.0 : f32
+    %r = arith.mulf %s, %c : f32
+    attn.yield %r : f32
+  }
+  return %o : tensor<1x2x5x8xbf16>
+}
+
+// -----
+
+// Dense constants are converted value by value; calls follow the callee.
+// CHECK-LABEL: func.func private @callee(tensor<2xf64>) -> tensor<2xf64>
+// CHECK-LABEL: func.func @caller
+// CHECK: arith.constant dense<[1.500000e+00, -2.500000e-01]> : tensor<2xf64>
+// CHECK: call @callee(%{{.*}}) : (tensor<2xf64>) -> tensor<2xf64>
+func.func private @callee(tensor<2xf16>) -> tensor<2xf16>
+func.func @caller() -> tensor<2xf16> {
+  %c = arith.constant dense<[1.5, -0.25]> : tensor<2xf16>
+  %r = call @callee(%c) : (tensor<2xf16>) -> tensor<2xf16>
+  return %r : tensor<2xf16>
+}

@@ -1,0 +1,62 @@
+// RUN: attn-opt %s --attn-cpu-pipeline --split-input-file | FileCheck %s
+
+// Static shapes: the result becomes an out parameter after the inputs, the
+// function and its C wrapper are LLVM functions, and nothing of attn, linalg,
+// memref or tensor is left.
+// CHECK-LABEL: llvm.func @static_sdpa(
+// CHECK-SAME: attributes {llvm.emit_c_interface}
+// CHECK-LABEL: llvm.func @_mlir_ciface_static_sdpa(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK-NOT: attn.
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref.
+// CHECK-NOT: tensor<
+func.func @static_sdpa(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>,
+                       %v: tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32> {
+  %e = tensor.empty() : tensor<1x2x4x8xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e) causal
+     : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Two results (output and weights) give two out parameters.
+// CHECK-LABEL: llvm.func @_mlir_ciface_mha(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK-NOT: attn.
+func.func @mha(%x: tensor<2x3x8xf32>, %w_in: tensor<24x8xf32>, %w_out: tensor<8x8xf32>)
+    -> (tensor<2x3x8xf32>, tensor<2x3x3xf32>) {
+  %out, %weights = attn.multihead %x, %x, %x in_proj(%w_in : tensor<24x8xf32>)
+      out_proj(%w_out : tensor<8x8xf32>) num_heads = 2 batch_first
+    : tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>
+      -> tensor<2x3x8xf32>, tensor<2x3x3xf32>
+  return %out, %weights : tensor<2x3x8xf32>, tensor<2x3x3xf32>
+}
+
+// -----
+
+// Dynamic shapes and half precision: the out parameter is a dynamic buffer
+// the computed result is copied into; f16 arithmetic widens to f32.
+// CHECK-LABEL: llvm.func @dynamic_f16(
+// CHECK: llvm.fpext %{{.*}} : f16 to f32
+// CHECK: llvm.intr.exp
+// CHECK: llvm.fptrunc %{{.*}} : f32 to f16
+// CHECK: "llvm.intr.memcpy"
+// CHECK-LABEL: llvm.func @_mlir_ciface_dynamic_f16(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+func.func @dynamic_f16(%q: tensor<?x?x?x?xf16>, %k: tensor<?x?x?x?xf16>,
+                       %v: tensor<?x?x?x?xf16>) -> tensor<?x?x?x?xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %b = tensor.dim %q, %c0 : tensor<?x?x?x?xf16>
+  %h = tensor.dim %q, %c1 : tensor<?x?x?x?xf16>
+  %s = tensor.dim %q, %c2 : tensor<?x?x?x?xf16>
+  %d = tensor.dim %v, %c3 : tensor<?x?x?x?xf16>
+  %e = tensor.empty(%b, %h, %s, %d) : tensor<?x?x?x?xf16>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<?x?x?x?xf16>, tensor<?x?x?x?xf16>, tensor<?x?x?x?xf16> -> tensor<?x?x?x?xf16>
+  return %o : tensor<?x?x?x?xf16>
+}

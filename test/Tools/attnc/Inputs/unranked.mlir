@@ -1,0 +1,3 @@
+func.func @f(%x: tensor<*xf32>) -> tensor<*xf32> {
+  return %x : tensor<*xf32>
+}
