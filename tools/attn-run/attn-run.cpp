@@ -288,18 +288,34 @@ makeRandomInputs(func::FuncOp func, const FunctionAbi &abi,
 // Checking and timing
 //===----------------------------------------------------------------------===//
 
-/// ||got - want|| / ||want|| (Frobenius), infinite if `got` has a
-/// non-finite value where `want` is finite.
-double getRelativeError(const HostArray &got, const HostArray &want) {
+/// How far an output is from its reference.
+struct Comparison {
+  /// ||got - want|| / ||want|| (Frobenius); infinite if any value of
+  /// either is not finite.
+  double relativeError = 0;
+  /// Elements where `got` or `want` is NaN or infinite: attention of finite
+  /// inputs is finite (a fully masked row gives 0), so such a value is an
+  /// element the code never wrote (outputs start as NaN) or an overflow.
+  int64_t nonFinite = 0;
+};
+
+Comparison compare(const HostArray &got, const HostArray &want) {
+  Comparison result;
   double diff = 0, norm = 0;
   for (int64_t i = 0, e = want.getNumElements(); i < e; ++i) {
     double g = got.get(i), w = want.get(i);
-    if (!std::isfinite(g) && std::isfinite(w))
-      return INFINITY;
+    if (!std::isfinite(g) || !std::isfinite(w)) {
+      ++result.nonFinite;
+      continue;
+    }
     diff += (g - w) * (g - w);
     norm += w * w;
   }
-  return std::sqrt(diff) / (norm > 0 ? std::sqrt(norm) : 1.0);
+  result.relativeError = result.nonFinite
+                             ? INFINITY
+                             : std::sqrt(diff) / (norm > 0 ? std::sqrt(norm)
+                                                           : 1.0);
+  return result;
 }
 
 /// Runs the float64 reference on `arrays`' inputs and compares each output.
@@ -332,14 +348,19 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
   bool ok = true;
   for (unsigned i = abi.numInputs; i < abi.params.size(); ++i) {
     const AbiParam &param = abi.params[i];
-    double error = getRelativeError(arrays[i], wideArrays[i]);
+    Comparison comparison = compare(arrays[i], wideArrays[i]);
     double tolerance = getTolerance(param.element);
-    bool pass = error <= tolerance;
+    bool pass = comparison.relativeError <= tolerance;
     ok &= pass;
     llvm::outs() << llvm::formatv(
-        "@{0} result #{1} {2}: relative error {3:e} (tolerance {4:e}) {5}\n",
+        "@{0} result #{1} {2}: relative error {3:e} (tolerance {4:e}) {5}",
         abi.name, i - abi.numInputs, describe(param, arrays[i].getShape()),
-        error, tolerance, pass ? "ok" : "FAIL");
+        comparison.relativeError, tolerance, pass ? "ok" : "FAIL");
+    if (comparison.nonFinite)
+      llvm::outs() << ", " << comparison.nonFinite << " of "
+                   << arrays[i].getNumElements()
+                   << " values are NaN or infinite";
+    llvm::outs() << "\n";
   }
   return success(ok);
 }

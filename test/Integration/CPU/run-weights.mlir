@@ -1,0 +1,44 @@
+// attn.weights (the attention probabilities) in its forms, against the
+// float64 reference.
+// RUN: attn-run %s --check --entry=plain | FileCheck %s
+// RUN: attn-run %s --check --entry=gqa_mask_causal | FileCheck %s
+// RUN: attn-run %s --check --entry=kv_lens_window_f16 | FileCheck %s
+// RUN: attn-run %s --check --entry=score_mod_dropout_bf16 | FileCheck %s
+// CHECK: relative error {{.*}} ok
+// CHECK-NOT: FAIL
+
+func.func @plain(%q: tensor<2x2x5x8xf32>, %k: tensor<2x2x7x8xf32>) -> tensor<2x2x5x7xf32> {
+  %e = tensor.empty() : tensor<2x2x5x7xf32>
+  %p = attn.weights %q, %k outs(%e) : tensor<2x2x5x8xf32>, tensor<2x2x7x8xf32> -> tensor<2x2x5x7xf32>
+  return %p : tensor<2x2x5x7xf32>
+}
+
+func.func @gqa_mask_causal(%q: tensor<1x4x6x8xf32>, %k: tensor<1x2x6x8xf32>, %m: tensor<1x4x6x6xi1>)
+    -> tensor<1x4x6x6xf32> {
+  %e = tensor.empty() : tensor<1x4x6x6xf32>
+  %p = attn.weights %q, %k mask(%m : tensor<1x4x6x6xi1>) outs(%e) causal
+     : tensor<1x4x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x4x6x6xf32>
+  return %p : tensor<1x4x6x6xf32>
+}
+
+func.func @kv_lens_window_f16(%q: tensor<2x2x6x16xf16>, %k: tensor<2x2x10x16xf16>, %l: tensor<2xi32>)
+    -> tensor<2x2x6x10xf16> {
+  %e = tensor.empty() : tensor<2x2x6x10xf16>
+  %p = attn.weights %q, %k kv_lens(%l : tensor<2xi32>) outs(%e) window = [2, 2] align = <bottom_right>
+     : tensor<2x2x6x16xf16>, tensor<2x2x10x16xf16> -> tensor<2x2x6x10xf16>
+  return %p : tensor<2x2x6x10xf16>
+}
+
+func.func @score_mod_dropout_bf16(%q: tensor<1x2x6x16xbf16>, %k: tensor<1x2x6x16xbf16>)
+    -> tensor<1x2x6x6xbf16> {
+  %e = tensor.empty() : tensor<1x2x6x6xbf16>
+  %p = attn.weights %q, %k outs(%e) dropout = 0.25 seed = 7
+     : tensor<1x2x6x16xbf16>, tensor<1x2x6x16xbf16> -> tensor<1x2x6x6xbf16>
+     score_mod {
+     ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+       %half = arith.constant 0.5 : f32
+       %r = arith.mulf %s, %half : f32
+       attn.yield %r : f32
+     }
+  return %p : tensor<1x2x6x6xbf16>
+}
