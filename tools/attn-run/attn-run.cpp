@@ -22,6 +22,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -406,6 +407,14 @@ LogicalResult run(MLIRContext &context) {
 
   FailureOr<func::FuncOp> func = findEntry(*module);
   if (failed(func))
+    return failure();
+  // Only the entry and what it calls are compiled (twice with --check).
+  for (auto other : module->getOps<func::FuncOp>())
+    if (other != *func)
+      other.setPrivate();
+  PassManager dce(&context);
+  dce.addPass(createSymbolDCEPass());
+  if (failed(dce.run(*module)))
     return failure();
   FailureOr<FunctionAbi> abi = getFunctionAbi(*func);
   if (failed(abi))
