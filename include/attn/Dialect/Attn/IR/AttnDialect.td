@@ -22,7 +22,9 @@ def Attn_Dialect : Dialect {
     unfused reference or as tiled FlashAttention-style loop nests.
 
     All operations have tensor (value) semantics. Inputs may be `f32`, `f16`
-    or `bf16`; scores and softmax are always accumulated in `f32`.
+    or `bf16`; scores and softmax are always accumulated in `f32`. `f64`
+    inputs are accepted too and accumulate in `f64`: that is the float64
+    reference `attn-run --check` compares against.
   }];
   let useDefaultAttributePrinterParser = 1;
   let dependentDialects = [

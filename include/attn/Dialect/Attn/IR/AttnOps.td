@@ -108,7 +108,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
     (grouped-query and multi-query attention). `Sq` and `Skv` may differ
     (cross-attention) and so may `D` and `Dv`. Any dimension may be dynamic.
     `query`, `key`, `value` and the result share one element type (`f32`,
-    `f16` or `bf16`); the op is in destination-passing style and `outs` gives
+    `f16`, `bf16`, or `f64`, which the float64 reference uses); the op is in destination-passing style and `outs` gives
     the tensor the result is written into.
 
   }], Attn_ScoreModifierDoc, [{
