@@ -21,6 +21,19 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+/// A copy of `module` after the pipeline `build` appends; `what` names the
+/// pipeline in the error (its diagnostics have gone to the context).
+static llvm::Expected<OwningOpRef<ModuleOp>>
+lowerCopy(ModuleOp module, void (*build)(OpPassManager &), StringRef what) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  PassManager pm(module.getContext());
+  build(pm);
+  if (failed(pm.run(*copy)))
+    return llvm::createStringError("the " + what +
+                                   " failed on the module (diagnostics above)");
+  return copy;
+}
+
 //===----------------------------------------------------------------------===//
 // JitFunction
 //===----------------------------------------------------------------------===//
@@ -34,12 +47,9 @@ JitFunction::~JitFunction() = default;
 llvm::Expected<std::unique_ptr<JitFunction>>
 JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
                      const CpuTargetOptions &options) {
-  OwningOpRef<ModuleOp> copy = module.clone();
-  PassManager pm(module.getContext());
-  buildCpuPipeline(pm);
-  if (failed(pm.run(*copy)))
-    return llvm::createStringError(
-        "the CPU pipeline failed on the module (diagnostics above)");
+  auto copy = lowerCopy(module, buildCpuPipeline, "CPU pipeline");
+  if (!copy)
+    return copy.takeError();
 
   auto machine = createCpuTargetMachine(options);
   if (!machine)
@@ -53,7 +63,7 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
   engineOptions.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(options.optLevel);
   auto engine =
-      ExecutionEngine::create(*copy, engineOptions, std::move(*machine));
+      ExecutionEngine::create(**copy, engineOptions, std::move(*machine));
   if (!engine)
     return engine.takeError();
   return std::unique_ptr<JitFunction>(
@@ -229,13 +239,10 @@ static std::optional<int64_t> countFlops(linalg::LinalgOp op,
 llvm::Expected<CallAnalysis>
 attn::analyzeCall(ModuleOp module, StringRef name,
                   ArrayRef<SmallVector<int64_t>> inputShapes) {
-  OwningOpRef<ModuleOp> copy = module.clone();
-  PassManager pm(module.getContext());
-  buildReferencePipeline(pm);
-  if (failed(pm.run(*copy)))
-    return llvm::createStringError(
-        "the reference pipeline failed on the module (diagnostics above)");
-  auto func = copy->lookupSymbol<func::FuncOp>(name);
+  auto copy = lowerCopy(module, buildReferencePipeline, "reference pipeline");
+  if (!copy)
+    return copy.takeError();
+  auto func = (*copy)->lookupSymbol<func::FuncOp>(name);
   if (!func)
     return llvm::createStringError("no function @" + name);
 
