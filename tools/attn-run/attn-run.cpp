@@ -494,5 +494,7 @@ int main(int argc, char **argv) {
   registerAllAttnDialects(registry);
   registerCpuTranslations(registry);
   MLIRContext context(registry);
+  // Diagnostics point at the source; the generic form of the op adds noise.
+  context.printOpOnDiagnostic(false);
   return succeeded(run(context)) ? 0 : 1;
 }

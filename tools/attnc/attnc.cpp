@@ -280,6 +280,8 @@ int main(int argc, char **argv) {
   attn::registerAllAttnDialects(registry);
   attn::registerCpuTranslations(registry);
   MLIRContext context(registry);
+  // Diagnostics point at the source; the generic form of the op adds noise.
+  context.printOpOnDiagnostic(false);
 
   DefaultTimingManager timing;
   timing.setEnabled(verbose);

@@ -1,0 +1,3 @@
+func.func @f(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+ return %x : tensor<4xcomplex<f32>>
+}
