@@ -9,6 +9,7 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,8 +34,10 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm) {
   // after it works on any linalg-on-tensors form.
   buildReferencePipeline(pm);
 
-  // Function boundaries get identity layouts so that the C ABI passes plain
+  // Inputs are never written (the C ABI declares them const); function
+  // boundaries get identity layouts so that the C ABI passes plain
   // contiguous buffers.
+  pm.addPass(createAttnReadOnlyInputs());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -61,6 +64,11 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // bf16 conversions become integer arithmetic: without it, targets lacking
+  // AVX512-BF16 call libgcc's __truncsfbf2, which older toolchains lack.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertToLLVMPass());

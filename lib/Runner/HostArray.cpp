@@ -14,6 +14,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -80,6 +81,27 @@ double HostArray::get(int64_t i) const {
   llvm_unreachable("covered switch");
 }
 
+/// Whether `element` is stored as an integer.
+static bool isInteger(AbiElement element) {
+  return element == AbiElement::i1 || element == AbiElement::i8 ||
+         element == AbiElement::i32 || element == AbiElement::i64 ||
+         element == AbiElement::index;
+}
+
+/// The range of an integer element kind.
+static std::pair<int64_t, int64_t> getRange(AbiElement element) {
+  switch (element) {
+  case AbiElement::i1:
+    return {0, 1};
+  case AbiElement::i8:
+    return {INT8_MIN, INT8_MAX};
+  case AbiElement::i32:
+    return {INT32_MIN, INT32_MAX};
+  default:
+    return {INT64_MIN, INT64_MAX};
+  }
+}
+
 void HostArray::set(int64_t i, double value) {
   char *p = reinterpret_cast<char *>(storage.data());
   auto store = [&](auto v) { std::memcpy(p + i * sizeof(v), &v, sizeof(v)); };
@@ -91,15 +113,62 @@ void HostArray::set(int64_t i, double value) {
     return store(static_cast<float>(value));
   case AbiElement::f64:
     return store(value);
+  default: {
+    // Saturate in double first: casting an out-of-range double is UB.
+    auto [lo, hi] = getRange(element);
+    if (std::isnan(value))
+      return setInt(i, 0);
+    if (element == AbiElement::i1)
+      return setInt(i, value != 0);
+    if (value <= static_cast<double>(lo))
+      return setInt(i, lo);
+    if (value >= static_cast<double>(hi))
+      return setInt(i, hi);
+    return setInt(i, static_cast<int64_t>(value));
+  }
+  }
+}
+
+int64_t HostArray::getInt(int64_t i) const {
+  const char *p = reinterpret_cast<const char *>(storage.data());
+  auto load = [&](auto witness) {
+    decltype(witness) v;
+    std::memcpy(&v, p + i * sizeof(v), sizeof(v));
+    return static_cast<int64_t>(v);
+  };
+  switch (element) {
   case AbiElement::i1:
-    return store(static_cast<uint8_t>(value != 0));
+    return load(uint8_t()) != 0;
+  case AbiElement::i8:
+    return load(int8_t());
+  case AbiElement::i32:
+    return load(int32_t());
+  case AbiElement::i64:
+  case AbiElement::index:
+    return load(int64_t());
+  default:
+    return static_cast<int64_t>(get(i));
+  }
+}
+
+void HostArray::setInt(int64_t i, int64_t value) {
+  char *p = reinterpret_cast<char *>(storage.data());
+  auto store = [&](auto v) { std::memcpy(p + i * sizeof(v), &v, sizeof(v)); };
+  auto [lo, hi] = getRange(element);
+  value = element == AbiElement::i1 ? value != 0
+                                    : std::min(std::max(value, lo), hi);
+  switch (element) {
+  case AbiElement::i1:
+    return store(static_cast<uint8_t>(value));
   case AbiElement::i8:
     return store(static_cast<int8_t>(value));
   case AbiElement::i32:
     return store(static_cast<int32_t>(value));
   case AbiElement::i64:
   case AbiElement::index:
-    return store(static_cast<int64_t>(value));
+    return store(value);
+  default:
+    return set(i, static_cast<double>(value));
   }
 }
 
@@ -132,9 +201,28 @@ HostArray attn::convertArray(const HostArray &array, AbiElement element) {
                 array.getNumElements() * getAbiElementSize(element));
     return result;
   }
-  for (int64_t i = 0, e = array.getNumElements(); i < e; ++i)
-    result.set(i, array.get(i));
+  bool exact = isInteger(element) && isInteger(array.getElement());
+  for (int64_t i = 0, e = array.getNumElements(); i < e; ++i) {
+    if (exact)
+      result.setInt(i, array.getInt(i));
+    else
+      result.set(i, array.get(i));
+  }
   return result;
+}
+
+std::optional<int64_t> attn::findUnrepresentable(const HostArray &array,
+                                                 AbiElement element) {
+  if (!isInteger(element) || !isInteger(array.getElement()) ||
+      element == AbiElement::i1)
+    return std::nullopt;
+  auto [lo, hi] = getRange(element);
+  for (int64_t i = 0, e = array.getNumElements(); i < e; ++i) {
+    int64_t v = array.getInt(i);
+    if (v < lo || v > hi)
+      return i;
+  }
+  return std::nullopt;
 }
 
 //===----------------------------------------------------------------------===//
@@ -230,23 +318,31 @@ llvm::Expected<HostArray> attn::readNpy(StringRef path) {
   if (findHeaderValue(header, "fortran_order") != "False")
     return fail("Fortran-ordered arrays are not supported; save a C-ordered "
                 "copy (numpy.ascontiguousarray)");
+  // The size the header promises is checked against the bytes present
+  // before anything is allocated (with overflow-checked arithmetic).
   SmallVector<int64_t> shape;
   SmallVector<StringRef> dims;
   findHeaderValue(header, "shape").split(dims, ',', -1, /*KeepEmpty=*/false);
+  uint64_t dataBytes = getAbiElementSize(*element);
+  uint64_t available = bytes.size() - headerStart - headerLen;
   for (StringRef dim : dims) {
     int64_t size;
     if (dim.trim().getAsInteger(10, size) || size < 0)
       return fail("malformed shape in header: " + header);
     shape.push_back(size);
+    if (size != 0 && dataBytes > available / static_cast<uint64_t>(size))
+      dataBytes = available + 1; // More than the file holds, or overflow.
+    else
+      dataBytes *= size;
   }
+  if (available < dataBytes)
+    return fail("holds " + Twine(available) +
+                " data bytes, fewer than its header's shape (" +
+                HostArray::formatShape(shape) + ") needs");
 
   HostArray array(*element, shape);
-  size_t dataBytes = array.getNumElements() * getAbiElementSize(*element);
-  if (bytes.size() - headerStart - headerLen < dataBytes)
-    return fail("holds " + Twine(bytes.size() - headerStart - headerLen) +
-                " data bytes, its header promises " + Twine(dataBytes));
   std::memcpy(array.getData(), bytes.data() + headerStart + headerLen,
-              dataBytes);
+              array.getNumElements() * getAbiElementSize(*element));
   return array;
 }
 

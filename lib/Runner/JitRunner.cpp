@@ -135,9 +135,12 @@ FailureOr<int64_t> ShapeEvaluator::getDim(Value value, int64_t dim) {
   if (!type.isDynamicDim(dim))
     return type.getDimSize(dim);
   if (auto arg = dyn_cast<BlockArgument>(value)) {
-    if (arg.getOwner() != &func.getBody().front())
+    unsigned number = arg.getArgNumber();
+    if (arg.getOwner() != &func.getBody().front() ||
+        number >= argShapes.size() ||
+        dim >= static_cast<int64_t>(argShapes[number].size()))
       return failure();
-    return argShapes[arg.getArgNumber()][dim];
+    return argShapes[number][dim];
   }
   Operation *op = value.getDefiningOp();
   auto result = cast<OpResult>(value);

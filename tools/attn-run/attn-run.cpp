@@ -134,6 +134,16 @@ FailureOr<func::FuncOp> findEntry(ModuleOp module) {
                      "); choose one with --entry");
 }
 
+/// Whether `shape` fits the parameter's type (rank and static dimensions).
+bool fits(ArrayRef<int64_t> shape, const AbiParam &param) {
+  if (shape.size() != param.shape.size())
+    return false;
+  for (auto [have, want] : llvm::zip(shape, param.shape))
+    if (!ShapedType::isDynamic(want) && have != want)
+      return false;
+  return true;
+}
+
 /// Loads the .npy inputs, converting between kinds of the same family.
 FailureOr<SmallVector<HostArray>> loadInputs(const FunctionAbi &abi) {
   if (inputFiles.size() != abi.numInputs)
@@ -154,6 +164,16 @@ FailureOr<SmallVector<HostArray>> loadInputs(const FunctionAbi &abi) {
                          stringifyAbiElement(have) + " data, input #" +
                          Twine(i) + " of @" + abi.name + " is " +
                          stringifyAbiElement(want));
+    if (!fits(array->getShape(), abi.params[i]))
+      return reportError(inputFiles[i] + " holds a " +
+                         HostArray::formatShape(array->getShape()) +
+                         " array, input #" + Twine(i) + " of @" + abi.name +
+                         " is " + describe(abi.params[i], abi.params[i].shape));
+    if (std::optional<int64_t> bad = findUnrepresentable(*array, want))
+      return reportError(inputFiles[i] + ": element " + Twine(*bad) + " (" +
+                         Twine(array->getInt(*bad)) + ") does not fit " +
+                         stringifyAbiElement(want) + ", the type of input #" +
+                         Twine(i) + " of @" + abi.name);
     inputs.push_back(convertArray(*array, want));
   }
   return inputs;
@@ -195,10 +215,7 @@ getRandomInputShapes(const FunctionAbi &abi) {
       shape.push_back(size);
     }
     const AbiParam &param = abi.params[i];
-    bool ok = shape.size() == param.shape.size();
-    for (auto [have, want] : llvm::zip(shape, param.shape))
-      ok &= ShapedType::isDynamic(want) || have == want;
-    if (!ok)
+    if (!fits(shape, param))
       return reportError("--input-shapes: input #" + Twine(i) + " of @" +
                          abi.name + " is " + describe(param, param.shape) +
                          ", which shape " + inputShapes[i] + " does not fit");
@@ -229,6 +246,16 @@ std::optional<int64_t> getLengthBound(func::FuncOp func, unsigned argument,
   return std::nullopt;
 }
 
+/// Whether the argument is a boolean mask of attn.multihead, where true
+/// means "masked out" (PyTorch's convention).
+bool isMultiheadMask(func::FuncOp func, unsigned argument) {
+  Value arg = func.getArgument(argument);
+  return llvm::any_of(arg.getUsers(), [&](Operation *user) {
+    auto mha = dyn_cast<MultiheadOp>(user);
+    return mha && (arg == mha.getKeyPaddingMask() || arg == mha.getAttnMask());
+  });
+}
+
 /// For an argument used as a projection weight of attn.multihead ([out,
 /// in]), its fan-in; nullopt otherwise.
 std::optional<int64_t> getFanIn(func::FuncOp func, unsigned argument,
@@ -251,15 +278,15 @@ std::optional<int64_t> getFanIn(func::FuncOp func, unsigned argument,
 
 /// Seeded random inputs: floats uniform in [-1, 1) except projection
 /// weights, uniform in +-1/sqrt(fan_in) as nn.Linear initialises them (so
-/// that scores keep the magnitude real models have); booleans true with
-/// probability 0.8 (masks keep most keys); key lengths in [1, keys]; other
-/// integers in [0, 8).
+/// that scores keep the magnitude real models have); boolean masks keep a
+/// key with probability 0.8 (true for attn.sdpa/attn.weights, false for
+/// attn.multihead); key lengths in [1, keys]; other integers in [0, 8).
 SmallVector<HostArray>
 makeRandomInputs(func::FuncOp func, const FunctionAbi &abi,
                  ArrayRef<SmallVector<int64_t>> shapes, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  std::bernoulli_distribution keep(0.8);
+  std::bernoulli_distribution keep(0.8), drop(0.2);
   ShapeEvaluator evaluator(func, shapes);
   SmallVector<HostArray> inputs;
   for (unsigned i = 0; i < abi.numInputs; ++i) {
@@ -270,6 +297,8 @@ makeRandomInputs(func::FuncOp func, const FunctionAbi &abi,
       bound = getLengthBound(func, i, evaluator);
     if (isFloat(element))
       fanIn = getFanIn(func, i, evaluator);
+    std::bernoulli_distribution &mask =
+        element == AbiElement::i1 && isMultiheadMask(func, i) ? drop : keep;
     double scale = fanIn ? 1.0 / std::sqrt(static_cast<double>(*fanIn)) : 1.0;
     std::uniform_int_distribution<int64_t> integers(bound ? 1 : 0,
                                                     bound ? *bound : 7);
@@ -277,9 +306,9 @@ makeRandomInputs(func::FuncOp func, const FunctionAbi &abi,
       if (isFloat(element))
         array.set(k, scale * uniform(rng));
       else if (element == AbiElement::i1)
-        array.set(k, keep(rng));
+        array.set(k, mask(rng));
       else
-        array.set(k, static_cast<double>(integers(rng)));
+        array.setInt(k, integers(rng));
     }
   }
   return inputs;
@@ -408,10 +437,12 @@ LogicalResult run(MLIRContext &context) {
   FailureOr<func::FuncOp> func = findEntry(*module);
   if (failed(func))
     return failure();
-  // Only the entry and what it calls are compiled (twice with --check).
+  // Only the entry and what it calls are compiled (twice with --check). The
+  // entry is made public so that it keeps its C interface.
   for (auto other : module->getOps<func::FuncOp>())
     if (other != *func)
       other.setPrivate();
+  func->setPublic();
   PassManager dce(&context);
   dce.addPass(createSymbolDCEPass());
   if (failed(dce.run(*module)))

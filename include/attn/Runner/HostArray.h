@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace mlir {
@@ -23,20 +24,31 @@ namespace attn {
 /// A dense row-major array in host memory.
 class HostArray {
 public:
+  /// A zero-filled array of `shape` (non-negative sizes).
   HostArray(AbiElement element, ArrayRef<int64_t> shape);
 
+  /// The element kind.
   AbiElement getElement() const { return element; }
+  /// The dimensions, outermost first.
   ArrayRef<int64_t> getShape() const { return shape; }
+  /// The product of the dimensions.
   int64_t getNumElements() const { return numElements; }
+  /// The first element; elements are contiguous and row-major.
   void *getData() { return storage.data(); }
   const void *getData() const { return storage.data(); }
 
   /// Element `i` (row-major) as a double; halves and bf16 are decoded, i1
   /// reads 0 or 1.
   double get(int64_t i) const;
-  /// Stores `value` into element `i`, rounded to nearest even for floats
-  /// and truncated towards zero for integers.
+  /// Stores `value` into element `i`, rounded to nearest even for floats,
+  /// truncated towards zero and saturated for integers.
   void set(int64_t i, double value);
+
+  /// Element `i` of an integer or i1 array, exactly.
+  int64_t getInt(int64_t i) const;
+  /// Stores `value` into element `i` of an integer or i1 array, saturated
+  /// to the element's range (i1: non-zero is 1).
+  void setInt(int64_t i, int64_t value);
 
   /// Fills every element with NaN (floats) or a recognisable garbage
   /// pattern (integers), so that an output the callee never writes fails
@@ -63,8 +75,15 @@ llvm::Expected<HostArray> readNpy(StringRef path);
 /// NumPy has no bf16 dtype.
 llvm::Error writeNpy(StringRef path, const HostArray &array);
 
-/// `array` converted to `element` (same shape); floats round to nearest even.
+/// `array` converted to `element` (same shape); floats round to nearest
+/// even, integers convert exactly when they fit (see findUnrepresentable).
 HostArray convertArray(const HostArray &array, AbiElement element);
+
+/// For integer arrays converted to the integer kind `element`: the first
+/// element whose value does not fit, or nullopt when all do (always for
+/// other kinds).
+std::optional<int64_t> findUnrepresentable(const HostArray &array,
+                                           AbiElement element);
 
 } // namespace attn
 } // namespace mlir

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -132,12 +133,26 @@ static FailureOr<AbiParam> getParam(func::FuncOp func, Type type,
                             << ", which the C ABI cannot pass (supported: "
                                "f16, bf16, f32, f64, i1, i8, i32, i64, index)";
   param.element = *abiElement;
+  if (!param.isBuffer &&
+      (param.element == AbiElement::f16 || param.element == AbiElement::bf16))
+    return func.emitError()
+           << what << " is the scalar " << type
+           << "; C has no portable 16-bit float to pass it by value, so pass "
+              "a rank-0 tensor instead";
   return param;
 }
 
 FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
   FunctionAbi abi;
   abi.name = func.getSymName().str();
+  auto isIdentifier = [](StringRef name) {
+    return !name.empty() && !llvm::isDigit(name.front()) &&
+           llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  };
+  if (!isIdentifier(abi.name))
+    return func.emitError() << "function name '" << abi.name
+                            << "' is not a C identifier, so C cannot call it; "
+                               "rename it (letters, digits and '_')";
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     FailureOr<AbiParam> param = getParam(func, type, "argument #" + Twine(i));
     if (failed(param))

@@ -130,8 +130,10 @@ llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
           llvm::sys::fs::createTemporaryFile("attnc-link", "log", log))
     return llvm::createStringError("cannot create a temporary file: " +
                                    ec.message());
-  SmallVector<StringRef> args = {*driver, "-shared", "-o", outputPath,
-                                 objectPath, "-lm"};
+  // -z defs: a symbol nothing provides is an error now, not when a user
+  // loads the library.
+  SmallVector<StringRef> args = {*driver,    "-shared",    "-o", outputPath,
+                                 objectPath, "-Wl,-z,defs", "-lm"};
   std::optional<StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects,

@@ -36,7 +36,9 @@ struct AbiParam {
   /// Whether the callee writes it (a result turned out parameter).
   bool isOutput = false;
 
+  /// The number of dimensions (0 for scalars and rank-0 buffers).
   int64_t getRank() const { return shape.size(); }
+  /// Whether every dimension is known at compile time.
   bool hasStaticShape() const;
 };
 

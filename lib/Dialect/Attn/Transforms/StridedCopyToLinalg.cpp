@@ -41,6 +41,7 @@ struct StridedCopyToLinalg : OpRewritePattern<memref::CopyOp> {
   }
 };
 
+/// Applies `StridedCopyToLinalg` everywhere.
 struct AttnStridedCopyToLinalgPass
     : attn::impl::AttnStridedCopyToLinalgBase<AttnStridedCopyToLinalgPass> {
   void runOnOperation() override {

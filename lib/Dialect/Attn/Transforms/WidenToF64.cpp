@@ -48,11 +48,14 @@ bool touchesNarrowFloats(Operation *op) {
 }
 
 /// Ops whose only dependence on the element type is through their operand
-/// and result types, so that retyping them in place is exact.
+/// and result types, so that retyping them in place is exact. linalg.fill
+/// also takes a scalar, which is widened separately.
 bool isRetypable(Operation *op) {
-  return isa<AttnDialect, tensor::TensorDialect, func::FuncDialect>(
-             op->getDialect()) ||
-         isa<linalg::FillOp, ModuleOp>(op);
+  return isa<AttnDialect, func::FuncDialect>(op->getDialect()) ||
+         isa<ModuleOp, linalg::FillOp, tensor::EmptyOp, tensor::DimOp,
+             tensor::CastOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+             tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp>(
+             op);
 }
 
 /// A dense float tensor constant's value converted to f64, or null when
@@ -68,6 +71,8 @@ DenseElementsAttr getWidenedConstant(arith::ConstantOp op,
   return DenseElementsAttr::get(type, ArrayRef<double>(values));
 }
 
+/// Checks that every op can be retyped, then retypes the whole module in
+/// one walk.
 struct AttnWidenToF64Pass
     : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
   void runOnOperation() override {
@@ -87,7 +92,8 @@ struct AttnWidenToF64Pass
       op->emitOpError()
           << "has float tensors but no float64 form; a float64 reference "
              "can only be built for modules of attn ops, func ops, tensor "
-             "shape ops, linalg.fill and constants";
+             "shape ops (empty, dim, cast, reshapes, slices, concat), "
+             "linalg.fill and dense constants";
       unsupported = true;
     });
     if (unsupported)
@@ -109,6 +115,21 @@ struct AttnWidenToF64Pass
             FunctionType::get(func.getContext(), inputs, results));
         for (BlockArgument arg : func.getArguments())
           widen(arg);
+        return;
+      }
+      if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+        // linalg.fill carries a region typed by its element type: rebuild
+        // it with the value widened and the (already retyped) destination.
+        OpBuilder b(fill);
+        Value value = fill.getInputs()[0];
+        if (auto type = dyn_cast<FloatType>(value.getType());
+            type && type.getWidth() < 64 &&
+            getElementTypeOrSelf(fill.getOutputs()[0]).isF64())
+          value = arith::ExtFOp::create(b, fill.getLoc(), b.getF64Type(), value);
+        auto widened = linalg::FillOp::create(b, fill.getLoc(), value,
+                                              fill.getOutputs()[0]);
+        fill->replaceAllUsesWith(widened);
+        fill->erase();
         return;
       }
       if (auto constant = dyn_cast<arith::ConstantOp>(op)) {

@@ -14,3 +14,12 @@ func.func @generic(%x: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// tensor.splat takes a scalar of the element type: not a shape-only op.
+func.func @splat(%x: f32) -> tensor<4xf32> {
+  // expected-error @below {{'tensor.splat' op has float tensors but no float64 form}}
+  %r = tensor.splat %x : tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -36,3 +36,18 @@ func.func @caller() -> tensor<2xf16> {
   %r = call @callee(%c) : (tensor<2xf16>) -> tensor<2xf16>
   return %r : tensor<2xf16>
 }
+
+// -----
+
+// linalg.fill is rebuilt around the widened value.
+// CHECK-LABEL: func.func @fill
+// CHECK: %[[C:.*]] = arith.constant 2.500000e+00 : f32
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4xf64>
+// CHECK: %[[W:.*]] = arith.extf %[[C]] : f32 to f64
+// CHECK: linalg.fill ins(%[[W]] : f64) outs(%[[E]] : tensor<4xf64>) -> tensor<4xf64>
+func.func @fill() -> tensor<4xf32> {
+  %c = arith.constant 2.5 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.fill ins(%c : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

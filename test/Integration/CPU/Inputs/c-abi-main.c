@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static uint64_t state;
@@ -120,6 +121,20 @@ int main(void) {
     double *want = reference(q, k, v, 3, 2, 2, 9, 6, 16, 4, /*causal=*/0);
     failures += check("dynamic", o, want, 3 * 2 * 9 * 4);
     free(q), free(k), free(v), free(o), free(want);
+  }
+  /* Inputs are const: a destination passed as an argument stays as it was. */
+  {
+    float *q = random_buffer(1 * 2 * 3 * 8), *init = random_buffer(1 * 2 * 3 * 8),
+          *o = poisoned_buffer(1 * 2 * 3 * 8);
+    float before[1 * 2 * 3 * 8];
+    memcpy(before, init, sizeof(before));
+    attn_init_argument(q, init, o);
+    double *want = reference(q, q, q, 1, 2, 2, 3, 3, 8, 8, /*causal=*/0);
+    failures += check("init_argument", o, want, 1 * 2 * 3 * 8);
+    int untouched = memcmp(before, init, sizeof(before)) == 0;
+    printf("init_argument: input %s\n", untouched ? "untouched" : "MODIFIED");
+    failures += !untouched;
+    free(q), free(init), free(o), free(want);
   }
   return failures != 0;
 }

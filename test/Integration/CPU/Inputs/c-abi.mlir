@@ -24,3 +24,12 @@ func.func @dynamic(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>,
      : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32> -> tensor<?x?x?x?xf32>
   return %o : tensor<?x?x?x?xf32>
 }
+
+// The destination passed in as an argument: it is an input like any other,
+// which the call must leave untouched (the result goes to the out buffer).
+func.func @init_argument(%q: tensor<1x2x3x8xf32>, %init: tensor<1x2x3x8xf32>)
+    -> tensor<1x2x3x8xf32> {
+  %o = attn.sdpa %q, %q, %q outs(%init)
+     : tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32> -> tensor<1x2x3x8xf32>
+  return %o : tensor<1x2x3x8xf32>
+}

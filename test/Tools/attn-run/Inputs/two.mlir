@@ -13,3 +13,8 @@ func.func @second(%q: tensor<1x1x?x8xf32>) -> tensor<1x1x?x8xf32> {
      : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x?x8xf32>
   return %o : tensor<1x1x?x8xf32>
 }
+
+// A private function can be the entry too (attn-run makes it public).
+func.func private @helper(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  return %x : tensor<2x3xf32>
+}

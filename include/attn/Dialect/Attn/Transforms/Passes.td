@@ -76,4 +76,15 @@ def AttnStridedCopyToLinalg : Pass<"attn-strided-copy-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AttnReadOnlyInputs : Pass<"attn-readonly-inputs", "::mlir::ModuleOp"> {
+  let summary = "Mark the tensor arguments of public functions read-only";
+  let description = [{
+    Sets `bufferization.writable = false` on every tensor argument of every
+    public function, so that one-shot bufferization never writes into a
+    caller's input buffer (it copies instead). The C ABI declares inputs
+    `const` (docs/CpuABI.md), and `attn-run --check` feeds the same inputs to
+    the compiled code and to the float64 reference.
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
