@@ -68,15 +68,8 @@ double HostArray::get(int64_t i) const {
     return load(float());
   case AbiElement::f64:
     return load(double());
-  case AbiElement::i1:
-    return load(uint8_t()) ? 1 : 0;
-  case AbiElement::i8:
-    return load(int8_t());
-  case AbiElement::i32:
-    return load(int32_t());
-  case AbiElement::i64:
-  case AbiElement::index:
-    return static_cast<double>(load(int64_t()));
+  default:
+    return static_cast<double>(getInt(i));
   }
   llvm_unreachable("covered switch");
 }
@@ -146,8 +139,12 @@ int64_t HostArray::getInt(int64_t i) const {
   case AbiElement::i64:
   case AbiElement::index:
     return load(int64_t());
-  default:
-    return static_cast<int64_t>(get(i));
+  default: {
+    // Saturating, as casting an out-of-range double is UB.
+    double v = get(i);
+    return std::isnan(v) ? 0
+                         : static_cast<int64_t>(std::clamp(v, -9.2e18, 9.2e18));
+  }
   }
 }
 
@@ -292,8 +289,8 @@ llvm::Expected<HostArray> attn::readNpy(StringRef path) {
   unsigned major = static_cast<uint8_t>(bytes[6]);
   size_t headerLen, headerStart;
   if (major == 1) {
-    headerLen = static_cast<uint8_t>(bytes[8]) |
-                (static_cast<uint8_t>(bytes[9]) << 8);
+    headerLen =
+        static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
     headerStart = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12)
@@ -359,8 +356,7 @@ llvm::Error attn::writeNpy(StringRef path, const HostArray &array) {
   if (array.getShape().size() == 1)
     dims += ",";
   std::string header = "{'descr': '" + getNpyDescr(array.getElement()).str() +
-                       "', 'fortran_order': False, 'shape': (" + dims +
-                       "), }";
+                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
   // Pad with spaces so that the data starts at a multiple of 64 bytes.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

@@ -55,9 +55,8 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
   if (!machine)
     return machine.takeError();
   // The transformer must outlive `create`, which runs it.
-  auto transformer =
-      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
-                                machine->get());
+  auto transformer = makeOptimizingTransformer(options.optLevel,
+                                               /*sizeLevel=*/0, machine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel =
@@ -66,8 +65,7 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
       ExecutionEngine::create(**copy, engineOptions, std::move(*machine));
   if (!engine)
     return engine.takeError();
-  return std::unique_ptr<JitFunction>(
-      new JitFunction(std::move(*engine), abi));
+  return std::unique_ptr<JitFunction>(new JitFunction(std::move(*engine), abi));
 }
 
 llvm::Error JitFunction::call(MutableArrayRef<HostArray> arrays) {
@@ -100,10 +98,10 @@ llvm::Error JitFunction::call(MutableArrayRef<HostArray> arrays) {
     for (auto [have, want] : llvm::zip(array.getShape(), param.shape))
       shapeOk &= ShapedType::isDynamic(want) || have == want;
     if (!shapeOk)
-      return llvm::createStringError(
-          what + " of @" + abi.name + " has shape " +
-          HostArray::formatShape(array.getShape()) + ", the function takes " +
-          HostArray::formatShape(param.shape));
+      return llvm::createStringError(what + " of @" + abi.name + " has shape " +
+                                     HostArray::formatShape(array.getShape()) +
+                                     ", the function takes " +
+                                     HostArray::formatShape(param.shape));
 
     SmallVector<int64_t> &desc = descriptors.emplace_back();
     auto address = reinterpret_cast<int64_t>(array.getData());
@@ -258,9 +256,9 @@ attn::analyzeCall(ModuleOp module, StringRef name,
     for (int64_t d = 0; d < type.getRank(); ++d) {
       FailureOr<int64_t> size = evaluator.getDim(value, d);
       if (failed(size))
-        return llvm::createStringError(
-            "cannot work out dimension " + Twine(d) + " of result #" +
-            Twine(i) + " of @" + name + " from the input shapes");
+        return llvm::createStringError("cannot work out dimension " + Twine(d) +
+                                       " of result #" + Twine(i) + " of @" +
+                                       name + " from the input shapes");
       shape.push_back(*size);
     }
   }

@@ -160,10 +160,9 @@ FailureOr<SmallVector<HostArray>> loadInputs(const FunctionAbi &abi) {
     bool compatible = isFloat(want) == isFloat(have) &&
                       (want == AbiElement::i1) == (have == AbiElement::i1);
     if (!compatible)
-      return reportError(inputFiles[i] + " holds " +
-                         stringifyAbiElement(have) + " data, input #" +
-                         Twine(i) + " of @" + abi.name + " is " +
-                         stringifyAbiElement(want));
+      return reportError(inputFiles[i] + " holds " + stringifyAbiElement(have) +
+                         " data, input #" + Twine(i) + " of @" + abi.name +
+                         " is " + stringifyAbiElement(want));
     if (!fits(array->getShape(), abi.params[i]))
       return reportError(inputFiles[i] + " holds a " +
                          HostArray::formatShape(array->getShape()) +
@@ -281,9 +280,10 @@ std::optional<int64_t> getFanIn(func::FuncOp func, unsigned argument,
 /// that scores keep the magnitude real models have); boolean masks keep a
 /// key with probability 0.8 (true for attn.sdpa/attn.weights, false for
 /// attn.multihead); key lengths in [1, keys]; other integers in [0, 8).
-SmallVector<HostArray>
-makeRandomInputs(func::FuncOp func, const FunctionAbi &abi,
-                 ArrayRef<SmallVector<int64_t>> shapes, uint64_t seed) {
+SmallVector<HostArray> makeRandomInputs(func::FuncOp func,
+                                        const FunctionAbi &abi,
+                                        ArrayRef<SmallVector<int64_t>> shapes,
+                                        uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   std::bernoulli_distribution keep(0.8), drop(0.2);
@@ -341,10 +341,9 @@ Comparison compare(const HostArray &got, const HostArray &want) {
     diff += (g - w) * (g - w);
     norm += w * w;
   }
-  result.relativeError = result.nonFinite
-                             ? INFINITY
-                             : std::sqrt(diff) / (norm > 0 ? std::sqrt(norm)
-                                                           : 1.0);
+  result.relativeError =
+      result.nonFinite ? INFINITY
+                       : std::sqrt(diff) / (norm > 0 ? std::sqrt(norm) : 1.0);
   return result;
 }
 
@@ -452,10 +451,9 @@ LogicalResult run(MLIRContext &context) {
     return failure();
   if (!outputFiles.empty() &&
       outputFiles.size() != abi->params.size() - abi->numInputs)
-    return reportError("@" + abi->name + " has " +
-                       Twine(abi->params.size() - abi->numInputs) +
-                       " results, --outputs names " +
-                       Twine(outputFiles.size()) + " files");
+    return reportError(
+        "@" + abi->name + " has " + Twine(abi->params.size() - abi->numInputs) +
+        " results, --outputs names " + Twine(outputFiles.size()) + " files");
 
   // Inputs.
   SmallVector<HostArray> arrays;

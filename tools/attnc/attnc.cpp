@@ -67,8 +67,9 @@ cl::opt<Emit> emit(
 cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(3), cl::ZeroOrMore,
                            cl::desc("LLVM optimisation level (-O0 to -O3)"),
                            cl::cat(category));
-cl::opt<std::string> mcpu("mcpu", cl::desc("CPU to generate code for "
-                                           "(default: the host)"),
+cl::opt<std::string> mcpu("mcpu",
+                          cl::desc("CPU to generate code for "
+                                   "(default: the host)"),
                           cl::cat(category));
 cl::opt<std::string> mattr("mattr",
                            cl::desc("CPU features, e.g. +avx512f,-amx-tile "
@@ -170,8 +171,7 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
     auto file = openOutput(output);
     if (!file)
       return failure();
-    attn::emitCHeader(*abis, getHeaderGuard(output), inputFilename,
-                      file->os());
+    attn::emitCHeader(*abis, getHeaderGuard(output), inputFilename, file->os());
     file->keep();
     return success();
   }

@@ -102,8 +102,8 @@ Value expandKvHeads(OpBuilder &b, Location loc, Value kv, Value query) {
 /// One round of the splitmix64 finaliser: a bijective mix of 64 bits.
 Value mix64(OpBuilder &b, Location loc, Value z) {
   auto c = [&](uint64_t v) {
-    return arith::ConstantOp::create(b, loc,
-                                     b.getI64IntegerAttr(static_cast<int64_t>(v)));
+    return arith::ConstantOp::create(
+        b, loc, b.getI64IntegerAttr(static_cast<int64_t>(v)));
   };
   auto xorShift = [&](Value x, uint64_t s) {
     return arith::XOrIOp::create(b, loc, x,
@@ -168,16 +168,16 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
   auto kMap = AffineMap::get(5, 0, {bd, *kvHead, j, d}, ctx);
   auto sMap = AffineMap::get(5, 0, {bd, h, i, j}, ctx);
   Value scores =
-      linalg::GenericOp::create(
-          b, loc, zero.getType(), ValueRange{query, key}, zero,
-          {qMap, kMap, sMap}, {kPar, kPar, kPar, kPar, kRed},
-          buildMulAccBody)
+      linalg::GenericOp::create(b, loc, zero.getType(), ValueRange{query, key},
+                                zero, {qMap, kMap, sMap},
+                                {kPar, kPar, kPar, kPar, kRed}, buildMulAccBody)
           .getResult(0);
 
   // Scale, masks and modifiers, elementwise over [B, Hq, Sq, Skv].
   double scaleValue =
-      op.getScale() ? op.getScale()->convertToDouble()
-                    : 1.0 / std::sqrt(static_cast<double>(queryType.getDimSize(3)));
+      op.getScale()
+          ? op.getScale()->convertToDouble()
+          : 1.0 / std::sqrt(static_cast<double>(queryType.getDimSize(3)));
   Value scaleConst;
   if (op.getScale() || !ShapedType::isDynamic(queryType.getDimSize(3))) {
     scaleConst = arith::ConstantOp::create(b, loc, accAttr(scaleValue));
@@ -213,9 +213,8 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
   }
   maps.push_back(b.getMultiDimIdentityMap(4));
 
-  bool boolMask = mask && cast<ShapedType>(mask.getType())
-                              .getElementType()
-                              .isInteger(1);
+  bool boolMask =
+      mask && cast<ShapedType>(mask.getType()).getElementType().isInteger(1);
   std::optional<ArrayRef<int64_t>> window = op.getWindow();
   bool aligned = op.getCausal() || window;
   bool bottomRight = op.getAlignment() == Alignment::bottom_right;
@@ -234,8 +233,9 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
             Value s = arith::MulFOp::create(nb, nl, args.back(), scaleConst);
             Value keep;
             auto andKeep = [&](Value cond) {
-              keep = keep ? arith::AndIOp::create(nb, nl, keep, cond).getResult()
-                          : cond;
+              keep = keep
+                         ? arith::AndIOp::create(nb, nl, keep, cond).getResult()
+                         : cond;
             };
             unsigned next = 0;
             if (mask) {
@@ -254,10 +254,11 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
             }
             if (!op.getScoreMod().empty()) {
               // The region is defined on f32 scores whatever `acc` is.
-              SmallVector<Value> modArgs = {castFloat(nb, nl, s, nb.getF32Type())};
+              SmallVector<Value> modArgs = {
+                  castFloat(nb, nl, s, nb.getF32Type())};
               modArgs.append(idx);
-              s = castFloat(nb, nl, inlineModifier(nb, op.getScoreMod(), modArgs),
-                            acc);
+              s = castFloat(nb, nl,
+                            inlineModifier(nb, op.getScoreMod(), modArgs), acc);
             }
             if (!op.getMaskMod().empty())
               andKeep(inlineModifier(nb, op.getMaskMod(), idx));
@@ -293,15 +294,15 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
   // Row max; a row whose scores are all -inf uses 0 so exp gives 0, not NaN.
   SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(), scoreSizes.end() - 1);
   Value maxInit = createFilledTensor(b, loc, rowSizes, accAttr(negInf));
-  Value rowMax =
-      linalg::ReduceOp::create(
-          b, loc, masked, maxInit, {3},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nl,
-                arith::MaximumFOp::create(nb, nl, args[0], args[1]).getResult());
-          })
-          .getResult(0);
+  Value rowMax = linalg::ReduceOp::create(
+                     b, loc, masked, maxInit, {3},
+                     [&](OpBuilder &nb, Location nl, ValueRange args) {
+                       linalg::YieldOp::create(
+                           nb, nl,
+                           arith::MaximumFOp::create(nb, nl, args[0], args[1])
+                               .getResult());
+                     })
+                     .getResult(0);
 
   auto id4 = b.getMultiDimIdentityMap(4);
   auto rowMap = AffineMap::get(4, 0, {e0, e1, e2}, ctx);
@@ -318,8 +319,8 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
             Value safeMax =
                 arith::SelectOp::create(nb, nl, empty, zeroF, args[1]);
             Value diff = arith::SubFOp::create(nb, nl, args[0], safeMax);
-            linalg::YieldOp::create(nb, nl,
-                                    math::ExpOp::create(nb, nl, diff).getResult());
+            linalg::YieldOp::create(
+                nb, nl, math::ExpOp::create(nb, nl, diff).getResult());
           })
           .getResult(0);
 
@@ -329,7 +330,8 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
           b, loc, exps, sumInit, {3},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             linalg::YieldOp::create(
-                nb, nl, arith::AddFOp::create(nb, nl, args[0], args[1]).getResult());
+                nb, nl,
+                arith::AddFOp::create(nb, nl, args[0], args[1]).getResult());
           })
           .getResult(0);
 
@@ -363,7 +365,8 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
                      nb, nl, kept, arith::MulFOp::create(nb, nl, p, rescale),
                      zeroF);
                }
-               linalg::YieldOp::create(nb, nl, castFloat(nb, nl, p, outElement));
+               linalg::YieldOp::create(nb, nl,
+                                       castFloat(nb, nl, p, outElement));
              })
       .getResult(0);
 }
@@ -397,7 +400,8 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
     Type element = op.getResult().getType().getElementType();
     Type accType = getAccumulatorType(element);
 
-    SmallVector<OpFoldResult> probSizes = getSizes(rewriter, loc, query, {0, 1, 2});
+    SmallVector<OpFoldResult> probSizes =
+        getSizes(rewriter, loc, query, {0, 1, 2});
     probSizes.push_back(tensor::getMixedSize(rewriter, loc, op.getKey(), 2));
     Value probInit = tensor::EmptyOp::create(rewriter, loc, probSizes, accType);
     Value probs = buildProbabilities(op, rewriter, probInit);
@@ -405,9 +409,8 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
     AffineExpr bd, h, i, e, j;
     bindDims(ctx, bd, h, i, e, j);
     auto valueType = cast<RankedTensorType>(value.getType());
-    std::optional<AffineExpr> kvHead =
-        kvHeadExpr(h, op.getQuery().getType().getDimSize(1),
-                   valueType.getDimSize(1));
+    std::optional<AffineExpr> kvHead = kvHeadExpr(
+        h, op.getQuery().getType().getDimSize(1), valueType.getDimSize(1));
     if (!kvHead) {
       value = expandKvHeads(rewriter, loc, value, query);
       kvHead = h;
@@ -415,10 +418,11 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
 
     // Accumulate directly in the init when it has the accumulator type, else
     // in a scratch tensor that is narrowed into the init afterwards.
-    SmallVector<OpFoldResult> outSizes = getSizes(rewriter, loc, query, {0, 1, 2});
+    SmallVector<OpFoldResult> outSizes =
+        getSizes(rewriter, loc, query, {0, 1, 2});
     outSizes.push_back(tensor::getMixedSize(rewriter, loc, value, 3));
-    Value zeroC = arith::ConstantOp::create(
-        rewriter, loc, rewriter.getFloatAttr(accType, 0));
+    Value zeroC = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getFloatAttr(accType, 0));
     Value acc = element == accType
                     ? op.getInit()
                     : tensor::EmptyOp::create(rewriter, loc, outSizes, accType)
@@ -431,8 +435,7 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
     Value out =
         linalg::GenericOp::create(
             rewriter, loc, acc.getType(), ValueRange{probs, value}, acc,
-            {pMap, vMap, oMap}, {kPar, kPar, kPar, kPar, kRed},
-            buildMulAccBody)
+            {pMap, vMap, oMap}, {kPar, kPar, kPar, kPar, kRed}, buildMulAccBody)
             .getResult(0);
 
     if (element != accType) {
@@ -441,8 +444,8 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
                 rewriter, loc, op.getInit().getType(), out, op.getInit(),
                 {id, id}, SmallVector<IteratorType>(4, kPar),
                 [&](OpBuilder &nb, Location nl, ValueRange args) {
-                  linalg::YieldOp::create(
-                      nb, nl, castFloat(nb, nl, args[0], element));
+                  linalg::YieldOp::create(nb, nl,
+                                          castFloat(nb, nl, args[0], element));
                 })
                 .getResult(0);
     }

@@ -147,7 +147,8 @@ FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
   abi.name = func.getSymName().str();
   auto isIdentifier = [](StringRef name) {
     return !name.empty() && !llvm::isDigit(name.front()) &&
-           llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+           llvm::all_of(name,
+                        [](char c) { return llvm::isAlnum(c) || c == '_'; });
   };
   if (!isIdentifier(abi.name))
     return func.emitError() << "function name '" << abi.name
@@ -217,8 +218,8 @@ static std::string describe(const AbiParam &param) {
     return stringifyAbiElement(param.element).str();
   std::string s = "tensor<";
   for (int64_t d : param.shape)
-    s += (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d)) +
-         "x";
+    s +=
+        (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d)) + "x";
   return s + stringifyAbiElement(param.element).str() + ">";
 }
 

@@ -60,8 +60,8 @@ attn::createCpuTargetMachine(const CpuTargetOptions &options) {
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return llvm::createStringError("no LLVM target for " + triple.str() +
-                                   ": " + error);
+    return llvm::createStringError("no LLVM target for " + triple.str() + ": " +
+                                   error);
   std::string cpu =
       options.cpu.empty() ? llvm::sys::getHostCPUName().str() : options.cpu;
   std::string features = options.features;
@@ -74,9 +74,9 @@ attn::createCpuTargetMachine(const CpuTargetOptions &options) {
                                    triple.str());
 
   auto level = static_cast<llvm::CodeGenOptLevel>(options.optLevel);
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
-      std::nullopt, level));
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(),
+                                  llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     return llvm::createStringError("could not create a target machine for " +
                                    cpu);
@@ -104,8 +104,7 @@ attn::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
 llvm::Error attn::optimizeLLVMModule(llvm::Module &module,
                                      llvm::TargetMachine &target,
                                      unsigned optLevel) {
-  return makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &target)(
-      &module);
+  return makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &target)(&module);
 }
 
 llvm::Error attn::emitMachineCode(llvm::Module &module,
@@ -121,7 +120,8 @@ llvm::Error attn::emitMachineCode(llvm::Module &module,
 
 llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
                                     llvm::StringRef outputPath) {
-  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName(ATTN_HOST_CC);
+  llvm::ErrorOr<std::string> driver =
+      llvm::sys::findProgramByName(ATTN_HOST_CC);
   if (!driver)
     return llvm::createStringError(Twine("cannot find the linker driver '") +
                                    ATTN_HOST_CC + "' to make a shared library");
@@ -132,13 +132,13 @@ llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
                                    ec.message());
   // -z defs: a symbol nothing provides is an error now, not when a user
   // loads the library.
-  SmallVector<StringRef> args = {*driver,    "-shared",    "-o", outputPath,
+  SmallVector<StringRef> args = {*driver,    "-shared",     "-o", outputPath,
                                  objectPath, "-Wl,-z,defs", "-lm"};
   std::optional<StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
   std::string error;
-  int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects,
-                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0,
-                                     &error);
+  int rc =
+      llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects,
+                                /*SecondsToWait=*/0, /*MemoryLimit=*/0, &error);
   auto output = llvm::MemoryBuffer::getFile(log);
   std::string message = output ? (*output)->getBuffer().trim().str() : "";
   llvm::sys::fs::remove(log);

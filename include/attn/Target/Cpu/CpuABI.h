@@ -75,8 +75,8 @@ FailureOr<SmallVector<FunctionAbi>> getModuleAbi(ModuleOp module);
 /// descriptor structs, the `_mlir_ciface_` entry points and a plain-pointer
 /// convenience wrapper `attn_<name>` for each. `guard` names the include
 /// guard; `source` is quoted in the banner.
-void emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard,
-                 StringRef source, llvm::raw_ostream &os);
+void emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard, StringRef source,
+                 llvm::raw_ostream &os);
 
 } // namespace attn
 } // namespace mlir

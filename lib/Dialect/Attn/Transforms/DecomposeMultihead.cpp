@@ -44,7 +44,8 @@ public:
   MultiheadBuilder(MultiheadOp op, OpBuilder &b)
       : op(op), b(b), loc(op.getLoc()), ctx(op.getContext()),
         element(op.getQuery().getType().getElementType()),
-        accType(getAccumulatorType(element)), batched(op.getQuery().getType().getRank() == 3),
+        accType(getAccumulatorType(element)),
+        batched(op.getQuery().getType().getRank() == 3),
         heads(op.getNumHeads()) {}
 
   /// [L, N, E], [N, L, E] or [L, E] -> [N, L, E].
@@ -69,7 +70,8 @@ public:
   }
 
   /// `y = x W^T + bias` for x [N, T, I], W [O, I], bias [O]: accumulated in
-  /// the accumulator type, starting from the broadcast bias, and returned in the op's type.
+  /// the accumulator type, starting from the broadcast bias, and returned in
+  /// the op's type.
   Value project(Value x, Value weight, Value bias) {
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, x, {0, 1});
     sizes.push_back(tensor::getMixedSize(b, loc, weight, 0));
@@ -89,8 +91,7 @@ public:
     auto yMap = AffineMap::get(4, 0, {n, t, o}, ctx);
     Value y = linalg::GenericOp::create(
                   b, loc, acc.getType(), ValueRange{x, weight}, acc,
-                  {xMap, wMap, yMap}, {kPar, kPar, kPar, kRed},
-                  buildMulAccBody)
+                  {xMap, wMap, yMap}, {kPar, kPar, kPar, kRed}, buildMulAccBody)
                   .getResult(0);
     return createElementCast(b, loc, y, element);
   }
@@ -99,8 +100,8 @@ public:
   /// ([3E, E] weight or [3E] bias).
   Value packedSlice(Value packed, int64_t part) {
     auto type = cast<RankedTensorType>(packed.getType());
-    OpFoldResult embed = tensor::getMixedSize(b, loc, op.getQuery(),
-                                              batched ? 2 : 1);
+    OpFoldResult embed =
+        tensor::getMixedSize(b, loc, op.getQuery(), batched ? 2 : 1);
     OpFoldResult offset;
     if (std::optional<int64_t> staticEmbed = getConstantIntValue(embed)) {
       offset = b.getIndexAttr(part * *staticEmbed);
@@ -139,8 +140,8 @@ public:
   Value splitHeads(Value x) {
     auto type = cast<RankedTensorType>(x.getType());
     int64_t embed = type.getDimSize(2);
-    int64_t headDim = ShapedType::isDynamic(embed) ? ShapedType::kDynamic
-                                                   : embed / heads;
+    int64_t headDim =
+        ShapedType::isDynamic(embed) ? ShapedType::kDynamic : embed / heads;
     SmallVector<OpFoldResult> shape = getSizes(b, loc, x, {0, 1});
     shape.push_back(b.getIndexAttr(heads));
     if (ShapedType::isDynamic(headDim)) {
@@ -154,8 +155,8 @@ public:
     }
     auto expandedType = RankedTensorType::get(
         {type.getDimSize(0), type.getDimSize(1), heads, headDim}, element);
-    Value expanded = tensor::ExpandShapeOp::create(
-        b, loc, expandedType, x, {{0}, {1}, {2, 3}}, shape);
+    Value expanded = tensor::ExpandShapeOp::create(b, loc, expandedType, x,
+                                                   {{0}, {1}, {2, 3}}, shape);
     return createTranspose(b, loc, expanded, {0, 2, 1, 3});
   }
 
@@ -168,10 +169,10 @@ public:
 
   /// PyTorch's key_padding_mask and attn_mask (true = masked out, or
   /// additive) as one attn.sdpa mask [N, H or 1, L or 1, S'] (true = keep,
-  /// or additive in the accumulator type), padded with "keep" for the `extra` appended keys.
-  /// With `causal`, the top-left causal mask is folded in as well (PyTorch
-  /// applies it before the padding, so appended keys stay visible). Returns
-  /// null when there is no mask.
+  /// or additive in the accumulator type), padded with "keep" for the `extra`
+  /// appended keys. With `causal`, the top-left causal mask is folded in as
+  /// well (PyTorch applies it before the padding, so appended keys stay
+  /// visible). Returns null when there is no mask.
   Value combineMasks(Value query, Value key, int64_t extra, bool causal) {
     Value padding = op.getKeyPaddingMask(), attnMask = op.getAttnMask();
     if (!padding && !attnMask && !causal)
@@ -239,8 +240,8 @@ public:
               for (Value m : maskValues) {
                 if (boolResult) {
                   // keep = !masked
-                  Value one = arith::ConstantOp::create(nb, nl,
-                                                        nb.getBoolAttr(true));
+                  Value one =
+                      arith::ConstantOp::create(nb, nl, nb.getBoolAttr(true));
                   Value keep = arith::XOrIOp::create(nb, nl, m, one);
                   result = result ? arith::AndIOp::create(nb, nl, result, keep)
                                         .getResult()
@@ -257,9 +258,10 @@ public:
                 } else {
                   additive = castFloat(nb, nl, m, accType);
                 }
-                result = result ? arith::AddFOp::create(nb, nl, result, additive)
-                                      .getResult()
-                                : additive;
+                result = result
+                             ? arith::AddFOp::create(nb, nl, result, additive)
+                                   .getResult()
+                             : additive;
               }
               linalg::YieldOp::create(nb, nl, result);
             })
@@ -283,15 +285,13 @@ public:
     Value acc = createFilledTensor(b, loc, sizes, b.getFloatAttr(accType, 0));
     AffineExpr n, h, l, d, s;
     bindDims(ctx, n, h, l, d, s);
-    Value out =
-        linalg::GenericOp::create(
-            b, loc, acc.getType(), ValueRange{probs, v}, acc,
-            {AffineMap::get(5, 0, {n, h, l, s}, ctx),
-             AffineMap::get(5, 0, {n, h, s, d}, ctx),
-             AffineMap::get(5, 0, {n, h, l, d}, ctx)},
-            {kPar, kPar, kPar, kPar, kRed},
-            buildMulAccBody)
-            .getResult(0);
+    Value out = linalg::GenericOp::create(
+                    b, loc, acc.getType(), ValueRange{probs, v}, acc,
+                    {AffineMap::get(5, 0, {n, h, l, s}, ctx),
+                     AffineMap::get(5, 0, {n, h, s, d}, ctx),
+                     AffineMap::get(5, 0, {n, h, l, d}, ctx)},
+                    {kPar, kPar, kPar, kPar, kRed}, buildMulAccBody)
+                    .getResult(0);
     return createElementCast(b, loc, out, element);
   }
 
@@ -300,16 +300,16 @@ public:
   Value averageHeads(Value probs) {
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, probs, {0, 2, 3});
     Value acc = createFilledTensor(b, loc, sizes, b.getFloatAttr(accType, 0));
-    Value sum = linalg::ReduceOp::create(
-                    b, loc, probs, acc, {1},
-                    [&](OpBuilder &nb, Location nl, ValueRange args) {
-                      Value x = castFloat(nb, nl, args[0], accType);
-                      linalg::YieldOp::create(
-                          nb, nl,
-                          arith::AddFOp::create(nb, nl, x, args[1])
-                              .getResult());
-                    })
-                    .getResult(0);
+    Value sum =
+        linalg::ReduceOp::create(
+            b, loc, probs, acc, {1},
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value x = castFloat(nb, nl, args[0], accType);
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::AddFOp::create(nb, nl, x, args[1]).getResult());
+            })
+            .getResult(0);
     Value init = tensor::EmptyOp::create(b, loc, sizes, element);
     AffineMap id = b.getMultiDimIdentityMap(3);
     return linalg::GenericOp::create(
@@ -319,8 +319,8 @@ public:
                  Value inv = arith::ConstantOp::create(
                      nb, nl, nb.getFloatAttr(accType, 1.0 / heads));
                  Value mean = arith::MulFOp::create(nb, nl, args[0], inv);
-                 linalg::YieldOp::create(
-                     nb, nl, castFloat(nb, nl, mean, element));
+                 linalg::YieldOp::create(nb, nl,
+                                         castFloat(nb, nl, mean, element));
                })
         .getResult(0);
   }
@@ -404,8 +404,8 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
     if (!op.getWeights()) {
       Value init = tensor::EmptyOp::create(
           rewriter, loc, getSizes(rewriter, loc, qh), mb.element);
-      attended = SdpaOp::create(rewriter, loc, init.getType(), qh, kh, vh,
-                                mask, /*kv_lens=*/Value(), init,
+      attended = SdpaOp::create(rewriter, loc, init.getType(), qh, kh, vh, mask,
+                                /*kv_lens=*/Value(), init,
                                 /*scale=*/FloatAttr(), causal,
                                 /*window=*/DenseI64ArrayAttr(), alignment,
                                 op.getDropoutPAttr(), op.getSeedAttr());
@@ -413,19 +413,18 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
       SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, qh, {0, 1, 2});
       sizes.push_back(tensor::getMixedSize(rewriter, loc, kh, 2));
       Value init = tensor::EmptyOp::create(rewriter, loc, sizes, mb.element);
-      Value probs = WeightsOp::create(
-          rewriter, loc, init.getType(), qh, kh, mask, /*kv_lens=*/Value(),
-          init, /*scale=*/FloatAttr(), causal,
-          /*window=*/DenseI64ArrayAttr(), alignment, op.getDropoutPAttr(),
-          op.getSeedAttr());
+      Value probs = WeightsOp::create(rewriter, loc, init.getType(), qh, kh,
+                                      mask, /*kv_lens=*/Value(), init,
+                                      /*scale=*/FloatAttr(), causal,
+                                      /*window=*/DenseI64ArrayAttr(), alignment,
+                                      op.getDropoutPAttr(), op.getSeedAttr());
       attended = mb.applyWeights(probs, vh);
       weights = mb.unbatchWeights(
           op.getPerHeadWeights() ? probs : mb.averageHeads(probs));
     }
 
     Value merged = mb.mergeHeads(attended);
-    Value out =
-        mb.project(merged, op.getOutProjWeight(), op.getOutProjBias());
+    Value out = mb.project(merged, op.getOutProjWeight(), op.getOutProjBias());
     SmallVector<Value> results = {mb.fromBatchFirst(out)};
     if (weights)
       results.push_back(weights);

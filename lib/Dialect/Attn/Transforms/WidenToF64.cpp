@@ -73,8 +73,7 @@ DenseElementsAttr getWidenedConstant(arith::ConstantOp op,
 
 /// Checks that every op can be retyped, then retypes the whole module in
 /// one walk.
-struct AttnWidenToF64Pass
-    : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
+struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
 
@@ -82,20 +81,21 @@ struct AttnWidenToF64Pass
     // so the user sees all of them and the module stays as it was. Ops in
     // modifier regions compute on f32 scalars and are left alone.
     bool unsupported = false;
-    module.walk([&](Operation *op) {
-      if (isRetypable(op) || !touchesNarrowFloats(op) ||
-          op->getParentOfType<SdpaOp>() || op->getParentOfType<WeightsOp>())
-        return;
-      auto constant = dyn_cast<arith::ConstantOp>(op);
-      if (constant && isa<DenseFPElementsAttr>(constant.getValue()))
-        return;
-      op->emitOpError()
-          << "has float tensors but no float64 form; a float64 reference "
-             "can only be built for modules of attn ops, func ops, tensor "
-             "shape ops (empty, dim, cast, reshapes, slices, concat), "
-             "linalg.fill and dense constants";
-      unsupported = true;
-    });
+    module.walk(
+        [&](Operation *op) {
+          if (isRetypable(op) || !touchesNarrowFloats(op) ||
+              op->getParentOfType<SdpaOp>() || op->getParentOfType<WeightsOp>())
+            return;
+          auto constant = dyn_cast<arith::ConstantOp>(op);
+          if (constant && isa<DenseFPElementsAttr>(constant.getValue()))
+            return;
+          op->emitOpError()
+              << "has float tensors but no float64 form; a float64 reference "
+                 "can only be built for modules of attn ops, func ops, tensor "
+                 "shape ops (empty, dim, cast, reshapes, slices, concat), "
+                 "linalg.fill and dense constants";
+          unsupported = true;
+        });
     if (unsupported)
       return signalPassFailure();
 
@@ -125,7 +125,8 @@ struct AttnWidenToF64Pass
         if (auto type = dyn_cast<FloatType>(value.getType());
             type && type.getWidth() < 64 &&
             getElementTypeOrSelf(fill.getOutputs()[0]).isF64())
-          value = arith::ExtFOp::create(b, fill.getLoc(), b.getF64Type(), value);
+          value =
+              arith::ExtFOp::create(b, fill.getLoc(), b.getF64Type(), value);
         auto widened = linalg::FillOp::create(b, fill.getLoc(), value,
                                               fill.getOutputs()[0]);
         fill->replaceAllUsesWith(widened);

@@ -1,4 +1,5 @@
-//===- StructuredBuilders.h - helpers for building linalg on tensors -*- C++ -*-===//
+//===- StructuredBuilders.h - helpers for building linalg on tensors -*- C++
+//-*-===//
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //
