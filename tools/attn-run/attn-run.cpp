@@ -394,8 +394,9 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
   return success(ok);
 }
 
-LogicalResult time(JitFunction &function, MutableArrayRef<HostArray> arrays,
-                   const FunctionAbi &abi, std::optional<int64_t> flops) {
+LogicalResult timeCalls(JitFunction &function,
+                        MutableArrayRef<HostArray> arrays,
+                        const FunctionAbi &abi, std::optional<int64_t> flops) {
   SmallVector<double> seconds;
   for (unsigned r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
@@ -501,7 +502,8 @@ LogicalResult run(MLIRContext &context) {
   LogicalResult checked = success();
   if (check)
     checked = checkOutputs(*module, *func, *abi, arrays, options);
-  if (repeat > 0 && failed(time(**function, arrays, *abi, analysis->flops)))
+  if (repeat > 0 &&
+      failed(timeCalls(**function, arrays, *abi, analysis->flops)))
     return failure();
   return checked;
 }
