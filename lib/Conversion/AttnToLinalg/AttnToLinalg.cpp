@@ -12,12 +12,12 @@
 #include "attn/Conversion/AttnToLinalg/AttnToLinalg.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -43,20 +43,6 @@ namespace {
 using utils::IteratorType;
 constexpr IteratorType kPar = IteratorType::parallel;
 constexpr IteratorType kRed = IteratorType::reduction;
-
-/// Clones the single block of a modifier region at the builder's insertion
-/// point with its arguments bound to `args`, and returns the yielded value.
-Value inlineModifier(OpBuilder &b, Region &region, ValueRange args) {
-  Block &block = region.front();
-  IRMapping mapping;
-  mapping.map(block.getArguments(), args);
-  for (Operation &op : block.without_terminator())
-    b.clone(op, mapping);
-  // The region is not isolated from above: the yielded value may be defined
-  // outside it (the greedy driver hoists constants out of it, for example).
-  return mapping.lookupOrDefault(
-      cast<YieldOp>(block.getTerminator()).getValue());
-}
 
 /// The key/value head that query head `h` reads: `h floordiv (Hq / Hkv)`.
 /// Returns nullopt when the group size is not static; callers then expand
@@ -93,45 +79,6 @@ Value expandKvHeads(OpBuilder &b, Location loc, Value kv, Value query) {
                linalg::YieldOp::create(nb, nl, v);
              })
       .getResult(0);
-}
-
-//===----------------------------------------------------------------------===//
-// Dropout hash
-//===----------------------------------------------------------------------===//
-
-/// One round of the splitmix64 finaliser: a bijective mix of 64 bits.
-Value mix64(OpBuilder &b, Location loc, Value z) {
-  auto c = [&](uint64_t v) {
-    return arith::ConstantOp::create(
-        b, loc, b.getI64IntegerAttr(static_cast<int64_t>(v)));
-  };
-  auto xorShift = [&](Value x, uint64_t s) {
-    return arith::XOrIOp::create(b, loc, x,
-                                 arith::ShRUIOp::create(b, loc, x, c(s)));
-  };
-  z = arith::AddIOp::create(b, loc, z, c(0x9E3779B97F4A7C15ull));
-  z = arith::MulIOp::create(b, loc, xorShift(z, 30), c(0xBF58476D1CE4E5B9ull));
-  z = arith::MulIOp::create(b, loc, xorShift(z, 27), c(0x94D049BB133111EBull));
-  return xorShift(z, 31);
-}
-
-/// The uniform number in [0, 1) that decides whether element (b, h, i, j) is
-/// dropped: the seed and each index are folded in by one mix each, and the
-/// top 24 bits of the result become the float. docs/Numerics.md gives the
-/// same definition for other backends to reproduce.
-Value dropoutUniform(OpBuilder &b, Location loc, int64_t seed,
-                     ArrayRef<Value> indices) {
-  Value h = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(seed));
-  for (Value index : indices) {
-    Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
-    h = mix64(b, loc, arith::XOrIOp::create(b, loc, h, i64));
-  }
-  Value top = arith::ShRUIOp::create(
-      b, loc, h, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(40)));
-  Value f = arith::UIToFPOp::create(b, loc, b.getF32Type(), top);
-  return arith::MulFOp::create(
-      b, loc, f,
-      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f / (1 << 24))));
 }
 
 //===----------------------------------------------------------------------===//
@@ -174,20 +121,8 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
           .getResult(0);
 
   // Scale, masks and modifiers, elementwise over [B, Hq, Sq, Skv].
-  double scaleValue =
-      op.getScale()
-          ? op.getScale()->convertToDouble()
-          : 1.0 / std::sqrt(static_cast<double>(queryType.getDimSize(3)));
-  Value scaleConst;
-  if (op.getScale() || !ShapedType::isDynamic(queryType.getDimSize(3))) {
-    scaleConst = arith::ConstantOp::create(b, loc, accAttr(scaleValue));
-  } else {
-    // 1/sqrt(D) for a dynamic head dimension is computed at run time.
-    Value dim = tensor::DimOp::create(b, loc, query, 3);
-    Value dimI64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), dim);
-    Value dimF = arith::UIToFPOp::create(b, loc, acc, dimI64);
-    scaleConst = math::RsqrtOp::create(b, loc, dimF);
-  }
+  ScoreSemantics sem = getScoreSemantics(op);
+  Value scaleConst = buildScale(b, loc, sem, query, acc);
 
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
@@ -213,11 +148,6 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
   }
   maps.push_back(b.getMultiDimIdentityMap(4));
 
-  bool boolMask =
-      mask && cast<ShapedType>(mask.getType()).getElementType().isInteger(1);
-  std::optional<ArrayRef<int64_t>> window = op.getWindow();
-  bool aligned = op.getCausal() || window;
-  bool bottomRight = op.getAlignment() == Alignment::bottom_right;
   Value qLen = tensor::DimOp::create(b, loc, query, 2);
   Value kvLen = tensor::DimOp::create(b, loc, key, 2);
   double negInf = -std::numeric_limits<double>::infinity();
@@ -230,64 +160,16 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
             SmallVector<Value> idx;
             for (int64_t k = 0; k < 4; ++k)
               idx.push_back(linalg::IndexOp::create(nb, nl, k));
-            Value s = arith::MulFOp::create(nb, nl, args.back(), scaleConst);
-            Value keep;
-            auto andKeep = [&](Value cond) {
-              keep = keep
-                         ? arith::AndIOp::create(nb, nl, keep, cond).getResult()
-                         : cond;
-            };
             unsigned next = 0;
-            if (mask) {
-              Value m = args[next++];
-              if (boolMask)
-                andKeep(m);
-              else
-                s = arith::AddFOp::create(nb, nl, s, castFloat(nb, nl, m, acc));
-            }
+            Value maskValue = mask ? args[next++] : Value();
             Value length = kvLen;
-            if (kvLens) {
+            if (kvLens)
               length = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
                                                   args[next++]);
-              andKeep(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
-                                            idx[3], length));
-            }
-            if (!op.getScoreMod().empty()) {
-              // The region is defined on f32 scores whatever `acc` is.
-              SmallVector<Value> modArgs = {
-                  castFloat(nb, nl, s, nb.getF32Type())};
-              modArgs.append(idx);
-              s = castFloat(nb, nl,
-                            inlineModifier(nb, op.getScoreMod(), modArgs), acc);
-            }
-            if (!op.getMaskMod().empty())
-              andKeep(inlineModifier(nb, op.getMaskMod(), idx));
-            if (aligned) {
-              // Diagonal of row i: i + (L - Sq) bottom-right, i top-left.
-              Value diag = idx[2];
-              if (bottomRight) {
-                Value off = arith::SubIOp::create(nb, nl, length, qLen);
-                diag = arith::AddIOp::create(nb, nl, diag, off);
-              }
-              auto cmp = [&](arith::CmpIPredicate pred, Value lhs, Value rhs) {
-                andKeep(arith::CmpIOp::create(nb, nl, pred, lhs, rhs));
-              };
-              auto shifted = [&](int64_t by) -> Value {
-                Value c = arith::ConstantIndexOp::create(nb, nl, by);
-                return arith::AddIOp::create(nb, nl, diag, c);
-              };
-              if (op.getCausal())
-                cmp(arith::CmpIPredicate::sle, idx[3], diag);
-              if (window) {
-                cmp(arith::CmpIPredicate::sge, idx[3], shifted(-(*window)[0]));
-                cmp(arith::CmpIPredicate::sle, idx[3], shifted((*window)[1]));
-              }
-            }
-            if (keep) {
-              Value ninf = arith::ConstantOp::create(nb, nl, accAttr(negInf));
-              s = arith::SelectOp::create(nb, nl, keep, s, ninf);
-            }
-            linalg::YieldOp::create(nb, nl, s);
+            linalg::YieldOp::create(
+                nb, nl,
+                buildModifiedScore(nb, nl, sem, args.back(), scaleConst, idx,
+                                   maskValue, length, qLen));
           })
           .getResult(0);
 
@@ -337,8 +219,6 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
 
   // Normalise (a zero sum means nothing took part: probability 0), then
   // dropout, then store in the output's element type.
-  double dropout = op.getDropoutP().convertToDouble();
-  int64_t seed = op.getSeed();
   Type outElement = cast<ShapedType>(out.getType()).getElementType();
   return linalg::GenericOp::create(
              b, loc, out.getType(), ValueRange{exps, rowSum}, out,
@@ -350,21 +230,10 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
                Value p = arith::SelectOp::create(
                    nb, nl, empty, zeroF,
                    arith::DivFOp::create(nb, nl, args[0], args[1]));
-               if (dropout > 0.0) {
-                 SmallVector<Value> idx;
-                 for (int64_t k = 0; k < 4; ++k)
-                   idx.push_back(linalg::IndexOp::create(nb, nl, k));
-                 Value u = dropoutUniform(nb, nl, seed, idx);
-                 Value pConst = arith::ConstantOp::create(
-                     nb, nl, nb.getF32FloatAttr(dropout));
-                 Value kept = arith::CmpFOp::create(
-                     nb, nl, arith::CmpFPredicate::OGE, u, pConst);
-                 Value rescale = arith::ConstantOp::create(
-                     nb, nl, accAttr(1.0 / (1.0 - dropout)));
-                 p = arith::SelectOp::create(
-                     nb, nl, kept, arith::MulFOp::create(nb, nl, p, rescale),
-                     zeroF);
-               }
+               SmallVector<Value> idx;
+               for (int64_t k = 0; sem.dropout > 0.0 && k < 4; ++k)
+                 idx.push_back(linalg::IndexOp::create(nb, nl, k));
+               p = buildDropout(nb, nl, sem, p, idx);
                linalg::YieldOp::create(nb, nl,
                                        castFloat(nb, nl, p, outElement));
              })

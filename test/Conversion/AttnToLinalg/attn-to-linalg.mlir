@@ -44,8 +44,8 @@ func.func @gqa_f16(%q: tensor<1x4x3x8xf16>, %k: tensor<1x2x5x8xf16>, %v: tensor<
 // CHECK-NEXT: ^bb0(%[[KEEP:.*]]: i1, %[[LEN:.*]]: i64, %[[SIN:.*]]: f32):
 // CHECK-DAG: %[[I:.*]] = linalg.index 2 : index
 // CHECK-DAG: %[[J:.*]] = linalg.index 3 : index
-// CHECK: %[[SC:.*]] = arith.mulf %[[SIN]], %[[SCALE]] : f32
 // CHECK: %[[LENI:.*]] = arith.index_cast %[[LEN]] : i64 to index
+// CHECK: %[[SC:.*]] = arith.mulf %[[SIN]], %[[SCALE]] : f32
 // CHECK: %[[INLEN:.*]] = arith.cmpi slt, %[[J]], %[[LENI]] : index
 // CHECK: %[[K1:.*]] = arith.andi %[[KEEP]], %[[INLEN]] : i1
 // CHECK: %[[OFF:.*]] = arith.subi %[[LENI]], %[[SQ]] : index

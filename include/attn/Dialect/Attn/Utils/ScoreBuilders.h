@@ -1,0 +1,76 @@
+//===- ScoreBuilders.h - the score semantics every lowering shares -*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// What turns the raw product q·k of element (b, h, i, j) into the score the
+// softmax sees (scale, masks, kv_lens, modifier regions, causal and window),
+// and the dropout applied to probabilities, as scalar builders. The
+// reference lowering and the tiled lowering both call these, so that
+// docs/Numerics.md has one implementation whatever the loop structure.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_UTILS_SCOREBUILDERS_H
+#define ATTN_DIALECT_ATTN_UTILS_SCOREBUILDERS_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+#include <utility>
+
+namespace mlir {
+namespace attn {
+
+/// The semantic attributes of an attn.sdpa or attn.weights, read once.
+struct ScoreSemantics {
+  /// The modifier regions; null when absent.
+  Region *scoreMod = nullptr;
+  Region *maskMod = nullptr;
+  /// A `mask` operand is present; `boolMask`: it is a keep-mask (i1), not
+  /// additive.
+  bool hasMask = false;
+  bool boolMask = false;
+  bool hasKvLens = false;
+  bool causal = false;
+  /// The diagonal is bottom-right aligned (`align = <bottom_right>`).
+  bool bottomRight = false;
+  /// `window = [left, right]`.
+  std::optional<std::pair<int64_t, int64_t>> window;
+  /// The explicit `scale`, if any.
+  std::optional<double> scale;
+  double dropout = 0;
+  int64_t seed = 0;
+};
+
+/// The semantics of `op`.
+ScoreSemantics getScoreSemantics(SdpaOp op);
+ScoreSemantics getScoreSemantics(WeightsOp op);
+
+/// The softmax scale in `acc`: the explicit one, else 1/sqrt(D) with D the
+/// last dimension of `query` (computed at run time when it is dynamic).
+Value buildScale(OpBuilder &b, Location loc, const ScoreSemantics &sem,
+                 Value query, Type acc);
+
+/// The score of element `idx` = (b, h, i, j) (indices into the whole
+/// problem, not a tile), from the raw product `s` (type `acc`): scaled,
+/// plus an additive `maskValue`, through `score_mod`; -inf where a keep
+/// condition fails (boolean `maskValue`, `mask_mod`, j < `kvLength` when the
+/// op has kv_lens, causal, window). `maskValue` is the mask element for
+/// `idx` (null without a mask); `kvLength` is the number of keys batch b
+/// has (Skv, or kv_lens[b]) and `queryLength` is Sq, both index values.
+Value buildModifiedScore(OpBuilder &b, Location loc, const ScoreSemantics &sem,
+                         Value s, Value scale, ArrayRef<Value> idx,
+                         Value maskValue, Value kvLength, Value queryLength);
+
+/// The probability `p` (type `acc`) of element `idx` after dropout: zero
+/// when dropped, else rescaled by 1/(1 - dropout); `p` when the op has no
+/// dropout. The random number is the counter-based hash of
+/// docs/Numerics.md, so it does not depend on the loop structure.
+Value buildDropout(OpBuilder &b, Location loc, const ScoreSemantics &sem,
+                   Value p, ArrayRef<Value> idx);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_DIALECT_ATTN_UTILS_SCOREBUILDERS_H

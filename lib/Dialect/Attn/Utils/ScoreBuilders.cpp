@@ -1,0 +1,200 @@
+//===- ScoreBuilders.cpp - the score semantics every lowering shares ------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
+
+#include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Semantics
+//===----------------------------------------------------------------------===//
+
+/// The parts attn.sdpa and attn.weights share (they have the same ODS
+/// fragment, so the same accessors).
+template <typename OpTy>
+static ScoreSemantics getSemantics(OpTy op) {
+  ScoreSemantics sem;
+  if (!op.getScoreMod().empty())
+    sem.scoreMod = &op.getScoreMod();
+  if (!op.getMaskMod().empty())
+    sem.maskMod = &op.getMaskMod();
+  if (Value mask = op.getMask()) {
+    sem.hasMask = true;
+    sem.boolMask =
+        cast<ShapedType>(mask.getType()).getElementType().isInteger(1);
+  }
+  sem.hasKvLens = static_cast<bool>(op.getKvLens());
+  sem.causal = op.getCausal();
+  sem.bottomRight = op.getAlignment() == Alignment::bottom_right;
+  if (std::optional<ArrayRef<int64_t>> window = op.getWindow())
+    sem.window = std::make_pair((*window)[0], (*window)[1]);
+  if (op.getScale())
+    sem.scale = op.getScale()->convertToDouble();
+  sem.dropout = op.getDropoutP().convertToDouble();
+  sem.seed = op.getSeed();
+  return sem;
+}
+
+ScoreSemantics attn::getScoreSemantics(SdpaOp op) { return getSemantics(op); }
+ScoreSemantics attn::getScoreSemantics(WeightsOp op) {
+  return getSemantics(op);
+}
+
+Value attn::buildScale(OpBuilder &b, Location loc, const ScoreSemantics &sem,
+                       Value query, Type acc) {
+  int64_t headDim = cast<ShapedType>(query.getType()).getShape().back();
+  if (sem.scale || !ShapedType::isDynamic(headDim)) {
+    double value = sem.scale ? *sem.scale
+                             : 1.0 / std::sqrt(static_cast<double>(headDim));
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(acc, value));
+  }
+  // 1/sqrt(D) for a dynamic head dimension is computed at run time.
+  int64_t rank = cast<ShapedType>(query.getType()).getRank();
+  Value dim = tensor::DimOp::create(b, loc, query, rank - 1);
+  Value dimI64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), dim);
+  Value dimF = arith::UIToFPOp::create(b, loc, acc, dimI64);
+  return math::RsqrtOp::create(b, loc, dimF);
+}
+
+//===----------------------------------------------------------------------===//
+// Scores
+//===----------------------------------------------------------------------===//
+
+/// Clones the single block of a modifier region at the builder's insertion
+/// point with its arguments bound to `args`, and returns the yielded value.
+static Value inlineModifier(OpBuilder &b, Region &region, ValueRange args) {
+  Block &block = region.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, mapping);
+  // The region is not isolated from above: the yielded value may be defined
+  // outside it (the greedy driver hoists constants out of it, for example).
+  return mapping.lookupOrDefault(
+      cast<YieldOp>(block.getTerminator()).getValue());
+}
+
+Value attn::buildModifiedScore(OpBuilder &b, Location loc,
+                               const ScoreSemantics &sem, Value s,
+                               Value scale, ArrayRef<Value> idx,
+                               Value maskValue, Value kvLength,
+                               Value queryLength) {
+  Type acc = s.getType();
+  s = arith::MulFOp::create(b, loc, s, scale);
+  Value keep;
+  auto andKeep = [&](Value cond) {
+    keep = keep ? arith::AndIOp::create(b, loc, keep, cond).getResult() : cond;
+  };
+  if (maskValue) {
+    if (sem.boolMask)
+      andKeep(maskValue);
+    else
+      s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskValue, acc));
+  }
+  if (sem.hasKvLens)
+    andKeep(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx[3],
+                                  kvLength));
+  if (sem.scoreMod) {
+    // The region is defined on f32 scores whatever `acc` is.
+    SmallVector<Value> args = {castFloat(b, loc, s, b.getF32Type())};
+    args.append(idx.begin(), idx.end());
+    s = castFloat(b, loc, inlineModifier(b, *sem.scoreMod, args), acc);
+  }
+  if (sem.maskMod)
+    andKeep(inlineModifier(b, *sem.maskMod, idx));
+  if (sem.causal || sem.window) {
+    // Diagonal of row i: i + (L - Sq) bottom-right, i top-left.
+    Value diag = idx[2];
+    if (sem.bottomRight) {
+      Value offset = arith::SubIOp::create(b, loc, kvLength, queryLength);
+      diag = arith::AddIOp::create(b, loc, diag, offset);
+    }
+    auto shifted = [&](int64_t by) -> Value {
+      Value c = arith::ConstantIndexOp::create(b, loc, by);
+      return arith::AddIOp::create(b, loc, diag, c);
+    };
+    if (sem.causal)
+      andKeep(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, idx[3],
+                                    diag));
+    if (sem.window) {
+      andKeep(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, idx[3],
+                                    shifted(-sem.window->first)));
+      andKeep(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, idx[3],
+                                    shifted(sem.window->second)));
+    }
+  }
+  if (!keep)
+    return s;
+  Value ninf = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(acc, -std::numeric_limits<double>::infinity()));
+  return arith::SelectOp::create(b, loc, keep, s, ninf);
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+/// One round of the splitmix64 finaliser: a bijective mix of 64 bits.
+static Value mix64(OpBuilder &b, Location loc, Value z) {
+  auto c = [&](uint64_t v) {
+    return arith::ConstantOp::create(
+        b, loc, b.getI64IntegerAttr(static_cast<int64_t>(v)));
+  };
+  auto xorShift = [&](Value x, uint64_t s) {
+    return arith::XOrIOp::create(b, loc, x,
+                                 arith::ShRUIOp::create(b, loc, x, c(s)));
+  };
+  z = arith::AddIOp::create(b, loc, z, c(0x9E3779B97F4A7C15ull));
+  z = arith::MulIOp::create(b, loc, xorShift(z, 30), c(0xBF58476D1CE4E5B9ull));
+  z = arith::MulIOp::create(b, loc, xorShift(z, 27), c(0x94D049BB133111EBull));
+  return xorShift(z, 31);
+}
+
+/// The uniform number in [0, 1) that decides whether element (b, h, i, j) is
+/// dropped: the seed and each index are folded in by one mix each, and the
+/// top 24 bits of the result become the float. docs/Numerics.md gives the
+/// same definition for other backends to reproduce.
+static Value dropoutUniform(OpBuilder &b, Location loc, int64_t seed,
+                     ArrayRef<Value> indices) {
+  Value h = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(seed));
+  for (Value index : indices) {
+    Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
+    h = mix64(b, loc, arith::XOrIOp::create(b, loc, h, i64));
+  }
+  Value top = arith::ShRUIOp::create(
+      b, loc, h, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(40)));
+  Value f = arith::UIToFPOp::create(b, loc, b.getF32Type(), top);
+  return arith::MulFOp::create(
+      b, loc, f,
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f / (1 << 24))));
+}
+
+Value attn::buildDropout(OpBuilder &b, Location loc, const ScoreSemantics &sem,
+                         Value p, ArrayRef<Value> idx) {
+  if (sem.dropout <= 0.0)
+    return p;
+  Type acc = p.getType();
+  Value u = dropoutUniform(b, loc, sem.seed, idx);
+  Value threshold =
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(sem.dropout));
+  Value kept =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, u, threshold);
+  Value rescale = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(acc, 1.0 / (1.0 - sem.dropout)));
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(acc, 0));
+  return arith::SelectOp::create(
+      b, loc, kept, arith::MulFOp::create(b, loc, p, rescale), zero);
+}
