@@ -16,6 +16,7 @@
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -29,10 +30,20 @@ void attn::buildReferencePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void attn::buildCpuBufferizationPipeline(OpPassManager &pm) {
-  // The tiled/fused lowering replaces this step when it lands; everything
-  // after it works on any linalg-on-tensors form.
-  buildReferencePipeline(pm);
+void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
+                                         const CpuPipelineOptions &options) {
+  // The attention lowering; everything after it works on any
+  // linalg/scf-on-tensors form.
+  pm.addPass(createAttnDecomposeMultihead());
+  if (options.lowering == SdpaLowering::Tiled) {
+    AttnTileOptions tile;
+    tile.qTile = options.qTile;
+    tile.kvTile = options.kvTile;
+    pm.addPass(createAttnTile(tile));
+  }
+  pm.addPass(createAttnLowerToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 
   // Inputs are never written (the C ABI declares them const); function
   // boundaries get identity layouts so that the C ABI passes plain
@@ -40,6 +51,9 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm) {
   pm.addPass(createAttnReadOnlyInputs());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // The tiled loop carries (max, sum, acc) tiles whose new values are
+  // computed out of place; they may be fresh buffers each iteration.
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
@@ -58,6 +72,7 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm) {
 
 void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createForallToForLoopPass());
   // Keeps compiled code free of runtime-library calls (see the pass).
   pm.addPass(createAttnStridedCopyToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -76,8 +91,9 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void attn::buildCpuPipeline(OpPassManager &pm) {
-  buildCpuBufferizationPipeline(pm);
+void attn::buildCpuPipeline(OpPassManager &pm,
+                            const CpuPipelineOptions &options) {
+  buildCpuBufferizationPipeline(pm, options);
   buildCpuLowerToLLVMPipeline(pm);
 }
 
@@ -88,7 +104,7 @@ void attn::registerAttnPipelines() {
       "linalg/tensor/arith/math: decompose multihead, lower attention, clean "
       "up",
       buildReferencePipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CpuPipelineOptions>(
       "attn-cpu-pipeline",
       "Compile a module of attn ops for the CPU: lower attention, bufferize "
       "with the out-parameter ABI of docs/CpuABI.md, lower to the LLVM "

@@ -24,7 +24,8 @@ using namespace mlir::attn;
 /// A copy of `module` after the pipeline `build` appends; `what` names the
 /// pipeline in the error (its diagnostics have gone to the context).
 static llvm::Expected<OwningOpRef<ModuleOp>>
-lowerCopy(ModuleOp module, void (*build)(OpPassManager &), StringRef what) {
+lowerCopy(ModuleOp module, function_ref<void(OpPassManager &)> build,
+          StringRef what) {
   OwningOpRef<ModuleOp> copy = module.clone();
   PassManager pm(module.getContext());
   build(pm);
@@ -46,8 +47,11 @@ JitFunction::~JitFunction() = default;
 
 llvm::Expected<std::unique_ptr<JitFunction>>
 JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
-                     const CpuTargetOptions &options) {
-  auto copy = lowerCopy(module, buildCpuPipeline, "CPU pipeline");
+                     const CpuTargetOptions &options,
+                     const CpuPipelineOptions &pipeline) {
+  auto copy = lowerCopy(
+      module, [&](OpPassManager &pm) { buildCpuPipeline(pm, pipeline); },
+      "CPU pipeline");
   if (!copy)
     return copy.takeError();
 

@@ -72,6 +72,11 @@ cl::opt<unsigned> repeat("repeat", cl::init(0),
                          cl::desc("Time N more calls; print min/median time "
                                   "and GFLOP/s"),
                          cl::cat(category));
+cl::opt<std::string> cpuPipeline(
+    "cpu-pipeline", cl::value_desc("options"),
+    cl::desc("Options of --attn-cpu-pipeline, e.g. \"lowering=tiled q-tile=32 "
+             "kv-tile=64\" (default: lowering=tiled q-tile=64 kv-tile=64)"),
+    cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(3), cl::ZeroOrMore,
                            cl::desc("LLVM optimisation level (-O0 to -O3)"),
                            cl::cat(category));
@@ -361,7 +366,12 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
   FailureOr<FunctionAbi> wideAbi = getFunctionAbi(wideFunc);
   if (failed(wideAbi))
     return failure();
-  auto reference = JitFunction::compile(*wide, *wideAbi, options);
+  // The reference is always the reference lowering, whatever the code
+  // under test was compiled with.
+  CpuPipelineOptions referenceLowering;
+  referenceLowering.lowering = SdpaLowering::Reference;
+  auto reference =
+      JitFunction::compile(*wide, *wideAbi, options, referenceLowering);
   if (!reference)
     return reportError(llvm::toString(reference.takeError()));
 
@@ -489,7 +499,11 @@ LogicalResult run(MLIRContext &context) {
 
   CpuTargetOptions options;
   options.optLevel = optLevel;
-  auto function = JitFunction::compile(*module, *abi, options);
+  auto pipelineOptions = CpuPipelineOptions::createFromString(cpuPipeline);
+  if (!pipelineOptions)
+    return reportError("--cpu-pipeline: cannot parse '" + cpuPipeline + "'");
+  auto function =
+      JitFunction::compile(*module, *abi, options, *pipelineOptions);
   if (!function)
     return reportError(llvm::toString(function.takeError()));
   if (llvm::Error err = (*function)->call(arrays))

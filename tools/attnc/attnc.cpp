@@ -64,6 +64,11 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Header, "header",
                           "C declarations of the public functions (.h)")),
     cl::cat(category));
+cl::opt<std::string> cpuPipeline(
+    "cpu-pipeline", cl::value_desc("options"),
+    cl::desc("Options of --attn-cpu-pipeline, e.g. \"lowering=tiled q-tile=32 "
+             "kv-tile=64\" (default: lowering=tiled q-tile=64 kv-tile=64)"),
+    cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(3), cl::ZeroOrMore,
                            cl::desc("LLVM optimisation level (-O0 to -O3)"),
                            cl::cat(category));
@@ -142,6 +147,10 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   if (optLevel > 3)
     return reportError("-O" + Twine(optLevel.getValue()) +
                        " is not one of -O0, -O1, -O2, -O3");
+  auto pipelineOptions =
+      attn::CpuPipelineOptions::createFromString(cpuPipeline);
+  if (!pipelineOptions)
+    return reportError("--cpu-pipeline: cannot parse '" + cpuPipeline + "'");
   if (output == "-" && (emit == Emit::Obj || emit == Emit::Shared))
     return reportError("--emit=obj and --emit=shared need an output file, "
                        "not stdout");
@@ -180,7 +189,7 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   {
     TimingScope timer = root.nest("MLIR pipeline");
     PassManager pm(&context);
-    attn::buildCpuPipeline(pm);
+    attn::buildCpuPipeline(pm, *pipelineOptions);
     if (printPipeline) {
       pm.printAsTextualPipeline(llvm::errs());
       llvm::errs() << "\n";

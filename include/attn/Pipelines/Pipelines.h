@@ -7,19 +7,52 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "mlir/Pass/PassOptions.h"
+
 namespace mlir {
 class OpPassManager;
 
 namespace attn {
+
+/// How the CPU pipeline lowers attn.sdpa.
+enum class SdpaLowering {
+  /// The unfused reference (`attn-lower-to-linalg`): materialises Sq x Skv.
+  Reference,
+  /// `attn-tile`: a FlashAttention-style loop nest, O(S) memory.
+  Tiled,
+};
+
+/// Options of `--attn-cpu-pipeline` (and of attnc/attn-run's
+/// `--cpu-pipeline=`).
+struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  PassOptions::Option<SdpaLowering> lowering{
+      *this, "lowering",
+      llvm::cl::desc("How attn.sdpa is lowered (attn.weights and the "
+                     "multihead projections always use the reference)"),
+      llvm::cl::init(SdpaLowering::Tiled),
+      llvm::cl::values(
+          clEnumValN(SdpaLowering::Reference, "reference",
+                     "unfused, materialises the Sq x Skv scores"),
+          clEnumValN(SdpaLowering::Tiled, "tiled",
+                     "attn-tile: online softmax over key/value tiles"))};
+  PassOptions::Option<int64_t> qTile{
+      *this, "q-tile", llvm::cl::desc("Query rows per tile (tiled)"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> kvTile{
+      *this, "kv-tile", llvm::cl::desc("Keys per inner step (tiled)"),
+      llvm::cl::init(64)};
+};
 
 /// Appends the reference pipeline: multihead decomposition, the unfused
 /// attn-to-linalg lowering and cleanup. Output is linalg/tensor/arith/math.
 void buildReferencePipeline(OpPassManager &pm);
 
 /// Appends the first half of the CPU pipeline: attn lowered to linalg on
-/// tensors, bufferized, public functions given the out-parameter ABI
-/// (docs/CpuABI.md), deallocations inserted. Output is linalg/memref.
-void buildCpuBufferizationPipeline(OpPassManager &pm);
+/// tensors (as `options` say), bufferized, public functions given the
+/// out-parameter ABI (docs/CpuABI.md), deallocations inserted. Output is
+/// linalg/scf/memref.
+void buildCpuBufferizationPipeline(OpPassManager &pm,
+                                   const CpuPipelineOptions &options);
 
 /// Appends the second half of the CPU pipeline: linalg/memref/arith/math to
 /// the LLVM dialect, with a `_mlir_ciface_` C wrapper for every function.
@@ -27,7 +60,7 @@ void buildCpuLowerToLLVMPipeline(OpPassManager &pm);
 
 /// Appends the whole CPU pipeline (both halves above): what
 /// `attn-opt --attn-cpu-pipeline`, `attnc --target=cpu` and `attn-run` run.
-void buildCpuPipeline(OpPassManager &pm);
+void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
 /// Registers every named attn pipeline with the global pass registry, so
 /// attn-opt and the other drivers run exactly the same passes.

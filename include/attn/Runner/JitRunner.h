@@ -11,6 +11,7 @@
 #ifndef ATTN_RUNNER_JITRUNNER_H
 #define ATTN_RUNNER_JITRUNNER_H
 
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Runner/HostArray.h"
 #include "attn/Target/Cpu/CpuABI.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
@@ -27,12 +28,13 @@ namespace attn {
 /// One public function of a module, compiled for the host by the JIT.
 class JitFunction {
 public:
-  /// Runs `buildCpuPipeline` on a copy of `module` and JIT-compiles the
-  /// function `abi` describes. Pipeline diagnostics go to the context's
-  /// handler; the error says which step failed.
+  /// Runs `buildCpuPipeline` with `pipeline` on a copy of `module` and
+  /// JIT-compiles the function `abi` describes. Pipeline diagnostics go to
+  /// the context's handler; the error says which step failed.
   static llvm::Expected<std::unique_ptr<JitFunction>>
   compile(ModuleOp module, const FunctionAbi &abi,
-          const CpuTargetOptions &options);
+          const CpuTargetOptions &options,
+          const CpuPipelineOptions &pipeline);
 
   ~JitFunction();
 

@@ -13,6 +13,7 @@
 // RUN: attn-run %s --check --entry=causal_bottom_right | FileCheck %s
 // RUN: attn-run %s --check --entry=window | FileCheck %s
 // RUN: attn-run %s --check --entry=window_causal_bottom_right_mask | FileCheck %s
+// RUN: attn-run %s --check --entry=fully_masked_rows | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // CHECK-NOT: FAIL
 
@@ -112,4 +113,19 @@ func.func @window_causal_bottom_right_mask(%q: tensor<2x2x6x8xf32>, %k: tensor<2
        align = <bottom_right>
      : tensor<2x2x6x8xf32>, tensor<2x2x13x8xf32>, tensor<2x2x13x8xf32> -> tensor<2x2x6x8xf32>
   return %o : tensor<2x2x6x8xf32>
+}
+
+// Rows 0 and 1 see no key at all: their output is 0 (docs/Numerics.md).
+func.func @fully_masked_rows(%q: tensor<1x2x7x8xf32>, %k: tensor<1x2x9x8xf32>, %v: tensor<1x2x9x8xf32>)
+    -> tensor<1x2x7x8xf32> {
+  %e = tensor.empty() : tensor<1x2x7x8xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x2x7x8xf32>, tensor<1x2x9x8xf32>, tensor<1x2x9x8xf32> -> tensor<1x2x7x8xf32>
+     mask_mod {
+     ^bb0(%b: index, %h: index, %i: index, %j: index):
+       %c2 = arith.constant 2 : index
+       %r = arith.cmpi uge, %i, %c2 : index
+       attn.yield %r : i1
+     }
+  return %o : tensor<1x2x7x8xf32>
 }

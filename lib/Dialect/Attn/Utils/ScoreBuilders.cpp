@@ -24,8 +24,7 @@ using namespace mlir::attn;
 
 /// The parts attn.sdpa and attn.weights share (they have the same ODS
 /// fragment, so the same accessors).
-template <typename OpTy>
-static ScoreSemantics getSemantics(OpTy op) {
+template <typename OpTy> static ScoreSemantics getSemantics(OpTy op) {
   ScoreSemantics sem;
   if (!op.getScoreMod().empty())
     sem.scoreMod = &op.getScoreMod();
@@ -57,8 +56,8 @@ Value attn::buildScale(OpBuilder &b, Location loc, const ScoreSemantics &sem,
                        Value query, Type acc) {
   int64_t headDim = cast<ShapedType>(query.getType()).getShape().back();
   if (sem.scale || !ShapedType::isDynamic(headDim)) {
-    double value = sem.scale ? *sem.scale
-                             : 1.0 / std::sqrt(static_cast<double>(headDim));
+    double value =
+        sem.scale ? *sem.scale : 1.0 / std::sqrt(static_cast<double>(headDim));
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(acc, value));
   }
   // 1/sqrt(D) for a dynamic head dimension is computed at run time.
@@ -88,10 +87,9 @@ static Value inlineModifier(OpBuilder &b, Region &region, ValueRange args) {
 }
 
 Value attn::buildModifiedScore(OpBuilder &b, Location loc,
-                               const ScoreSemantics &sem, Value s,
-                               Value scale, ArrayRef<Value> idx,
-                               Value maskValue, Value kvLength,
-                               Value queryLength) {
+                               const ScoreSemantics &sem, Value s, Value scale,
+                               ArrayRef<Value> idx, Value maskValue,
+                               Value kvLength, Value queryLength) {
   Type acc = s.getType();
   s = arith::MulFOp::create(b, loc, s, scale);
   Value keep;
@@ -168,7 +166,7 @@ static Value mix64(OpBuilder &b, Location loc, Value z) {
 /// top 24 bits of the result become the float. docs/Numerics.md gives the
 /// same definition for other backends to reproduce.
 static Value dropoutUniform(OpBuilder &b, Location loc, int64_t seed,
-                     ArrayRef<Value> indices) {
+                            ArrayRef<Value> indices) {
   Value h = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(seed));
   for (Value index : indices) {
     Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);

@@ -87,4 +87,44 @@ def AttnReadOnlyInputs : Pass<"attn-readonly-inputs", "::mlir::ModuleOp"> {
   }];
 }
 
+def AttnTile : Pass<"attn-tile"> {
+  let summary = "Tile attn.sdpa into a FlashAttention-style loop nest with online softmax";
+  let description = [{
+    Rewrites every `attn.sdpa` into
+
+    - an `scf.forall` over (batch, query head, query tile of `q-tile` rows),
+      whose body
+    - loops (`scf.for`) over key/value tiles of `kv-tile` keys, carrying the
+      running row maximum `m`, the running row sum `l` and the unnormalised
+      output tile `acc` (all in the accumulator type: f32, f64 for f64);
+      each step computes the score tile `Q_t K_t^T`, applies the op's scale,
+      masks, `kv_lens`, modifier regions, causal and window conditions (the
+      same builders as the reference lowering, on global indices), then
+      `m' = max(m, rowmax(S))`, `P = exp(S - m')`, `alpha = exp(m - m')`,
+      `l' = alpha l + rowsum(P)`, `acc' = alpha acc + dropout(P) V_t`;
+    - finally writes `acc / l` (0 where `l` is 0: every key masked) into the
+      destination, converted to its element type.
+
+    No tensor of `Sq x Skv` scores exists: the largest intermediate is one
+    `q-tile x kv-tile` score tile, so memory is linear in the sequence
+    length. Tiles at the ends may be partial (any `Sq`, `Skv`, dynamic
+    included). Grouped-query attention reads key/value head `h / (Hq/Hkv)`
+    for query head `h`. `attn.weights` is left alone: its result is the
+    `Sq x Skv` matrix.
+  }];
+  let options = [
+    Option<"qTile", "q-tile", "int64_t", /*default=*/"64",
+           "Query rows per tile">,
+    Option<"kvTile", "kv-tile", "int64_t", /*default=*/"64",
+           "Keys per step of the inner loop">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

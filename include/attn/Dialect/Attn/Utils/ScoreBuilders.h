@@ -1,4 +1,5 @@
-//===- ScoreBuilders.h - the score semantics every lowering shares -*- C++ -*-===//
+//===- ScoreBuilders.h - the score semantics every lowering shares -*- C++
+//-*-===//
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //

@@ -1,0 +1,385 @@
+//===- TileAttention.cpp - attn.sdpa as a tiled online-softmax loop nest --===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// FlashAttention-2's schedule on tensors: a parallel loop over (batch, head,
+// query tile) and, inside, a reduction loop over key/value tiles that keeps
+// a running maximum and sum so that the softmax never needs a whole score
+// row. The score semantics (scale, masks, regions, causal, window, dropout)
+// come from the builders the reference lowering uses, evaluated on global
+// indices, so both lowerings compute the same function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
+#include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNTILE
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+/// Builds the loop nest for one attn.sdpa. Tile-local tensors are 2-D
+/// ([rows, keys] or [rows, features]) and 1-D ([rows]); global indices are
+/// recovered by adding the tile offsets.
+class TileBuilder {
+public:
+  TileBuilder(SdpaOp op, OpBuilder &b, int64_t qTile, int64_t kvTile)
+      : op(op), b(b), loc(op.getLoc()), ctx(op.getContext()),
+        sem(getScoreSemantics(op)), qTile(qTile), kvTile(kvTile) {
+    element = op.getResult().getType().getElementType();
+    acc = getAccumulatorType(element);
+  }
+
+  Value build();
+
+private:
+  Value constIndex(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  TypedAttr accAttr(double v) { return b.getFloatAttr(acc, v); }
+
+  /// `tensor[b, h, start : start + len, :]` as a 2-D tensor.
+  Value slice2d(Value tensor, Value batch, Value head, Value start, Value len) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    SmallVector<OpFoldResult> offsets = {batch, head, start, b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                       len,
+                                       tensor::getMixedSize(b, loc, tensor, 3)};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    auto sliceType = RankedTensorType::get(
+        {ShapedType::kDynamic, type.getDimSize(3)}, type.getElementType());
+    return tensor::ExtractSliceOp::create(b, loc, sliceType, tensor, offsets,
+                                          sizes, strides);
+  }
+
+  /// The mask element for global indices `idx`, broadcasting size-1 (and
+  /// missing leading) dimensions as the reference lowering does.
+  Value loadMask(OpBuilder &nb, Location nl, ArrayRef<Value> idx) {
+    Value mask = op.getMask();
+    auto type = cast<RankedTensorType>(mask.getType());
+    int64_t rank = type.getRank();
+    SmallVector<Value> indices;
+    for (int64_t k = 0; k < rank; ++k)
+      indices.push_back(type.getDimSize(k) == 1
+                            ? arith::ConstantIndexOp::create(nb, nl, 0)
+                            : idx[4 - rank + k]);
+    return tensor::ExtractOp::create(nb, nl, mask, indices);
+  }
+
+  /// One step of the key/value loop; returns the new (m, l, acc).
+  SmallVector<Value> buildStep(Value qTileValue, Value batch, Value head,
+                               Value kvHead, Value rowStart, Value rows,
+                               Value keyStart, ValueRange carried);
+
+  SdpaOp op;
+  OpBuilder &b;
+  Location loc;
+  MLIRContext *ctx;
+  ScoreSemantics sem;
+  int64_t qTile, kvTile;
+  Type element, acc;
+  // Problem-wide values, set by build().
+  Value scale, queryLength, keyCount, kvLength;
+};
+
+SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
+                                          Value head, Value kvHead,
+                                          Value rowStart, Value rows,
+                                          Value keyStart, ValueRange carried) {
+  Value m = carried[0], l = carried[1], out = carried[2];
+  Value keys =
+      arith::MinSIOp::create(b, loc, constIndex(kvTile),
+                             arith::SubIOp::create(b, loc, keyCount, keyStart));
+  Value kTile = slice2d(op.getKey(), batch, kvHead, keyStart, keys);
+  Value vTile = slice2d(op.getValue(), batch, kvHead, keyStart, keys);
+
+  AffineExpr i, j, d;
+  bindDims(ctx, i, j, d);
+  auto map2 = [&](AffineExpr x, AffineExpr y) {
+    return AffineMap::get(3, 0, {x, y}, ctx);
+  };
+
+  // S = Q_t K_t^T in the accumulator type.
+  Value zero = createFilledTensor(b, loc, {rows, keys}, accAttr(0));
+  Value scores = linalg::GenericOp::create(b, loc, zero.getType(),
+                                           ValueRange{qTileValue, kTile}, zero,
+                                           {map2(i, d), map2(j, d), map2(i, j)},
+                                           {kPar, kPar, kRed}, buildMulAccBody)
+                     .getResult(0);
+
+  // Scale, masks and modifiers on global indices.
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
+  scores =
+      linalg::GenericOp::create(
+          b, loc, scores.getType(), ValueRange{}, scores, {id2}, {kPar, kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value qi = arith::AddIOp::create(
+                nb, nl, rowStart, linalg::IndexOp::create(nb, nl, 0));
+            Value kj = arith::AddIOp::create(
+                nb, nl, keyStart, linalg::IndexOp::create(nb, nl, 1));
+            SmallVector<Value> idx = {batch, head, qi, kj};
+            Value maskValue = op.getMask() ? loadMask(nb, nl, idx) : Value();
+            linalg::YieldOp::create(nb, nl,
+                                    buildModifiedScore(nb, nl, sem, args[0],
+                                                       scale, idx, maskValue,
+                                                       kvLength, queryLength));
+          })
+          .getResult(0);
+
+  // m' = max(m, rowmax(S)).
+  Value newMax =
+      linalg::GenericOp::create(
+          b, loc, m.getType(), scores, m, {id2, rowMap}, {kPar, kRed},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::MaximumFOp::create(nb, nl, args[0], args[1])
+                    .getResult());
+          })
+          .getResult(0);
+
+  // A row with no visible key so far has m' = -inf; subtracting 0 instead
+  // keeps exp at 0 rather than NaN.
+  double negInf = -std::numeric_limits<double>::infinity();
+  auto safeMax = [&](OpBuilder &nb, Location nl, Value max) -> Value {
+    Value ninf = arith::ConstantOp::create(nb, nl, accAttr(negInf));
+    Value zeroF = arith::ConstantOp::create(nb, nl, accAttr(0));
+    Value empty =
+        arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, max, ninf);
+    return arith::SelectOp::create(nb, nl, empty, zeroF, max);
+  };
+
+  // P = exp(S - m'), then P with dropout for the product with V.
+  Value probsInit =
+      tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{rows, keys}, acc);
+  Value probs =
+      linalg::GenericOp::create(
+          b, loc, probsInit.getType(), ValueRange{scores, newMax}, probsInit,
+          {id2, rowMap, id2}, {kPar, kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value diff = arith::SubFOp::create(nb, nl, args[0],
+                                               safeMax(nb, nl, args[1]));
+            linalg::YieldOp::create(
+                nb, nl, math::ExpOp::create(nb, nl, diff).getResult());
+          })
+          .getResult(0);
+  Value dropped = probs;
+  if (sem.dropout > 0.0)
+    dropped =
+        linalg::GenericOp::create(
+            b, loc, probs.getType(), ValueRange{}, probs, {id2}, {kPar, kPar},
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value qi = arith::AddIOp::create(
+                  nb, nl, rowStart, linalg::IndexOp::create(nb, nl, 0));
+              Value kj = arith::AddIOp::create(
+                  nb, nl, keyStart, linalg::IndexOp::create(nb, nl, 1));
+              linalg::YieldOp::create(
+                  nb, nl,
+                  buildDropout(nb, nl, sem, args[0], {batch, head, qi, kj}));
+            })
+            .getResult(0);
+
+  // alpha = exp(m - m'), the correction of what was accumulated so far.
+  AffineMap id1 = b.getMultiDimIdentityMap(1);
+  Value alphaInit =
+      tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{rows}, acc);
+  Value alpha =
+      linalg::GenericOp::create(
+          b, loc, alphaInit.getType(), ValueRange{m, newMax}, alphaInit,
+          {id1, id1, id1}, {kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value diff = arith::SubFOp::create(nb, nl, args[0],
+                                               safeMax(nb, nl, args[1]));
+            linalg::YieldOp::create(
+                nb, nl, math::ExpOp::create(nb, nl, diff).getResult());
+          })
+          .getResult(0);
+
+  // l' = alpha l + rowsum(P) (the undropped P: dropout rescales, it does
+  // not renormalise).
+  auto scaleRows = [&](Value tensor, AffineMap tensorMap, AffineMap alphaMap,
+                       int64_t rank) {
+    return linalg::GenericOp::create(
+               b, loc, tensor.getType(), alpha, tensor, {alphaMap, tensorMap},
+               SmallVector<IteratorType>(rank, kPar),
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 linalg::YieldOp::create(
+                     nb, nl,
+                     arith::MulFOp::create(nb, nl, args[0], args[1])
+                         .getResult());
+               })
+        .getResult(0);
+  };
+  Value newSum =
+      linalg::GenericOp::create(
+          b, loc, l.getType(), probs, scaleRows(l, id1, id1, 1), {id2, rowMap},
+          {kPar, kRed},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::AddFOp::create(nb, nl, args[0], args[1]).getResult());
+          })
+          .getResult(0);
+
+  // acc' = alpha acc + dropout(P) V_t.
+  Value scaledOut = scaleRows(out, id2, rowMap, 2);
+  AffineExpr e;
+  bindDims(ctx, i, e, j);
+  Value newOut =
+      linalg::GenericOp::create(
+          b, loc, scaledOut.getType(), ValueRange{dropped, vTile}, scaledOut,
+          {AffineMap::get(3, 0, {i, j}, ctx), AffineMap::get(3, 0, {j, e}, ctx),
+           AffineMap::get(3, 0, {i, e}, ctx)},
+          {kPar, kPar, kRed}, buildMulAccBody)
+          .getResult(0);
+  return {newMax, newSum, newOut};
+}
+
+Value TileBuilder::build() {
+  Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+  OpFoldResult batches = tensor::getMixedSize(b, loc, query, 0);
+  OpFoldResult heads = tensor::getMixedSize(b, loc, query, 1);
+  queryLength = tensor::DimOp::create(b, loc, query, 2);
+  keyCount = tensor::DimOp::create(b, loc, key, 2);
+  Value group =
+      arith::DivUIOp::create(b, loc, tensor::DimOp::create(b, loc, query, 1),
+                             tensor::DimOp::create(b, loc, key, 1));
+  Value qTileC = constIndex(qTile);
+  // Static trip counts stay static so that later passes see them.
+  int64_t staticQueryLength = op.getQuery().getType().getDimSize(2);
+  OpFoldResult queryTiles =
+      ShapedType::isDynamic(staticQueryLength)
+          ? OpFoldResult(
+                arith::CeilDivUIOp::create(b, loc, queryLength, qTileC))
+          : OpFoldResult(
+                b.getIndexAttr(llvm::divideCeil(staticQueryLength, qTile)));
+  scale = buildScale(b, loc, sem, query, acc);
+  OpFoldResult outDim = tensor::getMixedSize(b, loc, value, 3);
+
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{batches, heads, queryTiles},
+      ValueRange{op.getInit()}, /*mapping=*/std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  Value batch = forall.getInductionVar(0), head = forall.getInductionVar(1);
+  Value rowStart =
+      arith::MulIOp::create(b, loc, forall.getInductionVar(2), qTileC);
+  Value rows = arith::MinSIOp::create(
+      b, loc, qTileC, arith::SubIOp::create(b, loc, queryLength, rowStart));
+  Value kvHead = arith::DivUIOp::create(b, loc, head, group);
+  Value qTileValue = slice2d(query, batch, head, rowStart, rows);
+
+  // Keys batch b may see: kv_lens[b] when given.
+  kvLength = keyCount;
+  if (Value lens = op.getKvLens()) {
+    Value len = tensor::ExtractOp::create(b, loc, lens, batch);
+    kvLength = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+  }
+
+  double negInf = -std::numeric_limits<double>::infinity();
+  SmallVector<Value> init = {
+      createFilledTensor(b, loc, {rows}, accAttr(negInf)),
+      createFilledTensor(b, loc, {rows}, accAttr(0)),
+      createFilledTensor(b, loc, {rows, outDim}, accAttr(0))};
+  auto loop = scf::ForOp::create(
+      b, loc, constIndex(0), keyCount, constIndex(kvTile), init,
+      [&](OpBuilder &nb, Location nl, Value keyStart, ValueRange carried) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        SmallVector<Value> next = buildStep(qTileValue, batch, head, kvHead,
+                                            rowStart, rows, keyStart, carried);
+        scf::YieldOp::create(b, nl, next);
+      });
+
+  // O = acc / l (0 where no key took part), in the destination's type.
+  Value sum = loop.getResult(1), unnormalised = loop.getResult(2);
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
+  Value outInit = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{rows, outDim}, element);
+  Value outTile =
+      linalg::GenericOp::create(
+          b, loc, outInit.getType(), ValueRange{unnormalised, sum}, outInit,
+          {id2, rowMap, id2}, {kPar, kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value zeroF = arith::ConstantOp::create(nb, nl, accAttr(0));
+            Value empty = arith::CmpFOp::create(
+                nb, nl, arith::CmpFPredicate::OEQ, args[1], zeroF);
+            Value o = arith::SelectOp::create(
+                nb, nl, empty, zeroF,
+                arith::DivFOp::create(nb, nl, args[0], args[1]));
+            linalg::YieldOp::create(nb, nl, castFloat(nb, nl, o, element));
+          })
+          .getResult(0);
+
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> offsets = {batch, head, rowStart,
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
+                                     outDim};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, outTile, forall.getRegionOutArgs()[0], offsets, sizes, strides);
+  return forall.getResult(0);
+}
+
+/// attn.sdpa -> the tiled loop nest.
+struct TileSdpa : OpRewritePattern<SdpaOp> {
+  TileSdpa(MLIRContext *ctx, int64_t qTile, int64_t kvTile)
+      : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile) {}
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    TileBuilder builder(op, rewriter, qTile, kvTile);
+    rewriter.replaceOp(op, builder.build());
+    return success();
+  }
+
+  int64_t qTile, kvTile;
+};
+
+/// Tiles every attn.sdpa; rejects tile sizes that are not positive.
+struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (qTile <= 0 || kvTile <= 0) {
+      getOperation()->emitError()
+          << "attn-tile: tile sizes must be positive, got q-tile = "
+          << static_cast<int64_t>(qTile)
+          << " and kv-tile = " << static_cast<int64_t>(kvTile);
+      return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    patterns.add<TileSdpa>(&getContext(), qTile, kvTile);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

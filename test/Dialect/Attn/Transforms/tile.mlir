@@ -1,0 +1,59 @@
+// RUN: attn-opt %s --attn-tile="q-tile=32 kv-tile=64" --split-input-file | FileCheck %s
+// RUN: not attn-opt %s --attn-tile="q-tile=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: error: attn-tile: tile sizes must be positive, got q-tile = 0 and kv-tile = 64
+
+// The loop nest: a parallel loop over (batch, head, query tile), a loop over
+// key tiles carrying the running max, sum and output tile, the score tile
+// scaled and masked on global indices, and no 128x256 score tensor.
+// CHECK-LABEL: func.func @causal_gqa
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[T:.*]]) in (2, 8, 4) shared_outs(%[[O:.*]] = %{{.*}}) -> (tensor<2x8x128x64xf32>)
+// CHECK: %[[ROW0:.*]] = arith.muli %[[T]], %[[C32]]
+// CHECK: %[[KVH:.*]] = arith.divui %[[H]], %{{.*}} : index
+// CHECK: %[[QT:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %{{.*}}, 64] [1, 1, 1, 1] : tensor<2x8x128x64xf32> to tensor<?x64xf32>
+// CHECK: scf.for %[[J0:.*]] = %{{.*}} to %[[C256]] step %[[C64]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[KVH]], %[[J0]], 0]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QT]],
+// CHECK: arith.addi %[[ROW0]],
+// CHECK: arith.addi %[[J0]],
+// CHECK: arith.cmpi sle
+// CHECK: arith.select
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: math.exp
+// CHECK: scf.yield
+// CHECK: arith.divf
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %{{.*}} into %[[O]][%[[B]], %[[H]], %[[ROW0]], 0]
+// CHECK-NOT: tensor<128x256xf32>
+// CHECK-NOT: tensor<?x256xf32>
+// CHECK-NOT: attn.sdpa
+func.func @causal_gqa(%q: tensor<2x8x128x64xf32>, %k: tensor<2x2x256x64xf32>, %v: tensor<2x2x256x64xf32>)
+    -> tensor<2x8x128x64xf32> {
+  %e = tensor.empty() : tensor<2x8x128x64xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e) causal align = <bottom_right>
+     : tensor<2x8x128x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x64xf32> -> tensor<2x8x128x64xf32>
+  return %o : tensor<2x8x128x64xf32>
+}
+
+// -----
+
+// kv_lens is read once per (batch, head, query tile); attn.weights, whose
+// result is the score matrix itself, is not tiled.
+// CHECK-LABEL: func.func @lens_and_weights
+// CHECK: scf.forall
+// CHECK: tensor.extract %{{.*}}[%{{.*}}] : tensor<1xi32>
+// CHECK: scf.for
+// CHECK: attn.weights
+func.func @lens_and_weights(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %l: tensor<1xi32>)
+    -> (tensor<1x1x8x16xf32>, tensor<1x1x8x8xf32>) {
+  %e = tensor.empty() : tensor<1x1x8x16xf32>
+  %o = attn.sdpa %q, %k, %k kv_lens(%l : tensor<1xi32>) outs(%e)
+     : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
+  %ew = tensor.empty() : tensor<1x1x8x8xf32>
+  %w = attn.weights %q, %k outs(%ew) : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x8xf32>
+  return %o, %w : tensor<1x1x8x16xf32>, tensor<1x1x8x8xf32>
+}
