@@ -14,6 +14,7 @@
 // RUN: attn-run %s --check --entry=window | FileCheck %s
 // RUN: attn-run %s --check --entry=window_causal_bottom_right_mask | FileCheck %s
 // RUN: attn-run %s --check --entry=fully_masked_rows | FileCheck %s
+// RUN: attn-run %s --check --entry=causal_bottom_right_more_queries | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // CHECK-NOT: FAIL
 
@@ -128,4 +129,15 @@ func.func @fully_masked_rows(%q: tensor<1x2x7x8xf32>, %k: tensor<1x2x9x8xf32>, %
        attn.yield %r : i1
      }
   return %o : tensor<1x2x7x8xf32>
+}
+
+// More queries than keys, bottom-right causal: rows 0-3 have their diagonal
+// before key 0 and see nothing (output 0); the tiled lowering skips their
+// key loop entirely.
+func.func @causal_bottom_right_more_queries(%q: tensor<1x2x9x8xf32>, %k: tensor<1x2x5x8xf32>,
+                                            %v: tensor<1x2x5x8xf32>) -> tensor<1x2x9x8xf32> {
+  %e = tensor.empty() : tensor<1x2x9x8xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e) causal align = <bottom_right>
+     : tensor<1x2x9x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32> -> tensor<1x2x9x8xf32>
+  return %o : tensor<1x2x9x8xf32>
 }

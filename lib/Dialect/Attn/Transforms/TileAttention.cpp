@@ -90,6 +90,12 @@ private:
     return tensor::ExtractOp::create(nb, nl, mask, indices);
   }
 
+  /// The keys [first, end) that rows [rowStart, rowStart + rows) can see at
+  /// all under kv_lens, causal and window; the loop visits only those. Keys
+  /// inside the range are still masked element by element, so the bounds
+  /// only need to be conservative. An empty range leaves the rows at 0.
+  std::pair<Value, Value> buildKeyRange(Value rowStart, Value rows);
+
   /// One step of the key/value loop; returns the new (m, l, acc).
   SmallVector<Value> buildStep(Value qTileValue, Value batch, Value head,
                                Value kvHead, Value rowStart, Value rows,
@@ -260,6 +266,36 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   return {newMax, newSum, newOut};
 }
 
+std::pair<Value, Value> TileBuilder::buildKeyRange(Value rowStart, Value rows) {
+  Value first = constIndex(0), end = keyCount;
+  if (sem.hasKvLens)
+    end = arith::MinSIOp::create(b, loc, end, kvLength);
+  if (!sem.causal && !sem.window)
+    return {first, end};
+  // Row i's diagonal is key i + offset (offset = L - Sq bottom-right).
+  Value offset =
+      sem.bottomRight
+          ? arith::SubIOp::create(b, loc, kvLength, queryLength).getResult()
+          : constIndex(0);
+  Value firstDiag = arith::AddIOp::create(b, loc, rowStart, offset);
+  Value lastDiag = arith::AddIOp::create(
+      b, loc, firstDiag, arith::SubIOp::create(b, loc, rows, constIndex(1)));
+  // One past the last visible key of the last row.
+  auto endAfter = [&](int64_t right) {
+    Value past = arith::AddIOp::create(b, loc, lastDiag, constIndex(right + 1));
+    end = arith::MinSIOp::create(b, loc, end, past);
+  };
+  if (sem.causal)
+    endAfter(0);
+  if (sem.window) {
+    endAfter(sem.window->second);
+    Value lowest =
+        arith::SubIOp::create(b, loc, firstDiag, constIndex(sem.window->first));
+    first = arith::MaxSIOp::create(b, loc, first, lowest);
+  }
+  return {first, end};
+}
+
 Value TileBuilder::build() {
   Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
   OpFoldResult batches = tensor::getMixedSize(b, loc, query, 0);
@@ -306,8 +342,9 @@ Value TileBuilder::build() {
       createFilledTensor(b, loc, {rows}, accAttr(negInf)),
       createFilledTensor(b, loc, {rows}, accAttr(0)),
       createFilledTensor(b, loc, {rows, outDim}, accAttr(0))};
+  auto [firstKey, endKey] = buildKeyRange(rowStart, rows);
   auto loop = scf::ForOp::create(
-      b, loc, constIndex(0), keyCount, constIndex(kvTile), init,
+      b, loc, firstKey, endKey, constIndex(kvTile), init,
       [&](OpBuilder &nb, Location nl, Value keyStart, ValueRange carried) {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());

@@ -10,11 +10,19 @@
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[T:.*]]) in (2, 8, 4) shared_outs(%[[O:.*]] = %{{.*}}) -> (tensor<2x8x128x64xf32>)
 // CHECK: %[[ROW0:.*]] = arith.muli %[[T]], %[[C32]]
 // CHECK: %[[KVH:.*]] = arith.divui %[[H]], %{{.*}} : index
 // CHECK: %[[QT:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %{{.*}}, 64] [1, 1, 1, 1] : tensor<2x8x128x64xf32> to tensor<?x64xf32>
-// CHECK: scf.for %[[J0:.*]] = %{{.*}} to %[[C256]] step %[[C64]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>)
+// Causal, bottom-right (diagonal offset 256 - 128): the key loop stops
+// after the last row's diagonal, min(row0 + rows - 1 + 128 + 1, 256).
+// CHECK: %[[DIAG0:.*]] = arith.addi %[[ROW0]], %[[C128]] : index
+// CHECK: %[[LASTDIAG:.*]] = arith.addi %[[DIAG0]], %{{.*}} : index
+// CHECK: %[[PAST:.*]] = arith.addi %[[LASTDIAG]], %[[C1]] : index
+// CHECK: %[[END:.*]] = arith.minsi %[[PAST]], %[[C256]] : index
+// CHECK: scf.for %[[J0:.*]] = %{{.*}} to %[[END]] step %[[C64]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>)
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[KVH]], %[[J0]], 0]
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QT]],
 // CHECK: arith.addi %[[ROW0]],
@@ -56,4 +64,24 @@ func.func @lens_and_weights(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, 
   %ew = tensor.empty() : tensor<1x1x8x8xf32>
   %w = attn.weights %q, %k outs(%ew) : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x8xf32>
   return %o, %w : tensor<1x1x8x16xf32>, tensor<1x1x8x8xf32>
+}
+
+// -----
+
+// A window [3, 1] (top-left): keys from max(0, row0 - 3) to
+// min(Skv, last row + 1 + 1).
+// CHECK-LABEL: func.func @window
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[T:.*]]) in (1, 1, 2)
+// CHECK: %[[ROW0:.*]] = arith.muli %[[T]]
+// CHECK: arith.minsi
+// CHECK: %[[LOW:.*]] = arith.subi %[[ROW0]], %[[C3]] : index
+// CHECK: %[[FIRST:.*]] = arith.maxsi %[[LOW]], %[[C0]] : index
+// CHECK: scf.for %{{.*}} = %[[FIRST]] to
+func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
+  %e = tensor.empty() : tensor<1x1x64x8xf32>
+  %o = attn.sdpa %q, %q, %q outs(%e) window = [3, 1]
+     : tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32> -> tensor<1x1x64x8xf32>
+  return %o : tensor<1x1x64x8xf32>
 }
