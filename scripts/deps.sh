@@ -8,7 +8,7 @@
 set -euo pipefail
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22 llvm-22-dev llvm-22-tools clang-22
-          lld-22 cmake ninja-build ccache)
+          lld-22 libomp-22-dev cmake ninja-build ccache)
 
 missing=()
 for pkg in "${packages[@]}"; do

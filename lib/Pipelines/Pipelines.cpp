@@ -70,14 +70,25 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
-void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
+void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
+                                       const CpuPipelineOptions &options) {
   pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addPass(createForallToForLoopPass());
+  // The (batch, head, query tile) loop: OpenMP threads, or sequential.
+  if (options.threads)
+    pm.addPass(createForallToParallelLoopPass());
+  else
+    pm.addPass(createForallToForLoopPass());
   // Keeps compiled code free of runtime-library calls (see the pass).
   pm.addPass(createAttnStridedCopyToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  if (options.threads) {
+    // SCF-to-OpenMP wraps each iteration in memref.alloca_scope, which must
+    // become LLVM before SCF-to-CF gives its region several blocks.
+    pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  }
   pm.addPass(createSCFToControlFlowPass());
   // bf16 conversions become integer arithmetic: without it, targets lacking
   // AVX512-BF16 call libgcc's __truncsfbf2, which older toolchains lack.
@@ -94,7 +105,7 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
 void attn::buildCpuPipeline(OpPassManager &pm,
                             const CpuPipelineOptions &options) {
   buildCpuBufferizationPipeline(pm, options);
-  buildCpuLowerToLLVMPipeline(pm);
+  buildCpuLowerToLLVMPipeline(pm, options);
 }
 
 void attn::registerAttnPipelines() {

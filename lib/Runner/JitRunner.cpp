@@ -63,6 +63,8 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
                                                /*sizeLevel=*/0, machine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
+  StringRef runtimes[] = {getOpenMPLibraryPath()};
+  engineOptions.sharedLibPaths = runtimes;
   engineOptions.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(options.optLevel);
   auto engine =

@@ -41,6 +41,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> kvTile{
       *this, "kv-tile", llvm::cl::desc("Keys per inner step (tiled)"),
       llvm::cl::init(64)};
+  PassOptions::Option<bool> threads{
+      *this, "threads",
+      llvm::cl::desc("Run the tiled lowering's parallel loop on OpenMP "
+                     "threads (libomp; OMP_NUM_THREADS sets how many)"),
+      llvm::cl::init(true)};
 };
 
 /// Appends the reference pipeline: multihead decomposition, the unfused
@@ -54,9 +59,11 @@ void buildReferencePipeline(OpPassManager &pm);
 void buildCpuBufferizationPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options);
 
-/// Appends the second half of the CPU pipeline: linalg/memref/arith/math to
-/// the LLVM dialect, with a `_mlir_ciface_` C wrapper for every function.
-void buildCpuLowerToLLVMPipeline(OpPassManager &pm);
+/// Appends the second half of the CPU pipeline: linalg/scf/memref/arith/math
+/// to the LLVM dialect (parallel loops to OpenMP when `options.threads`),
+/// with a `_mlir_ciface_` C wrapper for every function.
+void buildCpuLowerToLLVMPipeline(OpPassManager &pm,
+                                 const CpuPipelineOptions &options);
 
 /// Appends the whole CPU pipeline (both halves above): what
 /// `attn-opt --attn-cpu-pipeline`, `attnc --target=cpu` and `attn-run` run.

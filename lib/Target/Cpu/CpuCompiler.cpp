@@ -10,6 +10,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -18,6 +19,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -86,7 +88,10 @@ attn::createCpuTargetMachine(const CpuTargetOptions &options) {
 void attn::registerCpuTranslations(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }
+
+StringRef attn::getOpenMPLibraryPath() { return ATTN_OPENMP_LIBRARY; }
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
 attn::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
@@ -131,9 +136,13 @@ llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
     return llvm::createStringError("cannot create a temporary file: " +
                                    ec.message());
   // -z defs: a symbol nothing provides is an error now, not when a user
-  // loads the library.
-  SmallVector<StringRef> args = {*driver,    "-shared",     "-o", outputPath,
-                                 objectPath, "-Wl,-z,defs", "-lm"};
+  // loads the library. libomp (for threaded code) is found through an
+  // rpath: LLVM's library directory is not on the loader's default path.
+  std::string rpath =
+      ("-Wl,-rpath," + llvm::sys::path::parent_path(ATTN_OPENMP_LIBRARY)).str();
+  SmallVector<StringRef> args = {*driver,    "-shared",  "-o",
+                                 outputPath, objectPath, "-Wl,-z,defs",
+                                 "-lm",      rpath,      ATTN_OPENMP_LIBRARY};
   std::optional<StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
   std::string error;
   int rc =

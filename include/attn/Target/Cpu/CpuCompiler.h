@@ -51,6 +51,10 @@ createCpuTargetMachine(const CpuTargetOptions &options);
 /// LLVM IR.
 void registerCpuTranslations(DialectRegistry &registry);
 
+/// The OpenMP runtime (libomp) threaded code calls: linked into shared
+/// libraries and loaded by the JIT.
+llvm::StringRef getOpenMPLibraryPath();
+
 /// Translates an LLVM-dialect module to LLVM IR with the target's triple and
 /// data layout.
 llvm::Expected<std::unique_ptr<llvm::Module>>

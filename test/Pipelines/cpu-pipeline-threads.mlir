@@ -1,0 +1,19 @@
+// RUN: attn-opt %s --attn-cpu-pipeline | FileCheck %s --check-prefix=THREADS
+// RUN: attn-opt %s --attn-cpu-pipeline="threads=false" | FileCheck %s --check-prefix=SERIAL
+// RUN: attn-opt %s --attn-cpu-pipeline="lowering=reference" | FileCheck %s --check-prefix=SERIAL
+
+// The tiled lowering's (batch, head, query tile) loop runs on OpenMP
+// threads by default: one worksharing loop over 1 * 4 * 2 tiles.
+// THREADS-LABEL: llvm.func @sdpa(
+// THREADS: omp.parallel
+// THREADS: omp.wsloop
+// THREADS: omp.loop_nest
+// SERIAL-LABEL: llvm.func @sdpa(
+// SERIAL-NOT: omp.
+func.func @sdpa(%q: tensor<1x4x100x16xf32>, %k: tensor<1x4x100x16xf32>, %v: tensor<1x4x100x16xf32>)
+    -> tensor<1x4x100x16xf32> {
+  %e = tensor.empty() : tensor<1x4x100x16xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e) causal
+     : tensor<1x4x100x16xf32>, tensor<1x4x100x16xf32>, tensor<1x4x100x16xf32> -> tensor<1x4x100x16xf32>
+  return %o : tensor<1x4x100x16xf32>
+}
