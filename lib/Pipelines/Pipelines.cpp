@@ -42,6 +42,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
     pm.addPass(createAttnTile(tile));
   }
   pm.addPass(createAttnLowerToLinalg());
+  // exp as arithmetic the loop vectoriser can handle (f32 only).
+  pm.addPass(createAttnPolynomialExp());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

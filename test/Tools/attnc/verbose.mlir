@@ -18,11 +18,11 @@
 // RUN: attnc %s --emit=mlir -o /dev/null --print-pipeline --cpu-pipeline="lowering=reference" 2>&1 | FileCheck %s --check-prefix=REF
 // RUN: not attnc %s --emit=mlir -o /dev/null --cpu-pipeline="lowering=flash" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// PIPE: attn-decompose-multihead,attn-tile{kv-tile=64 q-tile=64},attn-lower-to-linalg,canonicalize
+// PIPE: attn-decompose-multihead,attn-tile{kv-tile=64 q-tile=64},attn-lower-to-linalg,attn-polynomial-exp,canonicalize
 // PIPE-SAME: one-shot-bufferize
 // PIPE-SAME: buffer-results-to-out-params
 // PIPE-SAME: convert-to-llvm
-// REF: attn-decompose-multihead,attn-lower-to-linalg,canonicalize
+// REF: attn-decompose-multihead,attn-lower-to-linalg,attn-polynomial-exp,canonicalize
 // BAD: attnc: error: --cpu-pipeline: cannot parse 'lowering=flash'
 
 func.func @f(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {

@@ -123,18 +123,22 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   Value kTile = slice2d(op.getKey(), batch, kvHead, keyStart, keys);
   Value vTile = slice2d(op.getValue(), batch, kvHead, keyStart, keys);
 
-  AffineExpr i, j, d;
-  bindDims(ctx, i, j, d);
+  // Loop order (i, d, j): rows, then the reduced head dimension, then keys.
+  AffineExpr i, d, j;
+  bindDims(ctx, i, d, j);
   auto map2 = [&](AffineExpr x, AffineExpr y) {
     return AffineMap::get(3, 0, {x, y}, ctx);
   };
 
-  // S = Q_t K_t^T in the accumulator type.
+  // S = Q_t K_t^T in the accumulator type. K_t is transposed once per step
+  // so that the innermost loop runs over keys, contiguously in both K_t^T
+  // and S, which lets the loop vectorise without reassociating a sum.
+  Value kTileT = createTranspose(b, loc, kTile, {1, 0});
   Value zero = createFilledTensor(b, loc, {rows, keys}, accAttr(0));
   Value scores = linalg::GenericOp::create(b, loc, zero.getType(),
-                                           ValueRange{qTileValue, kTile}, zero,
-                                           {map2(i, d), map2(j, d), map2(i, j)},
-                                           {kPar, kPar, kRed}, buildMulAccBody)
+                                           ValueRange{qTileValue, kTileT}, zero,
+                                           {map2(i, d), map2(d, j), map2(i, j)},
+                                           {kPar, kRed, kPar}, buildMulAccBody)
                      .getResult(0);
 
   // Scale, masks and modifiers on global indices.
@@ -252,16 +256,17 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
           })
           .getResult(0);
 
-  // acc' = alpha acc + dropout(P) V_t.
+  // acc' = alpha acc + dropout(P) V_t, in loop order (i, j, e): the
+  // innermost loop runs over output features, contiguously in V_t and acc.
   Value scaledOut = scaleRows(out, id2, rowMap, 2);
   AffineExpr e;
-  bindDims(ctx, i, e, j);
+  bindDims(ctx, i, j, e);
   Value newOut =
       linalg::GenericOp::create(
           b, loc, scaledOut.getType(), ValueRange{dropped, vTile}, scaledOut,
           {AffineMap::get(3, 0, {i, j}, ctx), AffineMap::get(3, 0, {j, e}, ctx),
            AffineMap::get(3, 0, {i, e}, ctx)},
-          {kPar, kPar, kRed}, buildMulAccBody)
+          {kPar, kRed, kPar}, buildMulAccBody)
           .getResult(0);
   return {newMax, newSum, newOut};
 }

@@ -24,7 +24,9 @@
 // CHECK: %[[END:.*]] = arith.minsi %[[PAST]], %[[C256]] : index
 // CHECK: scf.for %[[J0:.*]] = %{{.*}} to %[[END]] step %[[C64]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>)
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[KVH]], %[[J0]], 0]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QT]],
+// K_t is transposed so that the contraction's innermost loop is over keys.
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%{{.*}} : tensor<?x64xf32>) outs(%{{.*}} : tensor<64x?xf32>) permutation = [1, 0]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[QT]], %[[KT]] :
 // CHECK: arith.addi %[[ROW0]],
 // CHECK: arith.addi %[[J0]],
 // CHECK: arith.cmpi sle
@@ -32,6 +34,8 @@
 // CHECK: arith.maximumf
 // CHECK: math.exp
 // CHECK: math.exp
+// P V with the output features innermost.
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK: scf.yield
 // CHECK: arith.divf
 // CHECK: scf.forall.in_parallel

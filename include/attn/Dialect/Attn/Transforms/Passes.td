@@ -127,4 +127,21 @@ def AttnTile : Pass<"attn-tile"> {
   ];
 }
 
+def AttnPolynomialExp : Pass<"attn-polynomial-exp"> {
+  let summary = "Replace f32 math.exp with a polynomial approximation";
+  let description = [{
+    `math.exp` on f32 otherwise becomes a call to libm's `expf`, which keeps
+    the softmax loops of the tiled lowering from vectorising. This pass
+    applies MLIR's polynomial approximation of exp (range reduction plus a
+    polynomial, a few ULP from the correctly rounded value, with the IEEE
+    special cases) to f32 `math.exp` only; f64 (the float64 reference) keeps
+    libm.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
