@@ -40,10 +40,6 @@ namespace {
 // Small builders
 //===----------------------------------------------------------------------===//
 
-using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
-
 /// The key/value head that query head `h` reads: `h floordiv (Hq / Hkv)`.
 /// Returns nullopt when the group size is not static; callers then expand
 /// K/V explicitly (see `expandKvHeads`).
@@ -176,46 +172,23 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
   // Row max; a row whose scores are all -inf uses 0 so exp gives 0, not NaN.
   SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(), scoreSizes.end() - 1);
   Value maxInit = createFilledTensor(b, loc, rowSizes, accAttr(negInf));
-  Value rowMax = linalg::ReduceOp::create(
-                     b, loc, masked, maxInit, {3},
-                     [&](OpBuilder &nb, Location nl, ValueRange args) {
-                       linalg::YieldOp::create(
-                           nb, nl,
-                           arith::MaximumFOp::create(nb, nl, args[0], args[1])
-                               .getResult());
-                     })
+  Value rowMax = linalg::ReduceOp::create(b, loc, masked, maxInit, {3},
+                                          buildBinaryBody<arith::MaximumFOp>)
                      .getResult(0);
 
   auto id4 = b.getMultiDimIdentityMap(4);
   auto rowMap = AffineMap::get(4, 0, {e0, e1, e2}, ctx);
   Value expInit = tensor::EmptyOp::create(b, loc, scoreSizes, acc);
-  Value exps =
-      linalg::GenericOp::create(
-          b, loc, expInit.getType(), ValueRange{masked, rowMax}, expInit,
-          {id4, rowMap, id4}, SmallVector<IteratorType>(4, kPar),
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value ninf = arith::ConstantOp::create(nb, nl, accAttr(negInf));
-            Value zeroF = arith::ConstantOp::create(nb, nl, accAttr(0));
-            Value empty = arith::CmpFOp::create(
-                nb, nl, arith::CmpFPredicate::OEQ, args[1], ninf);
-            Value safeMax =
-                arith::SelectOp::create(nb, nl, empty, zeroF, args[1]);
-            Value diff = arith::SubFOp::create(nb, nl, args[0], safeMax);
-            linalg::YieldOp::create(
-                nb, nl, math::ExpOp::create(nb, nl, diff).getResult());
-          })
-          .getResult(0);
+  Value exps = linalg::GenericOp::create(
+                   b, loc, expInit.getType(), ValueRange{masked, rowMax},
+                   expInit, {id4, rowMap, id4},
+                   SmallVector<IteratorType>(4, kPar), buildExpMinusMaxBody)
+                   .getResult(0);
 
   Value sumInit = createFilledTensor(b, loc, rowSizes, accAttr(0));
-  Value rowSum =
-      linalg::ReduceOp::create(
-          b, loc, exps, sumInit, {3},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nl,
-                arith::AddFOp::create(nb, nl, args[0], args[1]).getResult());
-          })
-          .getResult(0);
+  Value rowSum = linalg::ReduceOp::create(b, loc, exps, sumInit, {3},
+                                          buildBinaryBody<arith::AddFOp>)
+                     .getResult(0);
 
   // Normalise (a zero sum means nothing took part: probability 0), then
   // dropout, then store in the output's element type.
@@ -224,12 +197,7 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
              b, loc, out.getType(), ValueRange{exps, rowSum}, out,
              {id4, rowMap, id4}, SmallVector<IteratorType>(4, kPar),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value zeroF = arith::ConstantOp::create(nb, nl, accAttr(0));
-               Value empty = arith::CmpFOp::create(
-                   nb, nl, arith::CmpFPredicate::OEQ, args[1], zeroF);
-               Value p = arith::SelectOp::create(
-                   nb, nl, empty, zeroF,
-                   arith::DivFOp::create(nb, nl, args[0], args[1]));
+               Value p = buildNormalize(nb, nl, args[0], args[1]);
                SmallVector<Value> idx;
                for (int64_t k = 0; sem.dropout > 0.0 && k < 4; ++k)
                  idx.push_back(linalg::IndexOp::create(nb, nl, k));

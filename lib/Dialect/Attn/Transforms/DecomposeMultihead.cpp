@@ -33,10 +33,6 @@ using namespace mlir::attn;
 
 namespace {
 
-using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
-
 /// Builds the pieces of the decomposition for one attn.multihead. Values are
 /// batch-first ([N, T, E]) from `toBatchFirst` until `fromBatchFirst`.
 class MultiheadBuilder {

@@ -38,10 +38,6 @@ using namespace mlir::attn;
 
 namespace {
 
-using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
-
 /// Builds the loop nest for one attn.sdpa. Tile-local tensors are 2-D
 /// ([rows, keys] or [rows, features]) and 1-D ([rows]); global indices are
 /// recovered by adding the tile offsets.
@@ -96,6 +92,17 @@ private:
   /// only need to be conservative. An empty range leaves the rows at 0.
   std::pair<Value, Value> buildKeyRange(Value rowStart, Value rows);
 
+  /// (b, h, i, j) of element (row, key) of the current score tile, inside
+  /// a linalg.generic over [rows, keys].
+  SmallVector<Value> globalIndices(OpBuilder &nb, Location nl, Value batch,
+                                   Value head, Value rowStart, Value keyStart) {
+    Value qi = arith::AddIOp::create(nb, nl, rowStart,
+                                     linalg::IndexOp::create(nb, nl, 0));
+    Value kj = arith::AddIOp::create(nb, nl, keyStart,
+                                     linalg::IndexOp::create(nb, nl, 1));
+    return {batch, head, qi, kj};
+  }
+
   /// One step of the key/value loop; returns the new (m, l, acc).
   SmallVector<Value> buildStep(Value qTileValue, Value batch, Value head,
                                Value kvHead, Value rowStart, Value rows,
@@ -148,11 +155,8 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
       linalg::GenericOp::create(
           b, loc, scores.getType(), ValueRange{}, scores, {id2}, {kPar, kPar},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value qi = arith::AddIOp::create(
-                nb, nl, rowStart, linalg::IndexOp::create(nb, nl, 0));
-            Value kj = arith::AddIOp::create(
-                nb, nl, keyStart, linalg::IndexOp::create(nb, nl, 1));
-            SmallVector<Value> idx = {batch, head, qi, kj};
+            SmallVector<Value> idx =
+                globalIndices(nb, nl, batch, head, rowStart, keyStart);
             Value maskValue = op.getMask() ? loadMask(nb, nl, idx) : Value();
             linalg::YieldOp::create(nb, nl,
                                     buildModifiedScore(nb, nl, sem, args[0],
@@ -162,55 +166,31 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
           .getResult(0);
 
   // m' = max(m, rowmax(S)).
-  Value newMax =
-      linalg::GenericOp::create(
-          b, loc, m.getType(), scores, m, {id2, rowMap}, {kPar, kRed},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nl,
-                arith::MaximumFOp::create(nb, nl, args[0], args[1])
-                    .getResult());
-          })
-          .getResult(0);
+  Value newMax = linalg::GenericOp::create(b, loc, m.getType(), scores, m,
+                                           {id2, rowMap}, {kPar, kRed},
+                                           buildBinaryBody<arith::MaximumFOp>)
+                     .getResult(0);
 
-  // A row with no visible key so far has m' = -inf; subtracting 0 instead
-  // keeps exp at 0 rather than NaN.
-  double negInf = -std::numeric_limits<double>::infinity();
-  auto safeMax = [&](OpBuilder &nb, Location nl, Value max) -> Value {
-    Value ninf = arith::ConstantOp::create(nb, nl, accAttr(negInf));
-    Value zeroF = arith::ConstantOp::create(nb, nl, accAttr(0));
-    Value empty =
-        arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, max, ninf);
-    return arith::SelectOp::create(nb, nl, empty, zeroF, max);
-  };
-
+  // A row with no visible key so far has m' = -inf: buildSafeRowMax.
   // P = exp(S - m'), then P with dropout for the product with V.
   Value probsInit =
       tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{rows, keys}, acc);
-  Value probs =
-      linalg::GenericOp::create(
-          b, loc, probsInit.getType(), ValueRange{scores, newMax}, probsInit,
-          {id2, rowMap, id2}, {kPar, kPar},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value diff = arith::SubFOp::create(nb, nl, args[0],
-                                               safeMax(nb, nl, args[1]));
-            linalg::YieldOp::create(
-                nb, nl, math::ExpOp::create(nb, nl, diff).getResult());
-          })
-          .getResult(0);
+  Value probs = linalg::GenericOp::create(b, loc, probsInit.getType(),
+                                          ValueRange{scores, newMax}, probsInit,
+                                          {id2, rowMap, id2}, {kPar, kPar},
+                                          buildExpMinusMaxBody)
+                    .getResult(0);
   Value dropped = probs;
   if (sem.dropout > 0.0)
     dropped =
         linalg::GenericOp::create(
             b, loc, probs.getType(), ValueRange{}, probs, {id2}, {kPar, kPar},
             [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value qi = arith::AddIOp::create(
-                  nb, nl, rowStart, linalg::IndexOp::create(nb, nl, 0));
-              Value kj = arith::AddIOp::create(
-                  nb, nl, keyStart, linalg::IndexOp::create(nb, nl, 1));
               linalg::YieldOp::create(
                   nb, nl,
-                  buildDropout(nb, nl, sem, args[0], {batch, head, qi, kj}));
+                  buildDropout(
+                      nb, nl, sem, args[0],
+                      globalIndices(nb, nl, batch, head, rowStart, keyStart)));
             })
             .getResult(0);
 
@@ -218,42 +198,25 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   AffineMap id1 = b.getMultiDimIdentityMap(1);
   Value alphaInit =
       tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{rows}, acc);
-  Value alpha =
-      linalg::GenericOp::create(
-          b, loc, alphaInit.getType(), ValueRange{m, newMax}, alphaInit,
-          {id1, id1, id1}, {kPar},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value diff = arith::SubFOp::create(nb, nl, args[0],
-                                               safeMax(nb, nl, args[1]));
-            linalg::YieldOp::create(
-                nb, nl, math::ExpOp::create(nb, nl, diff).getResult());
-          })
-          .getResult(0);
+  Value alpha = linalg::GenericOp::create(
+                    b, loc, alphaInit.getType(), ValueRange{m, newMax},
+                    alphaInit, {id1, id1, id1}, {kPar}, buildExpMinusMaxBody)
+                    .getResult(0);
 
   // l' = alpha l + rowsum(P) (the undropped P: dropout rescales, it does
   // not renormalise).
   auto scaleRows = [&](Value tensor, AffineMap tensorMap, AffineMap alphaMap,
                        int64_t rank) {
-    return linalg::GenericOp::create(
-               b, loc, tensor.getType(), alpha, tensor, {alphaMap, tensorMap},
-               SmallVector<IteratorType>(rank, kPar),
-               [&](OpBuilder &nb, Location nl, ValueRange args) {
-                 linalg::YieldOp::create(
-                     nb, nl,
-                     arith::MulFOp::create(nb, nl, args[0], args[1])
-                         .getResult());
-               })
+    return linalg::GenericOp::create(b, loc, tensor.getType(), alpha, tensor,
+                                     {alphaMap, tensorMap},
+                                     SmallVector<IteratorType>(rank, kPar),
+                                     buildBinaryBody<arith::MulFOp>)
         .getResult(0);
   };
   Value newSum =
-      linalg::GenericOp::create(
-          b, loc, l.getType(), probs, scaleRows(l, id1, id1, 1), {id2, rowMap},
-          {kPar, kRed},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nl,
-                arith::AddFOp::create(nb, nl, args[0], args[1]).getResult());
-          })
+      linalg::GenericOp::create(b, loc, l.getType(), probs,
+                                scaleRows(l, id1, id1, 1), {id2, rowMap},
+                                {kPar, kRed}, buildBinaryBody<arith::AddFOp>)
           .getResult(0);
 
   // acc' = alpha acc + dropout(P) V_t, in loop order (i, j, e): the
@@ -369,12 +332,7 @@ Value TileBuilder::build() {
           b, loc, outInit.getType(), ValueRange{unnormalised, sum}, outInit,
           {id2, rowMap, id2}, {kPar, kPar},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value zeroF = arith::ConstantOp::create(nb, nl, accAttr(0));
-            Value empty = arith::CmpFOp::create(
-                nb, nl, arith::CmpFPredicate::OEQ, args[1], zeroF);
-            Value o = arith::SelectOp::create(
-                nb, nl, empty, zeroF,
-                arith::DivFOp::create(nb, nl, args[0], args[1]));
+            Value o = buildNormalize(nb, nl, args[0], args[1]);
             linalg::YieldOp::create(nb, nl, castFloat(nb, nl, o, element));
           })
           .getResult(0);

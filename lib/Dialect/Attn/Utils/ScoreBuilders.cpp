@@ -8,6 +8,7 @@
 
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -139,6 +140,32 @@ Value attn::buildModifiedScore(OpBuilder &b, Location loc,
   Value ninf = arith::ConstantOp::create(
       b, loc, b.getFloatAttr(acc, -std::numeric_limits<double>::infinity()));
   return arith::SelectOp::create(b, loc, keep, s, ninf);
+}
+
+Value attn::buildSafeRowMax(OpBuilder &b, Location loc, Value max) {
+  Type type = max.getType();
+  Value ninf = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(type, -std::numeric_limits<double>::infinity()));
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0));
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max, ninf);
+  return arith::SelectOp::create(b, loc, empty, zero, max);
+}
+
+Value attn::buildNormalize(OpBuilder &b, Location loc, Value x, Value sum) {
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(sum.getType(), 0));
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+  return arith::SelectOp::create(b, loc, empty, zero,
+                                 arith::DivFOp::create(b, loc, x, sum));
+}
+
+void attn::buildExpMinusMaxBody(OpBuilder &b, Location loc, ValueRange args) {
+  Value diff =
+      arith::SubFOp::create(b, loc, args[0], buildSafeRowMax(b, loc, args[1]));
+  linalg::YieldOp::create(b, loc,
+                          math::ExpOp::create(b, loc, diff).getResult());
 }
 
 //===----------------------------------------------------------------------===//

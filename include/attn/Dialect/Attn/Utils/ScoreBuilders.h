@@ -64,6 +64,19 @@ Value buildModifiedScore(OpBuilder &b, Location loc, const ScoreSemantics &sem,
                          Value s, Value scale, ArrayRef<Value> idx,
                          Value maskValue, Value kvLength, Value queryLength);
 
+/// The row maximum to subtract before exp: `max`, or 0 when it is -inf (no
+/// key of the row is visible), so that exp gives 0 rather than NaN.
+Value buildSafeRowMax(OpBuilder &b, Location loc, Value max);
+
+/// `x / sum`, or 0 when `sum` is 0: the normalisation of a row no key took
+/// part in gives 0 (docs/Numerics.md), not NaN.
+Value buildNormalize(OpBuilder &b, Location loc, Value x, Value sum);
+
+/// Body of a `linalg.generic` with inputs (x, rowMax): yields
+/// exp(x - buildSafeRowMax(rowMax)), the unnormalised softmax term (and, in
+/// the tiled lowering, the rescaling of what was accumulated before).
+void buildExpMinusMaxBody(OpBuilder &b, Location loc, ValueRange args);
+
 /// The probability `p` (type `acc`) of element `idx` after dropout: zero
 /// when dropped, else rescaled by 1/(1 - dropout); `p` when the op has no
 /// dropout. The random number is the counter-based hash of

@@ -12,11 +12,18 @@
 #ifndef ATTN_DIALECT_ATTN_UTILS_STRUCTUREDBUILDERS_H
 #define ATTN_DIALECT_ATTN_UTILS_STRUCTUREDBUILDERS_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 
 namespace mlir {
 namespace attn {
+
+/// Iterator kinds, short, for the many linalg.generic ops lowerings build.
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
 
 /// The mixed (static or `tensor.dim`) sizes of `value` at `dims`, in order.
 SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value value,
@@ -47,6 +54,15 @@ Value castFloat(OpBuilder &b, Location loc, Value v, Type type);
 /// to the accumulator's type. Every attn contraction accumulates in f32 (f64
 /// for f64 inputs) whatever its input types.
 void buildMulAccBody(OpBuilder &b, Location loc, ValueRange args);
+
+/// Body of a `linalg.generic`/`linalg.reduce` yielding `OpTy(args[0],
+/// args[1])`: the combiner of a reduction (max, sum) or a binary
+/// elementwise op.
+template <typename OpTy>
+void buildBinaryBody(OpBuilder &b, Location loc, ValueRange args) {
+  linalg::YieldOp::create(b, loc,
+                          OpTy::create(b, loc, args[0], args[1]).getResult());
+}
 
 /// Converts every element of the float tensor `input` to `elementType` into
 /// a fresh tensor; returns `input` when the types already match.
