@@ -80,14 +80,18 @@ public:
     } else {
       acc = createFilledTensor(b, loc, sizes, b.getFloatAttr(accType, 0));
     }
-    AffineExpr n, t, o, i;
-    bindDims(ctx, n, t, o, i);
+    // Loop order (n, t, i, o) over W^T [I, O]: the innermost loop runs over
+    // output features, contiguously in W^T and y, so it vectorises without
+    // reassociating the sum over i.
+    Value weightT = createTranspose(b, loc, weight, {1, 0});
+    AffineExpr n, t, i, o;
+    bindDims(ctx, n, t, i, o);
     auto xMap = AffineMap::get(4, 0, {n, t, i}, ctx);
-    auto wMap = AffineMap::get(4, 0, {o, i}, ctx);
+    auto wMap = AffineMap::get(4, 0, {i, o}, ctx);
     auto yMap = AffineMap::get(4, 0, {n, t, o}, ctx);
     Value y = linalg::GenericOp::create(
-                  b, loc, acc.getType(), ValueRange{x, weight}, acc,
-                  {xMap, wMap, yMap}, {kPar, kPar, kPar, kRed}, buildMulAccBody)
+                  b, loc, acc.getType(), ValueRange{x, weightT}, acc,
+                  {xMap, wMap, yMap}, {kPar, kPar, kRed, kPar}, buildMulAccBody)
                   .getResult(0);
     return createElementCast(b, loc, y, element);
   }
@@ -279,14 +283,15 @@ public:
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, probs, {0, 1, 2});
     sizes.push_back(tensor::getMixedSize(b, loc, v, 3));
     Value acc = createFilledTensor(b, loc, sizes, b.getFloatAttr(accType, 0));
-    AffineExpr n, h, l, d, s;
-    bindDims(ctx, n, h, l, d, s);
+    // Loop order (n, h, l, s, d): features innermost, as in `project`.
+    AffineExpr n, h, l, s, d;
+    bindDims(ctx, n, h, l, s, d);
     Value out = linalg::GenericOp::create(
                     b, loc, acc.getType(), ValueRange{probs, v}, acc,
                     {AffineMap::get(5, 0, {n, h, l, s}, ctx),
                      AffineMap::get(5, 0, {n, h, s, d}, ctx),
                      AffineMap::get(5, 0, {n, h, l, d}, ctx)},
-                    {kPar, kPar, kPar, kPar, kRed}, buildMulAccBody)
+                    {kPar, kPar, kPar, kRed, kPar}, buildMulAccBody)
                     .getResult(0);
     return createElementCast(b, loc, out, element);
   }

@@ -11,14 +11,18 @@
 // CHECK-DAG: %[[WV:.*]] = tensor.extract_slice %[[WI]][32, 0] [16, 16] [1, 1]
 // CHECK-DAG: %[[BQ:.*]] = tensor.extract_slice %[[BI]][0] [16] [1]
 // CHECK: %[[BQB:.*]] = linalg.broadcast ins(%[[BQ]] : tensor<16xf32>) outs(%{{.*}} : tensor<2x10x16xf32>) dimensions = [0, 1]
-// CHECK: %[[QP:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[WQ]] : tensor<2x10x16xf32>, tensor<16x16xf32>) outs(%[[BQB]] : tensor<2x10x16xf32>)
+// The weight is transposed so that the projection's innermost loop runs
+// over output features.
+// CHECK: %[[WQT:.*]] = linalg.transpose ins(%[[WQ]] : tensor<16x16xf32>) outs(%{{.*}} : tensor<16x16xf32>) permutation = [1, 0]
+// CHECK: %[[QP:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[X]], %[[WQT]] : tensor<2x10x16xf32>, tensor<16x16xf32>) outs(%[[BQB]] : tensor<2x10x16xf32>)
 // CHECK: %[[QE:.*]] = tensor.expand_shape %[[QP]] {{\[}}[0], [1], [2, 3]] output_shape [2, 10, 4, 4] : tensor<2x10x16xf32> into tensor<2x10x4x4xf32>
 // CHECK: %[[QH:.*]] = linalg.transpose ins(%[[QE]] : tensor<2x10x4x4xf32>) outs(%{{.*}} : tensor<2x4x10x4xf32>) permutation = [0, 2, 1, 3]
 // CHECK: %[[O:.*]] = attn.sdpa %[[QH]], %{{.*}}, %{{.*}} outs(%{{.*}}) : tensor<2x4x10x4xf32>, tensor<2x4x10x4xf32>, tensor<2x4x10x4xf32> -> tensor<2x4x10x4xf32>
 // CHECK: %[[OT:.*]] = linalg.transpose ins(%[[O]] : tensor<2x4x10x4xf32>) {{.*}} permutation = [0, 2, 1, 3]
 // CHECK: %[[M:.*]] = tensor.collapse_shape %[[OT]] {{\[}}[0], [1], [2, 3]] : tensor<2x10x4x4xf32> into tensor<2x10x16xf32>
 // CHECK: %[[BOB:.*]] = linalg.broadcast ins(%[[BO]] : tensor<16xf32>)
-// CHECK: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[WO]] : tensor<2x10x16xf32>, tensor<16x16xf32>) outs(%[[BOB]] : tensor<2x10x16xf32>)
+// CHECK: %[[WOT:.*]] = linalg.transpose ins(%[[WO]] : tensor<16x16xf32>)
+// CHECK: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[WOT]] : tensor<2x10x16xf32>, tensor<16x16xf32>) outs(%[[BOB]] : tensor<2x10x16xf32>)
 // CHECK: return %[[OUT]]
 func.func @packed_batch_first(%x: tensor<2x10x16xf32>, %wi: tensor<48x16xf32>, %bi: tensor<48xf32>,
                               %wo: tensor<16x16xf32>, %bo: tensor<16xf32>) -> tensor<2x10x16xf32> {
@@ -66,7 +70,8 @@ func.func @seq_first_bool_masks(%q: tensor<5x2x8xf32>, %k: tensor<7x2x8xf32>, %w
 // CHECK-LABEL: func @float_masks_bias_kv_weights
 // CHECK-SAME: %[[WK:[a-z0-9]+]]: tensor<8x6xf32>
 // CHECK-SAME: %[[BK:[a-z0-9]+]]: tensor<1x1x8xf32>
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[WK]] : tensor<3x7x6xf32>, tensor<8x6xf32>)
+// CHECK: %[[WKT:.*]] = linalg.transpose ins(%[[WK]] : tensor<8x6xf32>) outs(%{{.*}} : tensor<6x8xf32>) permutation = [1, 0]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[WKT]] : tensor<3x7x6xf32>, tensor<6x8xf32>)
 // CHECK: %[[BKF:.*]] = tensor.collapse_shape %[[BK]] {{\[}}[0, 1, 2]] : tensor<1x1x8xf32> into tensor<8xf32>
 // CHECK: %[[BKB:.*]] = linalg.broadcast ins(%[[BKF]] : tensor<8xf32>) outs(%{{.*}} : tensor<3x1x8xf32>)
 // CHECK: %[[K1:.*]] = tensor.concat dim(1) %{{.*}}, %[[BKB]] : (tensor<3x7x8xf32>, tensor<3x1x8xf32>) -> tensor<3x8x8xf32>
