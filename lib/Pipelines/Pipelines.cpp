@@ -22,30 +22,37 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::attn;
 
-void attn::buildReferencePipeline(OpPassManager &pm) {
+/// attn ops to linalg/scf on tensors: multihead decomposition, `tile`
+/// (attn-tile on attn.sdpa) if given, the reference lowering of what is
+/// left, the polynomial exp if `approximateExp`, then cleanup.
+static void addAttentionLowering(OpPassManager &pm,
+                                 std::optional<AttnTileOptions> tile,
+                                 bool approximateExp) {
   pm.addPass(createAttnDecomposeMultihead());
+  if (tile)
+    pm.addPass(createAttnTile(*tile));
   pm.addPass(createAttnLowerToLinalg());
+  if (approximateExp)
+    pm.addPass(createAttnPolynomialExp());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void attn::buildReferencePipeline(OpPassManager &pm) {
+  addAttentionLowering(pm, /*tile=*/std::nullopt, /*approximateExp=*/false);
 }
 
 void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
                                          const CpuPipelineOptions &options) {
   // The attention lowering; everything after it works on any
-  // linalg/scf-on-tensors form.
-  pm.addPass(createAttnDecomposeMultihead());
-  if (options.lowering == SdpaLowering::Tiled) {
-    AttnTileOptions tile;
-    tile.qTile = options.qTile;
-    tile.kvTile = options.kvTile;
-    pm.addPass(createAttnTile(tile));
-  }
-  pm.addPass(createAttnLowerToLinalg());
-  // exp as arithmetic the loop vectoriser can handle (f32 only).
-  pm.addPass(createAttnPolynomialExp());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  // linalg/scf-on-tensors form. exp becomes arithmetic the loop vectoriser
+  // can handle (f32 only).
+  std::optional<AttnTileOptions> tile;
+  if (options.lowering == SdpaLowering::Tiled)
+    tile = AttnTileOptions{options.qTile, options.kvTile};
+  addAttentionLowering(pm, tile, /*approximateExp=*/true);
 
   // Inputs are never written (the C ABI declares them const); function
   // boundaries get identity layouts so that the C ABI passes plain

@@ -74,13 +74,6 @@ double HostArray::get(int64_t i) const {
   llvm_unreachable("covered switch");
 }
 
-/// Whether `element` is stored as an integer.
-static bool isInteger(AbiElement element) {
-  return element == AbiElement::i1 || element == AbiElement::i8 ||
-         element == AbiElement::i32 || element == AbiElement::i64 ||
-         element == AbiElement::index;
-}
-
 /// The range of an integer element kind.
 static std::pair<int64_t, int64_t> getRange(AbiElement element) {
   switch (element) {
@@ -183,14 +176,6 @@ void HostArray::poison() {
   }
 }
 
-std::string HostArray::formatShape(ArrayRef<int64_t> shape) {
-  std::string s;
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "x" : "") +
-         (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
-  return s;
-}
-
 HostArray attn::convertArray(const HostArray &array, AbiElement element) {
   HostArray result(element, array.getShape());
   if (element == array.getElement()) {
@@ -198,7 +183,7 @@ HostArray attn::convertArray(const HostArray &array, AbiElement element) {
                 array.getNumElements() * getAbiElementSize(element));
     return result;
   }
-  bool exact = isInteger(element) && isInteger(array.getElement());
+  bool exact = !isFloatElement(element) && !isFloatElement(array.getElement());
   for (int64_t i = 0, e = array.getNumElements(); i < e; ++i) {
     if (exact)
       result.setInt(i, array.getInt(i));
@@ -210,7 +195,7 @@ HostArray attn::convertArray(const HostArray &array, AbiElement element) {
 
 std::optional<int64_t> attn::findUnrepresentable(const HostArray &array,
                                                  AbiElement element) {
-  if (!isInteger(element) || !isInteger(array.getElement()) ||
+  if (isFloatElement(element) || isFloatElement(array.getElement()) ||
       element == AbiElement::i1)
     return std::nullopt;
   auto [lo, hi] = getRange(element);
@@ -335,7 +320,7 @@ llvm::Expected<HostArray> attn::readNpy(StringRef path) {
   if (available < dataBytes)
     return fail("holds " + Twine(available) +
                 " data bytes, fewer than its header's shape (" +
-                HostArray::formatShape(shape) + ") needs");
+                formatShape(shape) + ") needs");
 
   HostArray array(*element, shape);
   std::memcpy(array.getData(), bytes.data() + headerStart + headerLen,

@@ -100,14 +100,11 @@ llvm::Error JitFunction::call(MutableArrayRef<HostArray> arrays) {
           what + " of @" + abi.name + " has element type " +
           stringifyAbiElement(array.getElement()) + ", the function takes " +
           stringifyAbiElement(param.element));
-    bool shapeOk = array.getShape().size() == param.shape.size();
-    for (auto [have, want] : llvm::zip(array.getShape(), param.shape))
-      shapeOk &= ShapedType::isDynamic(want) || have == want;
-    if (!shapeOk)
+    if (!param.accepts(array.getShape()))
       return llvm::createStringError(what + " of @" + abi.name + " has shape " +
-                                     HostArray::formatShape(array.getShape()) +
+                                     formatShape(array.getShape()) +
                                      ", the function takes " +
-                                     HostArray::formatShape(param.shape));
+                                     formatShape(param.shape));
 
     SmallVector<int64_t> &desc = descriptors.emplace_back();
     auto address = reinterpret_cast<int64_t>(array.getData());

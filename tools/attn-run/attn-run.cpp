@@ -14,12 +14,9 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
-#include "attn/InitAllAttn.h"
 #include "attn/Runner/JitRunner.h"
+#include "attn/Tools/DriverSupport.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
@@ -72,14 +69,7 @@ cl::opt<unsigned> repeat("repeat", cl::init(0),
                          cl::desc("Time N more calls; print min/median time "
                                   "and GFLOP/s"),
                          cl::cat(category));
-cl::opt<std::string> cpuPipeline(
-    "cpu-pipeline", cl::value_desc("options"),
-    cl::desc("Options of --attn-cpu-pipeline, e.g. \"lowering=tiled q-tile=32 "
-             "kv-tile=64\" (default: lowering=tiled q-tile=64 kv-tile=64)"),
-    cl::cat(category));
-cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(3), cl::ZeroOrMore,
-                           cl::desc("LLVM optimisation level (-O0 to -O3)"),
-                           cl::cat(category));
+CpuCompileFlags compileFlags(category);
 
 LogicalResult reportError(const Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
@@ -99,16 +89,6 @@ double getTolerance(AbiElement element) {
   default:
     return 0;
   }
-}
-
-bool isFloat(AbiElement element) {
-  return element == AbiElement::f16 || element == AbiElement::bf16 ||
-         element == AbiElement::f32 || element == AbiElement::f64;
-}
-
-std::string describe(const AbiParam &param, ArrayRef<int64_t> shape) {
-  return "tensor<" + HostArray::formatShape(shape) + "x" +
-         stringifyAbiElement(param.element).str() + ">";
 }
 
 //===----------------------------------------------------------------------===//
@@ -139,16 +119,6 @@ FailureOr<func::FuncOp> findEntry(ModuleOp module) {
                      "); choose one with --entry");
 }
 
-/// Whether `shape` fits the parameter's type (rank and static dimensions).
-bool fits(ArrayRef<int64_t> shape, const AbiParam &param) {
-  if (shape.size() != param.shape.size())
-    return false;
-  for (auto [have, want] : llvm::zip(shape, param.shape))
-    if (!ShapedType::isDynamic(want) && have != want)
-      return false;
-  return true;
-}
-
 /// Loads the .npy inputs, converting between kinds of the same family.
 FailureOr<SmallVector<HostArray>> loadInputs(const FunctionAbi &abi) {
   if (inputFiles.size() != abi.numInputs)
@@ -162,17 +132,17 @@ FailureOr<SmallVector<HostArray>> loadInputs(const FunctionAbi &abi) {
       return reportError(llvm::toString(array.takeError()));
     AbiElement want = abi.params[i].element;
     AbiElement have = array->getElement();
-    bool compatible = isFloat(want) == isFloat(have) &&
+    bool compatible = isFloatElement(want) == isFloatElement(have) &&
                       (want == AbiElement::i1) == (have == AbiElement::i1);
     if (!compatible)
       return reportError(inputFiles[i] + " holds " + stringifyAbiElement(have) +
                          " data, input #" + Twine(i) + " of @" + abi.name +
                          " is " + stringifyAbiElement(want));
-    if (!fits(array->getShape(), abi.params[i]))
-      return reportError(inputFiles[i] + " holds a " +
-                         HostArray::formatShape(array->getShape()) +
-                         " array, input #" + Twine(i) + " of @" + abi.name +
-                         " is " + describe(abi.params[i], abi.params[i].shape));
+    if (!abi.params[i].accepts(array->getShape()))
+      return reportError(
+          inputFiles[i] + " holds a " + formatShape(array->getShape()) +
+          " array, input #" + Twine(i) + " of @" + abi.name + " is " +
+          formatTensorType(abi.params[i].shape, abi.params[i].element));
     if (std::optional<int64_t> bad = findUnrepresentable(*array, want))
       return reportError(inputFiles[i] + ": element " + Twine(*bad) + " (" +
                          Twine(array->getInt(*bad)) + ") does not fit " +
@@ -219,9 +189,10 @@ getRandomInputShapes(const FunctionAbi &abi) {
       shape.push_back(size);
     }
     const AbiParam &param = abi.params[i];
-    if (!fits(shape, param))
+    if (!param.accepts(shape))
       return reportError("--input-shapes: input #" + Twine(i) + " of @" +
-                         abi.name + " is " + describe(param, param.shape) +
+                         abi.name + " is " +
+                         formatTensorType(param.shape, param.element) +
                          ", which shape " + inputShapes[i] + " does not fit");
     shapes[i] = shape;
   }
@@ -298,9 +269,9 @@ SmallVector<HostArray> makeRandomInputs(func::FuncOp func,
     HostArray &array = inputs.emplace_back(abi.params[i].element, shapes[i]);
     AbiElement element = array.getElement();
     std::optional<int64_t> bound, fanIn;
-    if (!isFloat(element) && element != AbiElement::i1)
+    if (!isFloatElement(element) && element != AbiElement::i1)
       bound = getLengthBound(func, i, evaluator);
-    if (isFloat(element))
+    if (isFloatElement(element))
       fanIn = getFanIn(func, i, evaluator);
     std::bernoulli_distribution &mask =
         element == AbiElement::i1 && isMultiheadMask(func, i) ? drop : keep;
@@ -308,7 +279,7 @@ SmallVector<HostArray> makeRandomInputs(func::FuncOp func,
     std::uniform_int_distribution<int64_t> integers(bound ? 1 : 0,
                                                     bound ? *bound : 7);
     for (int64_t k = 0, e = array.getNumElements(); k < e; ++k) {
-      if (isFloat(element))
+      if (isFloatElement(element))
         array.set(k, scale * uniform(rng));
       else if (element == AbiElement::i1)
         array.set(k, mask(rng));
@@ -393,7 +364,8 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
     ok &= pass;
     llvm::outs() << llvm::formatv(
         "@{0} result #{1} {2}: relative error {3:e} (tolerance {4:e}) {5}",
-        abi.name, i - abi.numInputs, describe(param, arrays[i].getShape()),
+        abi.name, i - abi.numInputs,
+        formatTensorType(arrays[i].getShape(), param.element),
         comparison.relativeError, tolerance, pass ? "ok" : "FAIL");
     if (comparison.nonFinite)
       llvm::outs() << ", " << comparison.nonFinite << " of "
@@ -430,19 +402,16 @@ LogicalResult timeCalls(JitFunction &function,
 }
 
 LogicalResult run(MLIRContext &context) {
-  if (optLevel > 3)
-    return reportError("-O" + Twine(optLevel.getValue()) +
-                       " is not one of -O0, -O1, -O2, -O3");
+  auto pipelineOptions = compileFlags.parse();
+  if (!pipelineOptions)
+    return reportError(llvm::toString(pipelineOptions.takeError()));
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string error;
-  auto file = openInputFile(inputFilename, &error);
-  if (!file)
-    return reportError(error);
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseModuleFile(inputFilename, sourceMgr, &context, error);
   if (!module)
-    return failure();
+    return error.empty() ? failure() : reportError(error);
 
   FailureOr<func::FuncOp> func = findEntry(*module);
   if (failed(func))
@@ -498,12 +467,9 @@ LogicalResult run(MLIRContext &context) {
   }
 
   CpuTargetOptions options;
-  options.optLevel = optLevel;
-  auto pipelineOptions = CpuPipelineOptions::createFromString(cpuPipeline);
-  if (!pipelineOptions)
-    return reportError("--cpu-pipeline: cannot parse '" + cpuPipeline + "'");
+  options.optLevel = compileFlags.optLevel;
   auto function =
-      JitFunction::compile(*module, *abi, options, *pipelineOptions);
+      JitFunction::compile(*module, *abi, options, **pipelineOptions);
   if (!function)
     return reportError(llvm::toString(function.takeError()));
   if (llvm::Error err = (*function)->call(arrays))
@@ -534,10 +500,7 @@ int main(int argc, char **argv) {
       ".npy or random inputs, check it against the float64 reference\n");
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllAttnDialects(registry);
-  registerCpuTranslations(registry);
+  registerCpuDriverDialects(registry);
   MLIRContext context(registry);
   // Diagnostics point at the source; the generic form of the op adds noise.
   context.printOpOnDiagnostic(false);

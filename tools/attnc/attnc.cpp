@@ -12,14 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/InitAllAttn.h"
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Cpu/CpuABI.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
+#include "attn/Tools/DriverSupport.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
@@ -64,14 +62,7 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Header, "header",
                           "C declarations of the public functions (.h)")),
     cl::cat(category));
-cl::opt<std::string> cpuPipeline(
-    "cpu-pipeline", cl::value_desc("options"),
-    cl::desc("Options of --attn-cpu-pipeline, e.g. \"lowering=tiled q-tile=32 "
-             "kv-tile=64\" (default: lowering=tiled q-tile=64 kv-tile=64)"),
-    cl::cat(category));
-cl::opt<unsigned> optLevel("O", cl::Prefix, cl::init(3), cl::ZeroOrMore,
-                           cl::desc("LLVM optimisation level (-O0 to -O3)"),
-                           cl::cat(category));
+attn::CpuCompileFlags compileFlags(category);
 cl::opt<std::string> mcpu("mcpu",
                           cl::desc("CPU to generate code for "
                                    "(default: the host)"),
@@ -144,13 +135,9 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   if (targetName != "cpu")
     return reportError("unknown target '" + targetName +
                        "'; this build supports: cpu");
-  if (optLevel > 3)
-    return reportError("-O" + Twine(optLevel.getValue()) +
-                       " is not one of -O0, -O1, -O2, -O3");
-  auto pipelineOptions =
-      attn::CpuPipelineOptions::createFromString(cpuPipeline);
+  auto pipelineOptions = compileFlags.parse();
   if (!pipelineOptions)
-    return reportError("--cpu-pipeline: cannot parse '" + cpuPipeline + "'");
+    return reportError(pipelineOptions.takeError());
   if (output == "-" && (emit == Emit::Obj || emit == Emit::Shared))
     return reportError("--emit=obj and --emit=shared need an output file, "
                        "not stdout");
@@ -160,14 +147,10 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFilename, &error);
-  if (!input)
-    return reportError(error);
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      attn::parseModuleFile(inputFilename, sourceMgr, &context, error);
   if (!module)
-    return failure();
+    return error.empty() ? failure() : reportError(error);
   parseTimer.stop();
 
   // The ABI is checked first so that an untranslatable signature is
@@ -189,7 +172,7 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   {
     TimingScope timer = root.nest("MLIR pipeline");
     PassManager pm(&context);
-    attn::buildCpuPipeline(pm, *pipelineOptions);
+    attn::buildCpuPipeline(pm, **pipelineOptions);
     if (printPipeline) {
       pm.printAsTextualPipeline(llvm::errs());
       llvm::errs() << "\n";
@@ -210,7 +193,7 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
 
   // LLVM: translate, optimise, generate code.
   attn::CpuTargetOptions targetOptions;
-  targetOptions.optLevel = optLevel;
+  targetOptions.optLevel = compileFlags.optLevel;
   targetOptions.cpu = mcpu;
   targetOptions.features = mattr;
   auto machine = attn::createCpuTargetMachine(targetOptions);
@@ -222,9 +205,10 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   if (!llvmModule)
     return reportError(llvmModule.takeError());
   translateTimer.stop();
-  TimingScope optimizeTimer = root.nest("LLVM -O" + std::to_string(optLevel));
-  if (llvm::Error err =
-          attn::optimizeLLVMModule(**llvmModule, **machine, optLevel))
+  TimingScope optimizeTimer =
+      root.nest("LLVM -O" + std::to_string(compileFlags.optLevel));
+  if (llvm::Error err = attn::optimizeLLVMModule(**llvmModule, **machine,
+                                                 compileFlags.optLevel))
     return reportError(std::move(err));
   optimizeTimer.stop();
   if (emit == Emit::Llvm) {
@@ -284,10 +268,7 @@ int main(int argc, char **argv) {
       "object file, a shared library or a C header\n");
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  attn::registerAllAttnDialects(registry);
-  attn::registerCpuTranslations(registry);
+  attn::registerCpuDriverDialects(registry);
   MLIRContext context(registry);
   // Diagnostics point at the source; the generic form of the op adds noise.
   context.printOpOnDiagnostic(false);

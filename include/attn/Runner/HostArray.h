@@ -55,9 +55,6 @@ public:
   /// any comparison.
   void poison();
 
-  /// `1x12x?x64`-style spelling of a shape.
-  static std::string formatShape(ArrayRef<int64_t> shape);
-
 private:
   AbiElement element;
   SmallVector<int64_t> shape;

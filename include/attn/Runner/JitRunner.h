@@ -33,8 +33,7 @@ public:
   /// the context's handler; the error says which step failed.
   static llvm::Expected<std::unique_ptr<JitFunction>>
   compile(ModuleOp module, const FunctionAbi &abi,
-          const CpuTargetOptions &options,
-          const CpuPipelineOptions &pipeline);
+          const CpuTargetOptions &options, const CpuPipelineOptions &pipeline);
 
   ~JitFunction();
 

@@ -45,71 +45,67 @@ FailureOr<AbiElement> attn::getAbiElement(Type type) {
   return failure();
 }
 
+namespace {
+/// What the ABI knows of each element kind, in `AbiElement` order.
+struct ElementInfo {
+  StringRef name;
+  /// The C type in the header. Halves travel as their bit patterns: C has no
+  /// portable 16-bit float type.
+  StringRef cType;
+  int64_t size;
+  bool isFloat;
+};
+} // namespace
+
+static const ElementInfo &getInfo(AbiElement element) {
+  static const ElementInfo infos[] = {
+      {"f16", "uint16_t", 2, true},   {"bf16", "uint16_t", 2, true},
+      {"f32", "float", 4, true},      {"f64", "double", 8, true},
+      {"i1", "bool", 1, false},       {"i8", "int8_t", 1, false},
+      {"i32", "int32_t", 4, false},   {"i64", "int64_t", 8, false},
+      {"index", "int64_t", 8, false},
+  };
+  return infos[static_cast<size_t>(element)];
+}
+
 StringRef attn::stringifyAbiElement(AbiElement element) {
-  switch (element) {
-  case AbiElement::f16:
-    return "f16";
-  case AbiElement::bf16:
-    return "bf16";
-  case AbiElement::f32:
-    return "f32";
-  case AbiElement::f64:
-    return "f64";
-  case AbiElement::i1:
-    return "i1";
-  case AbiElement::i8:
-    return "i8";
-  case AbiElement::i32:
-    return "i32";
-  case AbiElement::i64:
-    return "i64";
-  case AbiElement::index:
-    return "index";
-  }
-  llvm_unreachable("covered switch");
+  return getInfo(element).name;
 }
 
 int64_t attn::getAbiElementSize(AbiElement element) {
-  switch (element) {
-  case AbiElement::i1:
-  case AbiElement::i8:
-    return 1;
-  case AbiElement::f16:
-  case AbiElement::bf16:
-    return 2;
-  case AbiElement::f32:
-  case AbiElement::i32:
-    return 4;
-  case AbiElement::f64:
-  case AbiElement::i64:
-  case AbiElement::index:
-    return 8;
-  }
-  llvm_unreachable("covered switch");
+  return getInfo(element).size;
 }
 
-/// The C type of one element. Halves travel as their bit patterns: C has no
-/// portable 16-bit float type.
+bool attn::isFloatElement(AbiElement element) {
+  return getInfo(element).isFloat;
+}
+
 static StringRef getCElementType(AbiElement element) {
-  switch (element) {
-  case AbiElement::f16:
-  case AbiElement::bf16:
-    return "uint16_t";
-  case AbiElement::f32:
-    return "float";
-  case AbiElement::f64:
-    return "double";
-  case AbiElement::i1:
-    return "bool";
-  case AbiElement::i8:
-    return "int8_t";
-  case AbiElement::i32:
-    return "int32_t";
-  case AbiElement::i64:
-  case AbiElement::index:
-    return "int64_t";
-  }
-  llvm_unreachable("covered switch");
+  return getInfo(element).cType;
+}
+
+std::string attn::formatShape(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? "x" : "") +
+         (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+  return s;
+}
+
+std::string attn::formatTensorType(ArrayRef<int64_t> shape,
+                                   AbiElement element) {
+  std::string dims = formatShape(shape);
+  return "tensor<" + dims + (dims.empty() ? "" : "x") +
+         stringifyAbiElement(element).str() + ">";
+}
+
+bool AbiParam::accepts(ArrayRef<int64_t> sizes) const {
+  if (sizes.size() != shape.size())
+    return false;
+  for (auto [have, want] : llvm::zip(sizes, shape))
+    if (!ShapedType::isDynamic(want) && have != want)
+      return false;
+  return true;
 }
 
 /// Describes one argument or result type; `what` names it in diagnostics.
@@ -216,11 +212,7 @@ static std::string getParamName(const FunctionAbi &abi, unsigned i) {
 static std::string describe(const AbiParam &param) {
   if (!param.isBuffer)
     return stringifyAbiElement(param.element).str();
-  std::string s = "tensor<";
-  for (int64_t d : param.shape)
-    s +=
-        (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d)) + "x";
-  return s + stringifyAbiElement(param.element).str() + ">";
+  return formatTensorType(param.shape, param.element);
 }
 
 static void emitDescriptor(const AbiParam &param, llvm::raw_ostream &os) {

@@ -40,6 +40,9 @@ struct AbiParam {
   int64_t getRank() const { return shape.size(); }
   /// Whether every dimension is known at compile time.
   bool hasStaticShape() const;
+  /// Whether a buffer of `sizes` can be passed: same rank, and equal sizes
+  /// where the type's dimension is static.
+  bool accepts(ArrayRef<int64_t> sizes) const;
 };
 
 /// The C view of one public function.
@@ -61,6 +64,15 @@ StringRef stringifyAbiElement(AbiElement element);
 
 /// Size in bytes of one element as stored in a buffer (i1 takes a byte).
 int64_t getAbiElementSize(AbiElement element);
+
+/// Whether `element` is a floating-point kind.
+bool isFloatElement(AbiElement element);
+
+/// `1x?x64`-style spelling of a shape (`?` for dynamic dimensions).
+std::string formatShape(ArrayRef<int64_t> shape);
+
+/// `tensor<1x?x64xf32>`-style spelling of a buffer type.
+std::string formatTensorType(ArrayRef<int64_t> shape, AbiElement element);
 
 /// The ABI of `func`, a public function with a body; emits an error at the
 /// offending argument or result and fails if some type cannot cross the C

@@ -1,0 +1,60 @@
+//===- DriverSupport.h - what attnc and attn-run share ----------*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// The pieces of the two CPU drivers that must not differ between them: the
+// dialects they load, how they read a module, and the flags that choose how
+// the CPU pipeline and LLVM compile it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_DRIVERSUPPORT_H
+#define ATTN_TOOLS_DRIVERSUPPORT_H
+
+#include "attn/Pipelines/Pipelines.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
+namespace mlir {
+class DialectRegistry;
+
+namespace attn {
+
+/// Adds every upstream dialect and extension, the attn dialect and the
+/// translations the CPU target needs.
+void registerCpuDriverDialects(DialectRegistry &registry);
+
+/// Parses and verifies the module in `path` ("-" for stdin), adding the
+/// file to `sourceMgr` so that diagnostics point into it. Returns null with
+/// `error` set when the file cannot be read, null with diagnostics emitted
+/// when it does not parse or verify.
+OwningOpRef<ModuleOp> parseModuleFile(llvm::StringRef path,
+                                      llvm::SourceMgr &sourceMgr,
+                                      MLIRContext *context, std::string &error);
+
+/// `--cpu-pipeline=` and `-O<n>`, registered in `category` when constructed
+/// (a driver holds one as a global, like any cl::opt).
+struct CpuCompileFlags {
+  explicit CpuCompileFlags(llvm::cl::OptionCategory &category);
+
+  llvm::cl::opt<std::string> cpuPipeline;
+  llvm::cl::opt<unsigned> optLevel;
+
+  /// Checks `-O` and parses `--cpu-pipeline`; the error names the bad flag
+  /// and value.
+  llvm::Expected<std::unique_ptr<CpuPipelineOptions>> parse() const;
+};
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TOOLS_DRIVERSUPPORT_H
