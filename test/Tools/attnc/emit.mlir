@@ -4,6 +4,10 @@
 // RUN: attnc %s --emit=llvm -O2 -o - | FileCheck %s --check-prefix=LLVM
 // RUN: attnc %s --emit=asm -o - | FileCheck %s --check-prefix=ASM
 // RUN: attnc %s --emit=asm --mcpu=x86-64 -O0 -o - | FileCheck %s --check-prefix=ASM
+// --mcpu/--mattr reach code generation: Sapphire Rapids code uses 256/512-bit
+// registers, and none are left once AVX is turned off.
+// RUN: attnc %s --emit=asm --mcpu=sapphirerapids -o - | FileCheck %s --check-prefix=WIDE
+// RUN: attnc %s --emit=asm --mcpu=sapphirerapids --mattr=-avx -o - | FileCheck %s --check-prefix=NARROW
 // RUN: attnc %s --emit=obj -o %t.o
 // RUN: llvm-nm %t.o | FileCheck %s --check-prefix=SYM
 // RUN: attnc %s --emit=shared -o %t.so
@@ -18,6 +22,8 @@
 // LLVM: define void @_mlir_ciface_fixed(ptr
 // LLVM: define void @_mlir_ciface_dynamic(ptr
 // ASM: _mlir_ciface_fixed:
+// WIDE: %{{[yz]}}mm
+// NARROW-NOT: %{{[yz]}}mm
 // SYM-DAG: T _mlir_ciface_fixed
 // SYM-DAG: T _mlir_ciface_dynamic
 // SYM-DAG: T fixed
