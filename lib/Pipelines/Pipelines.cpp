@@ -9,6 +9,7 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -53,6 +54,9 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   if (options.lowering == SdpaLowering::Tiled)
     tile = AttnTileOptions{options.qTile, options.kvTile};
   addAttentionLowering(pm, tile, /*approximateExp=*/true);
+  if (options.vectorize)
+    pm.addPass(createAttnVectorizeTiles(
+        AttnVectorizeTilesOptions{options.mBlock, options.nBlock}));
 
   // Inputs are never written (the C ABI declares them const); function
   // boundaries get identity layouts so that the C ABI passes plain
@@ -98,6 +102,9 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   }
+  // 2-D vector transfers (register blocks) become unrolled 1-D ones.
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll().setTargetRank(1)));
   pm.addPass(createSCFToControlFlowPass());
   // bf16 conversions become integer arithmetic: without it, targets lacking
   // AVX512-BF16 call libgcc's __truncsfbf2, which older toolchains lack.
@@ -106,6 +113,7 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

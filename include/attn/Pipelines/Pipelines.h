@@ -41,6 +41,20 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> kvTile{
       *this, "kv-tile", llvm::cl::desc("Keys per inner step (tiled)"),
       llvm::cl::init(64)};
+  PassOptions::Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Register-block and vectorise the contractions "
+                     "(attn-vectorize-tiles); otherwise they are "
+                     "scalar loops left to LLVM's loop vectoriser"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> mBlock{
+      *this, "m-block",
+      llvm::cl::desc("Output rows per register block (vectorize)"),
+      llvm::cl::init(8)};
+  PassOptions::Option<int64_t> nBlock{
+      *this, "n-block",
+      llvm::cl::desc("Output columns per register block (vectorize)"),
+      llvm::cl::init(32)};
   PassOptions::Option<bool> threads{
       *this, "threads",
       llvm::cl::desc("Run the tiled lowering's parallel loop on OpenMP "

@@ -16,11 +16,14 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -58,6 +61,18 @@ private:
   }
   TypedAttr accAttr(double v) { return b.getFloatAttr(acc, v); }
 
+  /// The size of the tile at `start`, `min(tile, total - start)`, as an
+  /// affine.min: later passes bound it by `tile` (value-bounds analysis) to
+  /// pick vector sizes.
+  Value tileSize(Value start, Value total, int64_t tile) {
+    AffineExpr d0, s0;
+    bindDims(ctx, d0);
+    bindSymbols(ctx, s0);
+    auto map = AffineMap::get(1, 1, {b.getAffineConstantExpr(tile), s0 - d0},
+                              ctx);
+    return affine::AffineMinOp::create(b, loc, map, ValueRange{start, total});
+  }
+
   /// `tensor[b, h, start : start + len, :]` as a 2-D tensor.
   Value slice2d(Value tensor, Value batch, Value head, Value start, Value len) {
     auto type = cast<RankedTensorType>(tensor.getType());
@@ -71,6 +86,29 @@ private:
     return tensor::ExtractSliceOp::create(b, loc, sliceType, tensor, offsets,
                                           sizes, strides);
   }
+
+  /// K_t^T, [D, keys], for the tile starting at key `start` (a multiple of
+  /// kvTile) from the packed keys.
+  Value keyTileT(Value batch, Value kvHead, Value start, Value keys) {
+    auto type = cast<RankedTensorType>(keyT.getType());
+    Value tile = arith::DivUIOp::create(b, loc, start, constIndex(kvTile));
+    SmallVector<OpFoldResult> offsets = {batch, kvHead, tile,
+                                         b.getIndexAttr(0), b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {
+        b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1),
+        tensor::getMixedSize(b, loc, keyT, 3), keys};
+    SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
+    auto sliceType = RankedTensorType::get(
+        {type.getDimSize(3), ShapedType::kDynamic}, type.getElementType());
+    return tensor::ExtractSliceOp::create(b, loc, sliceType, keyT, offsets,
+                                          sizes, strides);
+  }
+
+  /// K as [B, Hkv, key tiles, D, kvTile]: each step's K_t^T is one
+  /// contiguous D x kvTile block. (Rows of a plain K^T lie Skv elements
+  /// apart, and at power-of-two lengths all D of them fall into the same L1
+  /// set.) The last tile is padded with zeros; those keys are never visible.
+  Value packKeyTiles(Value key);
 
   /// The mask element for global indices `idx`, broadcasting size-1 (and
   /// missing leading) dimensions as the reference lowering does.
@@ -117,6 +155,8 @@ private:
   Type element, acc;
   // Problem-wide values, set by build().
   Value scale, queryLength, keyCount, kvLength;
+  // K packed by packKeyTiles, once for all query tiles.
+  Value keyT;
 };
 
 SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
@@ -124,10 +164,8 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                                           Value rowStart, Value rows,
                                           Value keyStart, ValueRange carried) {
   Value m = carried[0], l = carried[1], out = carried[2];
-  Value keys =
-      arith::MinSIOp::create(b, loc, constIndex(kvTile),
-                             arith::SubIOp::create(b, loc, keyCount, keyStart));
-  Value kTile = slice2d(op.getKey(), batch, kvHead, keyStart, keys);
+  Value keys = tileSize(keyStart, keyCount, kvTile);
+  Value kTileT = keyTileT(batch, kvHead, keyStart, keys);
   Value vTile = slice2d(op.getValue(), batch, kvHead, keyStart, keys);
 
   // Loop order (i, d, j): rows, then the reduced head dimension, then keys.
@@ -137,10 +175,9 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
     return AffineMap::get(3, 0, {x, y}, ctx);
   };
 
-  // S = Q_t K_t^T in the accumulator type. K_t is transposed once per step
-  // so that the innermost loop runs over keys, contiguously in both K_t^T
-  // and S, which lets the loop vectorise without reassociating a sum.
-  Value kTileT = createTranspose(b, loc, kTile, {1, 0});
+  // S = Q_t K_t^T in the accumulator type, read from the packed K^T so
+  // that the innermost loop runs over keys, contiguously in both K_t^T and
+  // S: it vectorises without reassociating a sum.
   Value zero = createFilledTensor(b, loc, {rows, keys}, accAttr(0));
   Value scores = linalg::GenericOp::create(b, loc, zero.getType(),
                                            ValueRange{qTileValue, kTileT}, zero,
@@ -168,7 +205,7 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   // m' = max(m, rowmax(S)).
   Value newMax = linalg::GenericOp::create(b, loc, m.getType(), scores, m,
                                            {id2, rowMap}, {kPar, kRed},
-                                           buildBinaryBody<arith::MaximumFOp>)
+                                           buildReassociableBody<arith::MaxNumFOp>)
                      .getResult(0);
 
   // A row with no visible key so far has m' = -inf: buildSafeRowMax.
@@ -216,7 +253,8 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   Value newSum =
       linalg::GenericOp::create(b, loc, l.getType(), probs,
                                 scaleRows(l, id1, id1, 1), {id2, rowMap},
-                                {kPar, kRed}, buildBinaryBody<arith::AddFOp>)
+                                {kPar, kRed},
+                                buildReassociableBody<arith::AddFOp>)
           .getResult(0);
 
   // acc' = alpha acc + dropout(P) V_t, in loop order (i, j, e): the
@@ -232,6 +270,44 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
           {kPar, kRed, kPar}, buildMulAccBody)
           .getResult(0);
   return {newMax, newSum, newOut};
+}
+
+Value TileBuilder::packKeyTiles(Value key) {
+  auto type = cast<RankedTensorType>(key.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  // Skv rounded up to whole tiles.
+  AffineExpr s0 = getAffineSymbolExpr(0, ctx);
+  OpFoldResult tiles = affine::makeComposedFoldedAffineApply(
+      b, loc, s0.ceilDiv(kvTile), {tensor::getMixedSize(b, loc, key, 2)});
+  OpFoldResult padded = affine::makeComposedFoldedAffineApply(
+      b, loc, s0 * kvTile, {tiles});
+  std::optional<int64_t> staticTiles = getConstantIntValue(tiles);
+  shape[2] = staticTiles ? *staticTiles * kvTile : ShapedType::kDynamic;
+  SmallVector<Value> dynamicDims;
+  for (int64_t d = 0; d < 4; ++d)
+    if (ShapedType::isDynamic(shape[d]))
+      dynamicDims.push_back(
+          d == 2 ? getValueOrCreateConstantIndexOp(b, loc, padded)
+                 : tensor::DimOp::create(b, loc, key, d).getResult());
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getZeroAttr(type.getElementType()));
+  Value paddedKey = tensor::createPadHighOp(
+      RankedTensorType::get(shape, type.getElementType()), key, zero,
+      /*nofold=*/false, loc, b, dynamicDims);
+
+  // [B, Hkv, tiles * kvTile, D] -> [B, Hkv, tiles, kvTile, D].
+  SmallVector<OpFoldResult> tiledShape = {
+      tensor::getMixedSize(b, loc, key, 0),
+      tensor::getMixedSize(b, loc, key, 1), tiles, b.getIndexAttr(kvTile),
+      tensor::getMixedSize(b, loc, key, 3)};
+  SmallVector<int64_t> staticTiledShape = {
+      shape[0], shape[1],
+      staticTiles ? *staticTiles : ShapedType::kDynamic, kvTile, shape[3]};
+  Value split = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(staticTiledShape, type.getElementType()),
+      paddedKey, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}},
+      tiledShape);
+  return createTranspose(b, loc, split, {0, 1, 2, 4, 3});
 }
 
 std::pair<Value, Value> TileBuilder::buildKeyRange(Value rowStart, Value rows) {
@@ -260,6 +336,12 @@ std::pair<Value, Value> TileBuilder::buildKeyRange(Value rowStart, Value rows) {
     Value lowest =
         arith::SubIOp::create(b, loc, firstDiag, constIndex(sem.window->first));
     first = arith::MaxSIOp::create(b, loc, first, lowest);
+    // Steps start on tile boundaries (they read whole packed K tiles); the
+    // keys this adds in front are masked element by element.
+    first = arith::MulIOp::create(
+        b, loc,
+        arith::DivUIOp::create(b, loc, first, constIndex(kvTile)),
+        constIndex(kvTile));
   }
   return {first, end};
 }
@@ -284,6 +366,8 @@ Value TileBuilder::build() {
                 b.getIndexAttr(llvm::divideCeil(staticQueryLength, qTile)));
   scale = buildScale(b, loc, sem, query, acc);
   OpFoldResult outDim = tensor::getMixedSize(b, loc, value, 3);
+  // One O(Skv D) copy per call instead of a transpose in every step.
+  keyT = packKeyTiles(key);
 
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{batches, heads, queryTiles},
@@ -293,8 +377,7 @@ Value TileBuilder::build() {
   Value batch = forall.getInductionVar(0), head = forall.getInductionVar(1);
   Value rowStart =
       arith::MulIOp::create(b, loc, forall.getInductionVar(2), qTileC);
-  Value rows = arith::MinSIOp::create(
-      b, loc, qTileC, arith::SubIOp::create(b, loc, queryLength, rowStart));
+  Value rows = tileSize(rowStart, queryLength, qTile);
   Value kvHead = arith::DivUIOp::create(b, loc, head, group);
   Value qTileValue = slice2d(query, batch, head, rowStart, rows);
 

@@ -12,6 +12,10 @@
 // CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// K is packed once, outside the loops, into contiguous K_t^T tiles
+// [B, Hkv, Skv / 64, D, 64].
+// CHECK: %[[KS:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3], [4]] output_shape [2, 2, 4, 64, 64] : tensor<2x2x256x64xf32> into tensor<2x2x4x64x64xf32>
+// CHECK: %[[KP:.*]] = linalg.transpose ins(%[[KS]] : tensor<2x2x4x64x64xf32>) outs(%{{.*}} : tensor<2x2x4x64x64xf32>) permutation = [0, 1, 2, 4, 3]
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[T:.*]]) in (2, 8, 4) shared_outs(%[[O:.*]] = %{{.*}}) -> (tensor<2x8x128x64xf32>)
 // CHECK: %[[ROW0:.*]] = arith.muli %[[T]], %[[C32]]
 // CHECK: %[[KVH:.*]] = arith.divui %[[H]], %{{.*}} : index
@@ -23,15 +27,17 @@
 // CHECK: %[[PAST:.*]] = arith.addi %[[LASTDIAG]], %[[C1]] : index
 // CHECK: %[[END:.*]] = arith.minsi %[[PAST]], %[[C256]] : index
 // CHECK: scf.for %[[J0:.*]] = %{{.*}} to %[[END]] step %[[C64]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>)
-// CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[KVH]], %[[J0]], 0]
-// K_t is transposed so that the contraction's innermost loop is over keys.
-// CHECK: %[[KT:.*]] = linalg.transpose ins(%{{.*}} : tensor<?x64xf32>) outs(%{{.*}} : tensor<64x?xf32>) permutation = [1, 0]
+// CHECK: %[[KEYS:.*]] = affine.min #{{.*}}(%[[J0]])[%[[C256]]]
+// CHECK: %[[TILE:.*]] = arith.divui %[[J0]], %[[C64]]
+// CHECK: %[[KT:.*]] = tensor.extract_slice %[[KP]][%[[B]], %[[KVH]], %[[TILE]], 0, 0] [1, 1, 1, 64, %[[KEYS]]] [1, 1, 1, 1, 1] : tensor<2x2x4x64x64xf32> to tensor<64x?xf32>
+// CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[KVH]], %[[J0]], 0] [1, 1, %[[KEYS]], 64]
+// The contraction's innermost loop runs over keys.
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[QT]], %[[KT]] :
 // CHECK: arith.addi %[[ROW0]],
 // CHECK: arith.addi %[[J0]],
 // CHECK: arith.cmpi sle
 // CHECK: arith.select
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf {{.*}} fastmath<reassoc>
 // CHECK: math.exp
 // CHECK: math.exp
 // P V with the output features innermost.
@@ -72,8 +78,8 @@ func.func @lens_and_weights(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, 
 
 // -----
 
-// A window [3, 1] (top-left): keys from max(0, row0 - 3) to
-// min(Skv, last row + 1 + 1).
+// A window [3, 1] (top-left): keys from max(0, row0 - 3), rounded down to
+// a tile boundary, to min(Skv, last row + 1 + 1).
 // CHECK-LABEL: func.func @window
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
@@ -81,7 +87,9 @@ func.func @lens_and_weights(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, 
 // CHECK: %[[ROW0:.*]] = arith.muli %[[T]]
 // CHECK: arith.minsi
 // CHECK: %[[LOW:.*]] = arith.subi %[[ROW0]], %[[C3]] : index
-// CHECK: %[[FIRST:.*]] = arith.maxsi %[[LOW]], %[[C0]] : index
+// CHECK: %[[LOWEST:.*]] = arith.maxsi %[[LOW]], %[[C0]] : index
+// CHECK: %[[TILE:.*]] = arith.divui %[[LOWEST]], %[[C64:.*]] : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[TILE]], %[[C64]] : index
 // CHECK: scf.for %{{.*}} = %[[FIRST]] to
 func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
   %e = tensor.empty() : tensor<1x1x64x8xf32>

@@ -8,6 +8,7 @@
 #define ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -119,6 +119,7 @@ def AttnTile : Pass<"attn-tile"> {
            "Keys per step of the inner loop">,
   ];
   let dependentDialects = [
+    "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
@@ -140,6 +141,52 @@ def AttnPolynomialExp : Pass<"attn-polynomial-exp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
+  let summary = "Register-block the contractions and vectorise the row ops of attention tiles";
+  let description = [{
+    Turns the tile bodies `attn-tile` produces (or any linalg on tensors
+    with small bounded loops) into vector code for the CPU, instead of
+    leaving scalar loops to LLVM's loop vectoriser, which reloads and stores
+    the accumulator around every FMA and cannot vectorise a row maximum.
+
+    - Contractions (one M, N and K dimension, any batch dimensions, a
+      multiply-add body, e.g. `Q_t K_t^T` and `P V_t`) are tiled into
+      `m-block x n-block` output blocks, K innermost and one K step per
+      iteration; the M and N loops are peeled so that all blocks but the
+      last of each are static. A static block becomes a `vector.contract`
+      whose accumulator stays in registers across the K loop (its
+      read/write pair is hoisted), lowered to one outer product per K step:
+      `m-block` broadcasts times an `n-block`-wide row. With AVX-512 and
+      f32 the default 8 x 32 block keeps 16 accumulators, two RHS vectors
+      and a broadcast in registers and issues 16 FMAs per 2 loads. Partial
+      blocks stay scalar loops.
+    - Elementwise and row-reduction ops of rank 1, or rank 2 with a
+      parallel outer loop, whose rows are bounded by a constant of at most
+      256 elements (value-bounds analysis: a tile size `min(64, n - i)` is
+      bounded by 64) are tiled one row at a time and vectorised with masks,
+      so that partial rows need no scalar remainder. Ops reading i1 (bool
+      masks) stay scalar: memory holds one i1 per byte, a vector of i1 is
+      packed bits.
+
+    The contraction must read N contiguously from its RHS and write it
+    contiguously (the layout `attn-tile` produces); other layouts are still
+    correct, only slower.
+  }];
+  let options = [
+    Option<"mBlock", "m-block", "int64_t", /*default=*/"8",
+           "Rows of the output block held in registers">,
+    Option<"nBlock", "n-block", "int64_t", /*default=*/"32",
+           "Columns of the output block held in registers">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
   ];
 }

@@ -64,6 +64,17 @@ void buildBinaryBody(OpBuilder &b, Location loc, ValueRange args) {
                           OpTy::create(b, loc, args[0], args[1]).getResult());
 }
 
+/// The combiner of a row reduction (max, sum) that may be evaluated in any
+/// order: `reassoc` lets LLVM's loop vectoriser split the row into vector
+/// lanes. For max the order never changes the result; for a sum it changes
+/// only the rounding, as any blocked or parallel sum does.
+template <typename OpTy>
+void buildReassociableBody(OpBuilder &b, Location loc, ValueRange args) {
+  auto op = OpTy::create(b, loc, args[0], args[1]);
+  op.setFastmath(arith::FastMathFlags::reassoc);
+  linalg::YieldOp::create(b, loc, op.getResult());
+}
+
 /// Converts every element of the float tensor `input` to `elementType` into
 /// a fresh tensor; returns `input` when the types already match.
 Value createElementCast(OpBuilder &b, Location loc, Value input,

@@ -1,0 +1,334 @@
+//===- VectorizeTiles.cpp - register-blocked, vectorised tile bodies ------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// LLVM's loop vectoriser turns a scalar matmul loop nest into one vector
+// FMA per load and store of the accumulator, which caps it at a fraction of
+// the FMA peak. This pass gives each contraction the classic register-
+// blocked micro-kernel instead: an M x N block of the result lives in
+// vector registers for the whole K loop, and each K step is one outer
+// product (M broadcasts times N-wide rows).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNVECTORIZETILES
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+
+/// Marks the register blocks between tiling and vectorisation; removed by
+/// the end of the pass.
+static constexpr llvm::StringLiteral kBlockMarker = "attn.register_block";
+
+/// The longest row vectorised whole: 16 AVX-512 registers of f32.
+static constexpr int64_t kMaxRowElements = 256;
+
+/// The tile size of each loop of `op` (M -> mBlock, N -> nBlock, K and batch
+/// -> 1) and the interchange that puts batch, M, N outside and K innermost,
+/// or failure if `op` is not a single-M/N/K contraction on tensors.
+static FailureOr<std::pair<SmallVector<OpFoldResult>, SmallVector<int64_t>>>
+getBlocking(linalg::LinalgOp op, int64_t mBlock, int64_t nBlock) {
+  if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op))
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return failure();
+  Builder b(op.getContext());
+  SmallVector<OpFoldResult> sizes(op.getNumLoops(), b.getIndexAttr(1));
+  sizes[dims->m[0]] = b.getIndexAttr(mBlock);
+  sizes[dims->n[0]] = b.getIndexAttr(nBlock);
+  SmallVector<int64_t> order(dims->batch.begin(), dims->batch.end());
+  order.append({dims->m[0], dims->n[0], dims->k[0]});
+  return std::make_pair(sizes, order);
+}
+
+/// Tiles `op` into register blocks, marks the block op and peels the M and
+/// N loops so that all blocks but the last along each are static.
+static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
+                                    linalg::LinalgOp op, int64_t mBlock,
+                                    int64_t nBlock) {
+  auto blocking = getBlocking(op, mBlock, nBlock);
+  if (failed(blocking))
+    return success(); // Not a contraction this pass handles: left alone.
+  scf::SCFTilingOptions options;
+  options.setTileSizes(blocking->first);
+  options.setInterchange(blocking->second);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return op.emitError("attn-vectorize-tiles: cannot tile this "
+                        "contraction into register blocks");
+  rewriter.replaceOp(op, tiled->replacements);
+  for (Operation *block : tiled->tiledOps)
+    block->setAttr(kBlockMarker, rewriter.getUnitAttr());
+  // The M and N loops: all but the innermost (K) loop, after the batch ones.
+  // A loop whose trip count is a static multiple of its step needs no
+  // peeling, and peeling says so by failing.
+  for (LoopLikeOpInterface loop : ArrayRef(tiled->loops).drop_back()) {
+    auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
+    scf::ForOp partial;
+    if (forOp)
+      (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+  }
+  return success();
+}
+
+/// Upper bounds of `op`'s loops, from the shapes of its operands (a dynamic
+/// tile size such as `min(64, n - i)` is bounded by 64); nullopt where some
+/// loop has no constant bound.
+static std::optional<SmallVector<int64_t>> getLoopUpperBounds(
+    linalg::LinalgOp op) {
+  SmallVector<int64_t> bounds(op.getNumLoops(), ShapedType::kDynamic);
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim)
+        continue;
+      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+          presburger::BoundType::UB, {operand.get(), static_cast<int64_t>(pos)},
+          /*stopCondition=*/nullptr, /*closedUB=*/true);
+      if (failed(bound))
+        continue;
+      int64_t &known = bounds[dim.getPosition()];
+      known = ShapedType::isDynamic(known) ? *bound : std::min(known, *bound);
+    }
+  }
+  if (llvm::any_of(bounds, ShapedType::isDynamic))
+    return std::nullopt;
+  return bounds;
+}
+
+/// Whether `op` reads elements narrower than a byte (i1 masks), as an
+/// operand or through tensor.extract. Memory holds one i1 per byte, but a
+/// vector of i1 loads packed bits, so such reads must stay scalar.
+static bool readsSubByteElements(linalg::LinalgOp op) {
+  auto subByte = [](Type type) {
+    Type element = getElementTypeOrSelf(type);
+    return element.isIntOrFloat() && element.getIntOrFloatBitWidth() % 8 != 0;
+  };
+  if (llvm::any_of(op->getOperandTypes(), subByte))
+    return true;
+  WalkResult walk = op->walk([&](tensor::ExtractOp extract) {
+    return subByte(extract.getTensor().getType()) ? WalkResult::interrupt()
+                                                  : WalkResult::advance();
+  });
+  return walk.wasInterrupted();
+}
+
+/// Marks the row-at-a-time ops between tiling and vectorisation with their
+/// vector sizes; removed by the end of the pass.
+static constexpr llvm::StringLiteral kRowMarker = "attn.vector_row";
+
+/// The elementwise and row-reduction ops of a tile (rank 1, or rank 2 with
+/// a parallel outer loop) whose rows fit in `maxRow` elements, tiled one
+/// row at a time and marked with the vector size of a row, which covers a
+/// partial row through masking.
+static void tileIntoRows(RewriterBase &rewriter, linalg::LinalgOp op,
+                         int64_t maxRow) {
+  if (!op.hasPureTensorSemantics() || isa<linalg::FillOp>(op) ||
+      readsSubByteElements(op) ||
+      op.getNumLoops() == 0 || op.getNumLoops() > 2 ||
+      (op.getNumLoops() == 2 &&
+       !linalg::isParallelIterator(op.getIteratorTypesArray()[0])))
+    return;
+  std::optional<SmallVector<int64_t>> bounds = getLoopUpperBounds(op);
+  if (!bounds || bounds->back() > maxRow)
+    return;
+  Operation *row = op;
+  if (op.getNumLoops() == 2) {
+    scf::SCFTilingOptions options;
+    options.setTileSizes(
+        {rewriter.getIndexAttr(1), rewriter.getIndexAttr(0)});
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled))
+      return;
+    rewriter.replaceOp(op, tiled->replacements);
+    row = tiled->tiledOps.front();
+    (*bounds)[0] = 1;
+  }
+  row->setAttr(kRowMarker, rewriter.getDenseI64ArrayAttr(*bounds));
+}
+
+/// Applies the canonicalisation patterns of every loaded dialect and
+/// registered op: it folds the peeled blocks' sizes into static types.
+static LogicalResult canonicalize(Operation *root) {
+  MLIRContext *ctx = root->getContext();
+  RewritePatternSet patterns(ctx);
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName name : ctx->getRegisteredOperations())
+    name.getCanonicalizationPatterns(patterns, ctx);
+  return applyPatternsGreedily(root, std::move(patterns));
+}
+
+namespace {
+
+/// A register block's K step, `vector.contract` of an M x 1 by a 1 x N block
+/// into M x N, is exactly `vector.outerproduct`. (Upstream's contraction
+/// lowering turns unit-K contractions into elementwise code instead, which
+/// unrolls to scalars.)
+struct UnitKContractToOuterProduct : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    if (!accType || accType.getRank() != 2 || accType.isScalable() ||
+        op.getKind() != vector::CombiningKind::ADD ||
+        op.getLhsType().getElementType() != accType.getElementType() ||
+        op.getRhsType().getElementType() != accType.getElementType())
+      return rewriter.notifyMatchFailure(op, "not a 2-D same-type add");
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (maps[0].getNumDims() != 3 || !maps[2].isProjectedPermutation() ||
+        op.getLhsType().getNumElements() != accType.getDimSize(0) ||
+        op.getRhsType().getNumElements() != accType.getDimSize(1))
+      return rewriter.notifyMatchFailure(op, "not an M x 1 by 1 x N product");
+    // The result's rows must come from the LHS and its columns from the RHS.
+    AffineExpr row = maps[2].getResult(0), column = maps[2].getResult(1);
+    if (!llvm::is_contained(maps[0].getResults(), row) ||
+        !llvm::is_contained(maps[1].getResults(), column))
+      return rewriter.notifyMatchFailure(op, "operands in N x M order");
+    Location loc = op.getLoc();
+    auto flat = [&](Value v, int64_t n) {
+      return vector::ShapeCastOp::create(
+          rewriter, loc, VectorType::get({n}, accType.getElementType()), v);
+    };
+    rewriter.replaceOpWithNewOp<vector::OuterProductOp>(
+        op, accType, flat(op.getLhs(), accType.getDimSize(0)),
+        flat(op.getRhs(), accType.getDimSize(1)), op.getAcc());
+    return success();
+  }
+};
+
+struct AttnVectorizeTilesPass
+    : attn::impl::AttnVectorizeTilesBase<
+          AttnVectorizeTilesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    if (mBlock <= 0 || nBlock <= 0) {
+      root->emitError() << "attn-vectorize-tiles: block sizes must be "
+                           "positive, got m-block = "
+                        << static_cast<int64_t>(mBlock)
+                        << " and n-block = " << static_cast<int64_t>(nBlock);
+      return signalPassFailure();
+    }
+    IRRewriter rewriter(&getContext());
+
+    // 1. Register blocks, peeled.
+    SmallVector<linalg::LinalgOp> contractions;
+    root->walk([&](linalg::LinalgOp op) { contractions.push_back(op); });
+    for (linalg::LinalgOp op : contractions)
+      if (failed(tileIntoBlocks(rewriter, op, mBlock, nBlock)))
+        return signalPassFailure();
+    // 1b. Everything else in the tiles, a row at a time.
+    SmallVector<linalg::LinalgOp> others;
+    root->walk([&](linalg::LinalgOp op) {
+      if (!op->hasAttr(kBlockMarker))
+        others.push_back(op);
+    });
+    for (linalg::LinalgOp op : others)
+      tileIntoRows(rewriter, op, kMaxRowElements);
+    if (failed(canonicalize(root)))
+      return signalPassFailure();
+
+    // 2a. Rows become (masked) vector code.
+    SmallVector<linalg::LinalgOp> rows;
+    root->walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kRowMarker))
+        rows.push_back(op);
+    });
+    for (linalg::LinalgOp op : rows) {
+      auto sizes = cast<DenseI64ArrayAttr>(op->removeAttr(kRowMarker));
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::VectorizationResult> result =
+          linalg::vectorize(rewriter, op, sizes.asArrayRef(),
+                            SmallVector<bool>(sizes.size(), false),
+                            /*vectorizeNDExtract=*/true);
+      if (failed(result))
+        continue; // Still correct as loops.
+      rewriter.replaceOp(op, result->replacements);
+    }
+
+    // 2b. Static blocks become vector code; partial ones stay scalar.
+    SmallVector<linalg::LinalgOp> blocks;
+    root->walk([&](linalg::LinalgOp op) {
+      if (op->removeAttr(kBlockMarker) && op.hasPureTensorSemantics() &&
+          !op.hasDynamicShape())
+        blocks.push_back(op);
+    });
+    for (linalg::LinalgOp op : blocks) {
+      rewriter.setInsertionPoint(op);
+      // The outer-product lowering wants the iterators as (batch..., M, N,
+      // K).
+      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
+        auto blocking = getBlocking(op, mBlock, nBlock);
+        if (failed(blocking))
+          continue;
+        SmallVector<unsigned> order(blocking->second.begin(),
+                                    blocking->second.end());
+        FailureOr<linalg::GenericOp> interchanged =
+            linalg::interchangeGenericOp(rewriter, generic, order);
+        if (failed(interchanged))
+          continue;
+        op = *interchanged;
+      }
+      FailureOr<linalg::VectorizationResult> result =
+          linalg::vectorize(rewriter, op, {}, {}, false, false, false,
+                            /*createNamedContraction=*/true);
+      if (failed(result))
+        continue; // Still correct as loops.
+      rewriter.replaceOp(op, result->replacements);
+    }
+
+    // 3. The vectorised multiply-reduce becomes vector.contract, each K
+    // step an outer product, that is M broadcast FMAs;
+    // transfers get minor-identity maps.
+    {
+      RewritePatternSet patterns(&getContext());
+      vector::populateVectorReductionToContractPatterns(patterns);
+      patterns.add<UnitKContractToOuterProduct>(&getContext());
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      vector::populateVectorOuterProductLoweringPatterns(patterns);
+      vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+      vector::populateVectorMultiReductionLoweringPatterns(
+          patterns, vector::VectorMultiReductionLowering::InnerReduction);
+      if (failed(applyPatternsGreedily(root, std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    // 4. The accumulator block is read before and written after the K loop
+    // instead of in every iteration.
+    root->walk([&](scf::ForOp loop) {
+      hoistLoopInvariantSubsets(rewriter,
+                                cast<LoopLikeOpInterface>(loop.getOperation()));
+    });
+    if (failed(canonicalize(root)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

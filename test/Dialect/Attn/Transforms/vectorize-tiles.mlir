@@ -1,0 +1,117 @@
+// RUN: attn-opt %s --attn-vectorize-tiles --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-vectorize-tiles="m-block=4 n-block=16" --split-input-file | FileCheck %s --check-prefix=SMALL
+// RUN: not attn-opt %s --attn-vectorize-tiles="n-block=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: error: attn-vectorize-tiles: block sizes must be positive, got m-block = 8 and n-block = 0
+
+// A 16x64 by 64x40 contraction in (i, k, j) order: 8x32 register blocks,
+// K innermost with the accumulator block carried in registers (read once
+// before the K loop, written once after), each K step eight broadcast FMAs
+// on 32-wide rows. N = 40 leaves a peeled 8x8 block, static too.
+// CHECK-LABEL: func.func @block
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<16x40xf32>)
+// CHECK: %[[ACC0:.*]] = vector.transfer_read %{{.*}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK: %[[ACC:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[ACC0]]) -> (vector<8x32xf32>)
+// CHECK: vector.transfer_read %{{.*}} : tensor<1x32xf32>, vector<1x32xf32>
+// CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: scf.yield %{{.*}} : vector<8x32xf32>
+// CHECK: vector.transfer_write %[[ACC]], %{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK: tensor.extract_slice %{{.*}}[%[[I]], 32] [8, 8] [1, 1] : tensor<16x40xf32> to tensor<8x8xf32>
+// CHECK: scf.for %{{.*}} -> (vector<8x8xf32>)
+// CHECK-COUNT-8: vector.fma %{{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.generic
+// SMALL-LABEL: func.func @block
+// SMALL: scf.for %{{.*}} -> (vector<4x16xf32>)
+// SMALL-COUNT-4: vector.fma %{{.*}} : vector<16xf32>
+func.func @block(%a: tensor<16x64xf32>, %b: tensor<64x40xf32>, %c: tensor<16x40xf32>) -> tensor<16x40xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, k, j) -> (i, k)>, affine_map<(i, k, j) -> (k, j)>, affine_map<(i, k, j) -> (i, j)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%a, %b : tensor<16x64xf32>, tensor<64x40xf32>) outs(%c : tensor<16x40xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x40xf32>
+  return %r : tensor<16x40xf32>
+}
+
+// -----
+
+// With dynamic M and N, the blocks before the last of each are static and
+// vectorised; the remainder (M % 8 rows, N % 32 columns) stays a loop nest
+// of scalar linalg ops.
+// CHECK-LABEL: func.func @dynamic_block
+// CHECK: affine.apply #{{.*}}()[%{{.*}}]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} -> (vector<8x32xf32>)
+// CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x?xf32>) outs(%{{.*}} : tensor<8x?xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x1xf32>, tensor<1x?xf32>) outs(%{{.*}} : tensor<?x?xf32>)
+func.func @dynamic_block(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, k, j) -> (i, k)>, affine_map<(i, k, j) -> (k, j)>, affine_map<(i, k, j) -> (i, j)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%a, %b : tensor<?x64xf32>, tensor<64x?xf32>) outs(%c : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// A row maximum over a tile of at most 64 x 64 (affine.min sizes): one row
+// at a time, a masked 64-wide vector read and a masked reduction.
+// CHECK-LABEL: func.func @rowmax
+// CHECK: %[[ROWS:.*]] = affine.min
+// CHECK: %[[KEYS:.*]] = affine.min
+// CHECK: scf.for
+// CHECK: %[[M:.*]] = vector.create_mask %{{.*}}, %[[KEYS]] : vector<1x64xi1>
+// CHECK: vector.transfer_read %{{.*}}, %[[M]] {{.*}} : tensor<1x?xf32>, vector<1x64xf32>
+// CHECK: %[[M1:.*]] = vector.create_mask %[[KEYS]] : vector<64xi1>
+// CHECK: vector.mask %[[M1]] { vector.reduction <maxnumf>
+// CHECK-NOT: linalg.generic
+func.func @rowmax(%s: tensor<128x100xf32>, %m: tensor<128xf32>, %i: index, %j: index) -> tensor<?xf32> {
+  %rows = affine.min affine_map<(d0) -> (64, 128 - d0)>(%i)
+  %keys = affine.min affine_map<(d0) -> (64, 100 - d0)>(%j)
+  %tile = tensor.extract_slice %s[%i, %j] [%rows, %keys] [1, 1] : tensor<128x100xf32> to tensor<?x?xf32>
+  %init = tensor.extract_slice %m[%i] [%rows] [1] : tensor<128xf32> to tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%tile : tensor<?x?xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maxnumf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %y : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// Left alone: an op reading a bool mask (i1 is a byte in memory, a bit in
+// a vector) and an op with unbounded rows.
+// CHECK-LABEL: func.func @bool_mask
+// CHECK: linalg.generic
+// CHECK: tensor.extract %{{.*}} : tensor<16xi1>
+// CHECK-NOT: vector.
+func.func @bool_mask(%s: tensor<8x16xf32>, %mask: tensor<16xi1>) -> tensor<8x16xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} outs(%s : tensor<8x16xf32>) {
+  ^bb0(%x: f32):
+    %j = linalg.index 1 : index
+    %keep = tensor.extract %mask[%j] : tensor<16xi1>
+    %ninf = arith.constant 0xFF800000 : f32
+    %y = arith.select %keep, %x, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unbounded
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+func.func @unbounded(%s: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} outs(%s : tensor<?x?xf32>) {
+  ^bb0(%x: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
