@@ -1,0 +1,317 @@
+# ===- peers.py - the implementations the benchmark compares ---------------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# Each peer turns one problem (a Config and its float32 Q, K, V) into a
+# zero-argument callable that computes the attention output and returns it
+# as a NumPy array. Preparation (compilation, uploads, packing the inputs
+# into the peer's layout) happens before timing; only the callable is timed.
+# A peer whose package is missing reports why instead of failing the run.
+#
+# ===----------------------------------------------------------------------=== #
+
+import ctypes
+import dataclasses
+import math
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """One attention problem: Q [B, Hq, Sq, D], K/V [B, Hkv, Skv, D]."""
+
+    B: int
+    Hq: int
+    Hkv: int
+    Sq: int
+    Skv: int
+    D: int
+    causal: bool
+
+    @property
+    def kind(self):
+        if self.Sq == 1:
+            return "decode"
+        if self.Hq != self.Hkv:
+            return "gqa"
+        return "causal" if self.causal else "full"
+
+    def visible_pairs(self):
+        """(query, key) pairs that take part: causal is top-left aligned
+        (query i sees keys 0..i), as torch's is_causal."""
+        if not self.causal:
+            return self.Sq * self.Skv
+        rows = np.minimum(np.arange(1, self.Sq + 1), self.Skv)
+        return int(rows.sum())
+
+    def flops(self):
+        """Multiply-adds of Q K^T and P V over the visible pairs, times 2."""
+        return 4 * self.B * self.Hq * self.D * self.visible_pairs()
+
+    def label(self):
+        heads = f"H={self.Hq}" if self.Hq == self.Hkv else f"Hq={self.Hq} Hkv={self.Hkv}"
+        return (f"B={self.B} {heads} Sq={self.Sq} Skv={self.Skv} D={self.D}"
+                f"{' causal' if self.causal else ''}")
+
+
+class Unavailable(Exception):
+    """The peer cannot run this problem here; the message says why."""
+
+
+def repeat_kv(x, groups):
+    return np.repeat(x, groups, axis=1) if groups > 1 else x
+
+
+class NumPy:
+    """Naive attention in float32 NumPy: the whole score matrix in memory."""
+
+    name = "numpy"
+    max_score_bytes = 4 << 30
+
+    def prepare(self, cfg, q, k, v):
+        score_bytes = 4 * cfg.B * cfg.Hq * cfg.Sq * cfg.Skv
+        if score_bytes > self.max_score_bytes:
+            raise Unavailable(f"score matrix would need {score_bytes / 2**30:.1f} GiB")
+        groups = cfg.Hq // cfg.Hkv
+        kt = np.ascontiguousarray(repeat_kv(k, groups).transpose(0, 1, 3, 2))
+        v = repeat_kv(v, groups)
+        scale = np.float32(1 / math.sqrt(cfg.D))
+        hidden = None
+        if cfg.causal:
+            hidden = ~np.tril(np.ones((cfg.Sq, cfg.Skv), bool))
+
+        def run():
+            s = q @ kt
+            s *= scale
+            if hidden is not None:
+                s[..., hidden] = -np.inf
+            s -= s.max(-1, keepdims=True)
+            np.exp(s, out=s)
+            s /= s.sum(-1, keepdims=True)
+            return s @ v
+
+        return run
+
+
+class Torch:
+    """torch.nn.functional.scaled_dot_product_attention on CPU tensors."""
+
+    name = "torch"
+
+    def prepare(self, cfg, q, k, v):
+        try:
+            import torch
+        except ImportError:
+            raise Unavailable("torch is not installed")
+        torch.set_num_threads(os.cpu_count())
+        tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+        gqa = cfg.Hq != cfg.Hkv
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+
+        def run():
+            with torch.no_grad():
+                return sdpa(tq, tk, tv, is_causal=cfg.causal, enable_gqa=gqa).numpy()
+
+        return run
+
+
+class OnnxRuntime:
+    """ONNX Runtime's CPU kernel for the ONNX Attention operator (opset 23)."""
+
+    name = "onnxruntime"
+
+    def prepare(self, cfg, q, k, v):
+        try:
+            import onnx
+            import onnxruntime as ort
+            from onnx import TensorProto, helper
+        except ImportError:
+            raise Unavailable("onnx and onnxruntime are not both installed")
+        shapes = {"Q": q.shape, "K": k.shape, "V": v.shape}
+        inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s))
+                  for n, s in shapes.items()]
+        output = helper.make_tensor_value_info(
+            "Y", TensorProto.FLOAT, [cfg.B, cfg.Hq, cfg.Sq, cfg.D])
+        node = helper.make_node("Attention", ["Q", "K", "V"], ["Y"],
+                                is_causal=int(cfg.causal))
+        model = helper.make_model(helper.make_graph([node], "sdpa", inputs, [output]),
+                                  opset_imports=[helper.make_opsetid("", 23)])
+        model.ir_version = 10
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = os.cpu_count()
+        session = ort.InferenceSession(model.SerializeToString(), options,
+                                       providers=["CPUExecutionProvider"])
+        feeds = {"Q": q, "K": k, "V": v}
+        return lambda: session.run(None, feeds)[0]
+
+
+class IreeAttentionOp:
+    """IREE's llvm-cpu compilation of its own attention op
+    (iree_linalg_ext.attention). Causal masking is an explicit boolean mask
+    operand and GQA repeats the K/V heads: the op has neither built in.
+    Opt-in (--peers iree-attention-op): on this CPU it ran about 15x slower
+    than IREE on the plain linalg form (the `iree` peer)."""
+
+    name = "iree-attention-op"
+
+    def prepare(self, cfg, q, k, v):
+        groups = cfg.Hq // cfg.Hkv
+        operands = [q, repeat_kv(k, groups), repeat_kv(v, groups)]
+        if cfg.causal:
+            operands.append(np.tril(np.ones((cfg.Sq, cfg.Skv), bool)))
+        return iree_callable(self.source(cfg), operands)
+
+    @staticmethod
+    def source(cfg):
+        def t(s, d, e="f32"):
+            return f"tensor<{cfg.B}x{cfg.Hq}x{s}x{d}x{e}>"
+
+        dims = "(d0, d1, d2, d3, d4, d5)"  # b, h, m, n, k1, k2
+        maps = [f"affine_map<{dims} -> ({r})>" for r in
+                ("d0, d1, d2, d4", "d0, d1, d5, d4", "d0, d1, d5, d3", "")]
+        args = [f"%q: {t(cfg.Sq, cfg.D)}", f"%k: {t(cfg.Skv, cfg.D)}",
+                f"%v: {t(cfg.Skv, cfg.D)}"]
+        operands = ["%q", "%k", "%v", "%scale"]
+        types = [t(cfg.Sq, cfg.D), t(cfg.Skv, cfg.D), t(cfg.Skv, cfg.D), "f32"]
+        if cfg.causal:
+            mask = f"tensor<{cfg.Sq}x{cfg.Skv}xi1>"
+            args.append(f"%mask: {mask}")
+            operands.append("%mask")
+            types.append(mask)
+            maps.append(f"affine_map<{dims} -> (d2, d5)>")
+        maps.append(f"affine_map<{dims} -> (d0, d1, d2, d3)>")
+        out = t(cfg.Sq, cfg.D)
+        # The generic form: the op's custom syntax changed across releases.
+        return f"""
+func.func @sdpa({', '.join(args)}) -> {out} {{
+  %scale = arith.constant {1 / math.sqrt(cfg.D)} : f32
+  %init = tensor.empty() : {out}
+  %r = "iree_linalg_ext.attention"({', '.join(operands)}, %init)
+      <{{indexing_maps = [{', '.join(maps)}]}}> ({{
+    ^bb0(%score: f32):
+      iree_linalg_ext.yield %score : f32
+  }}) : ({', '.join(types)}, {out}) -> {out}
+  return %r : {out}
+}}
+"""
+
+
+class Iree:
+    """IREE's llvm-cpu compiler on the unfused attention in upstream linalg
+    (this project's reference lowering, `attn-opt --attn-reference-pipeline`:
+    matmul, softmax, matmul over the whole score matrix), which IREE tiles,
+    fuses and vectorises itself."""
+
+    name = "iree"
+    max_score_bytes = 4 << 30
+
+    def __init__(self, attn_opt):
+        self.attn_opt = attn_opt
+
+    def prepare(self, cfg, q, k, v):
+        score_bytes = 4 * cfg.B * cfg.Hq * cfg.Sq * cfg.Skv
+        if score_bytes > self.max_score_bytes:
+            raise Unavailable(f"score matrix would need {score_bytes / 2**30:.1f} GiB")
+        linalg = subprocess.run([self.attn_opt, "--attn-reference-pipeline"],
+                                input=AttnMlir.source(cfg), capture_output=True,
+                                text=True, check=True).stdout
+        return iree_callable(linalg, [q, k, v])
+
+
+def iree_callable(source, operands):
+    """Compiles `source` (its function @sdpa) for this CPU with IREE, uploads
+    the operands once and returns the call (synchronised by to_host)."""
+    try:
+        import iree.compiler as compiler
+        import iree.runtime as runtime
+    except ImportError:
+        raise Unavailable("iree-base-compiler and iree-base-runtime are not installed")
+    vmfb = compiler.compile_str(source, target_backends=["llvm-cpu"],
+                                extra_args=["--iree-llvmcpu-target-cpu=host"])
+    config = runtime.Config("local-task")
+    context = runtime.SystemContext(config=config)
+    context.add_vm_module(runtime.VmModule.copy_buffer(context.instance, vmfb))
+    function = context.modules.module["sdpa"]
+    device = [runtime.asdevicearray(config.device, x) for x in operands]
+    return lambda: function(*device).to_host()
+
+
+class MemRef4D(ctypes.Structure):
+    """A rank-4 f32 memref descriptor (docs/CpuABI.md)."""
+
+    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * 4),
+                ("strides", ctypes.c_int64 * 4)]
+
+    @classmethod
+    def of(cls, array):
+        assert array.dtype == np.float32 and array.flags.c_contiguous
+        pointer = array.ctypes.data
+        strides = [s // array.itemsize for s in array.strides]
+        return cls(pointer, pointer, 0, (ctypes.c_int64 * 4)(*array.shape),
+                   (ctypes.c_int64 * 4)(*strides))
+
+
+class AttnMlir:
+    """This project: the module compiled by attnc to a shared library (the
+    default CPU pipeline) and called through its C ABI."""
+
+    name = "attn-mlir"
+
+    def __init__(self, attnc, pipeline=None, workdir=None):
+        self.attnc = attnc
+        self.pipeline = pipeline
+        self.workdir = workdir or tempfile.mkdtemp(prefix="attn-bench-")
+        self.name = "attn-mlir" + (f" [{pipeline}]" if pipeline else "")
+
+    @staticmethod
+    def source(cfg):
+        def t(h, s):
+            return f"tensor<{cfg.B}x{h}x{s}x{cfg.D}xf32>"
+
+        q, kv = t(cfg.Hq, cfg.Sq), t(cfg.Hkv, cfg.Skv)
+        causal = " causal" if cfg.causal else ""
+        return f"""
+func.func @sdpa(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
+  %init = tensor.empty() : {q}
+  %o = attn.sdpa %q, %k, %v outs(%init){causal} : {q}, {kv}, {kv} -> {q}
+  return %o : {q}
+}}
+"""
+
+    def compile(self, cfg):
+        stem = os.path.join(self.workdir, f"sdpa-{len(os.listdir(self.workdir))}")
+        with open(stem + ".mlir", "w") as f:
+            f.write(self.source(cfg))
+        command = [self.attnc, stem + ".mlir", "--emit=shared", "-o", stem + ".so"]
+        if self.pipeline:
+            command.append(f"--cpu-pipeline={self.pipeline}")
+        subprocess.run(command, check=True)
+        return ctypes.CDLL(stem + ".so")
+
+    def prepare(self, cfg, q, k, v):
+        function = self.compile(cfg)._mlir_ciface_sdpa
+        out = np.full((cfg.B, cfg.Hq, cfg.Sq, cfg.D), np.nan, np.float32)
+        descriptors = [MemRef4D.of(x) for x in (q, k, v, out)]
+        pointers = [ctypes.byref(d) for d in descriptors]
+
+        def run():
+            function(*pointers)
+            return out
+
+        return run
+
+
+# Peers by name; each factory takes the build directory.
+PEERS = {
+    "numpy": lambda build: NumPy(),
+    "torch": lambda build: Torch(),
+    "onnxruntime": lambda build: OnnxRuntime(),
+    "iree": lambda build: Iree(os.path.join(build, "bin", "attn-opt")),
+    "iree-attention-op": lambda build: IreeAttentionOp(),
+}
+DEFAULT_PEERS = ["numpy", "torch", "onnxruntime", "iree"]

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+# ===- run.py - attention benchmark: attn-mlir against its peers -----------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# One command, after the README build, that builds nothing of the project:
+#
+#   python3 benchmarks/run.py [--quick] [--plot benchmarks/sweep.png]
+#
+# For every problem of the sweep it compiles the attention with attnc, runs
+# it and every installed peer (NumPy, torch SDPA, ONNX Runtime, IREE) on the
+# same float32 inputs in the same process, checks each peer's output against
+# attn-mlir's, and prints a Markdown table of min time, GFLOP/s and the
+# ratio to attn-mlir; the machine's fp32 FMA peak (build/bin/attn-fma-peak)
+# is measured before and after the sweep. Times are the minimum over
+# --repeat calls after one warm-up call; peers run interleaved, call by
+# call, so that a noisy neighbour slows all of them alike. GFLOP/s count
+# the multiply-adds of Q K^T and P V over the (query, key) pairs that take
+# part (causal counts half), 2 FLOP each.
+#
+# ===----------------------------------------------------------------------=== #
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import DEFAULT_PEERS, PEERS, AttnMlir, Config, Unavailable  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def sweep(args):
+    """The problems: per S, full and causal self-attention at each D, GQA
+    (Llama-3 style, Hq=32 over Hkv=8, causal) and single-query decode
+    against an S-long cache."""
+    configs = []
+    for s in args.seq:
+        for d in args.dims:
+            for causal in (False, True):
+                configs.append(Config(1, args.heads, args.heads, s, s, d, causal))
+        configs.append(Config(1, 32, 8, s, s, 128, True))
+        configs.append(Config(1, 32, 8, 1, s, 128, False))
+    return configs
+
+
+def fma_peak(build):
+    probe = os.path.join(build, "bin", "attn-fma-peak")
+    if not os.path.exists(probe):
+        return None, "attn-fma-peak not built"
+    out = subprocess.run([probe], capture_output=True, text=True, check=True).stdout
+    return float(out.split()[-2]), out.strip()
+
+
+def time_interleaved(runs, repeat):
+    """Min seconds per peer; one warm-up call each, then `repeat` rounds in
+    which every peer runs once."""
+    for run in runs.values():
+        run()
+    best = {name: float("inf") for name in runs}
+    for _ in range(repeat):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def relative_error(x, reference):
+    return float(np.linalg.norm(x - reference) / np.linalg.norm(reference))
+
+
+def main():
+    p = argparse.ArgumentParser(
+        description="attn-mlir against NumPy, torch, ONNX Runtime and IREE")
+    p.add_argument("--seq", type=int, nargs="+",
+                   default=[512, 1024, 2048, 4096, 8192, 16384])
+    p.add_argument("--dims", type=int, nargs="+", default=[64, 128])
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--peers", nargs="+", default=DEFAULT_PEERS,
+                   choices=list(PEERS), help="peers to run where installed")
+    p.add_argument("--kinds", nargs="+", choices=["full", "causal", "gqa", "decode"],
+                   default=["full", "causal", "gqa", "decode"])
+    p.add_argument("--quick", action="store_true",
+                   help="S = 512 ... 4096 and one repeat: a smoke run")
+    p.add_argument("--pipeline", help="--cpu-pipeline options for attnc")
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--plot", help="write a PNG of GFLOP/s against S here")
+    args = p.parse_args()
+    if args.quick:
+        args.seq = [s for s in args.seq if s <= 4096]
+        args.repeat = 1
+
+    ours = AttnMlir(os.path.join(args.build, "bin", "attnc"), args.pipeline)
+    peers = [PEERS[name](args.build) for name in args.peers]
+    peak, peak_text = fma_peak(args.build)
+    print(f"# {peak_text}", flush=True)
+    print(f"| problem | {ours.name} ms (GFLOP/s) | "
+          + " | ".join(f"{p.name} ms (GFLOP/s, ×)" for p in peers) + " |")
+    print("|---|---|" + "---|" * len(peers), flush=True)
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for cfg in sweep(args):
+        if cfg.kind not in args.kinds:
+            continue
+        q = rng.standard_normal((cfg.B, cfg.Hq, cfg.Sq, cfg.D), np.float32)
+        k, v = (rng.standard_normal((cfg.B, cfg.Hkv, cfg.Skv, cfg.D), np.float32)
+                for _ in range(2))
+        runs, notes = {ours.name: ours.prepare(cfg, q, k, v)}, {}
+        reference = runs[ours.name]().copy()
+        for peer in peers:
+            try:
+                run = peer.prepare(cfg, q, k, v)
+                error = relative_error(run(), reference)
+                if error > 1e-3:
+                    notes[peer.name] = f"disagrees (relative error {error:.1e})"
+                    continue
+                runs[peer.name] = run
+            except Unavailable as reason:
+                notes[peer.name] = str(reason)
+            except Exception as failure:  # a peer's own error, reported
+                notes[peer.name] = f"failed: {str(failure).splitlines()[0][:80]}"
+        best = time_interleaved(runs, args.repeat)
+        gflops = {name: cfg.flops() / t * 1e-9 for name, t in best.items()}
+        mine = best[ours.name]
+        cells = [f"{mine * 1e3:.1f} ({gflops[ours.name]:.1f})"]
+        for peer in peers:
+            if peer.name in best:
+                t = best[peer.name]
+                cells.append(f"{t * 1e3:.1f} ({gflops[peer.name]:.1f}, {t / mine:.2f}×)")
+            else:
+                cells.append(notes[peer.name])
+        print(f"| {cfg.kind} {cfg.label()} | " + " | ".join(cells) + " |", flush=True)
+        rows.append((cfg, gflops))
+
+    after, after_text = fma_peak(args.build)
+    print(f"# after the sweep: {after_text}")
+    if peak and after:
+        peak = max(peak, after)
+        print(f"# best fp32 FMA peak {peak:.1f} GFLOP/s; × = peer time / "
+              f"{ours.name} time (above 1: attn-mlir is faster)")
+    if args.plot:
+        plot(rows, [ours.name] + [p.name for p in peers], peak, args.plot)
+        print(f"# plot: {args.plot}")
+
+
+def plot(rows, names, peak, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = sorted({(c.kind, c.D) for c, _ in rows}, key=str)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8),
+                             squeeze=False)
+    for ax, (kind, d) in zip(axes[0], panels):
+        points = [(c, g) for c, g in rows if (c.kind, c.D) == (kind, d)]
+        for name in names:
+            xs = [c.Skv for c, g in points if name in g]
+            ys = [g[name] for c, g in points if name in g]
+            if xs:
+                ax.plot(xs, ys, marker="o", label=name)
+        if peak:
+            ax.axhline(peak, color="grey", linestyle="--", linewidth=1,
+                       label="fp32 FMA peak")
+        c = points[0][0]
+        heads = f"H={c.Hq}" if c.Hq == c.Hkv else f"Hq={c.Hq}/Hkv={c.Hkv}"
+        ax.set_title(f"{kind}, {heads}, D={d}", fontsize=10)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("S (keys)")
+        ax.set_ylabel("GFLOP/s")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()
