@@ -100,6 +100,7 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
     // SCF-to-OpenMP wraps each iteration in memref.alloca_scope, which must
     // become LLVM before SCF-to-CF gives its region several blocks.
     pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(createAttnOmpDynamicSchedule());
     pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   }
   // 2-D vector transfers (register blocks) become unrolled 1-D ones.

@@ -3,10 +3,11 @@
 // RUN: attn-opt %s --attn-cpu-pipeline="lowering=reference" | FileCheck %s --check-prefix=SERIAL
 
 // The tiled lowering's (batch, head, query tile) loop runs on OpenMP
-// threads by default: one worksharing loop over 1 * 4 * 2 tiles.
+// threads by default: one worksharing loop over 1 * 4 * 2 tiles, scheduled
+// dynamically (causal tiles differ in cost).
 // THREADS-LABEL: llvm.func @sdpa(
 // THREADS: omp.parallel
-// THREADS: omp.wsloop
+// THREADS: omp.wsloop schedule(dynamic)
 // THREADS: omp.loop_nest
 // SERIAL-LABEL: llvm.func @sdpa(
 // SERIAL-NOT: omp.

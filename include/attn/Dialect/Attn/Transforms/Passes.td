@@ -191,4 +191,20 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
   ];
 }
 
+def AttnOmpDynamicSchedule : Pass<"attn-omp-dynamic-schedule"> {
+  let summary = "Give OpenMP worksharing loops a dynamic schedule";
+  let description = [{
+    `convert-scf-to-openmp` leaves `omp.wsloop` on the default static
+    schedule: each thread gets one contiguous block of (batch, head, query
+    tile) iterations fixed in advance. Causal and windowed attention give
+    the iterations unequal work, and a core shared with another process
+    falls behind; with a static schedule the other thread then waits at the
+    loop's end. This pass sets `schedule(dynamic, 1)` on every `omp.wsloop`
+    that has no schedule: threads take the next iteration when done. An
+    iteration is a whole query tile against all its key tiles, so the cost
+    of asking for work is negligible.
+  }];
+  let dependentDialects = ["::mlir::omp::OpenMPDialect"];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
