@@ -114,7 +114,12 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // Vector reductions come only from attn-vectorize-tiles' row maxima and
+  // row sums, both documented as order-free (docs/Numerics.md): without
+  // this, LLVM adds a row one element after another.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

@@ -205,7 +205,7 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   // m' = max(m, rowmax(S)).
   Value newMax = linalg::GenericOp::create(b, loc, m.getType(), scores, m,
                                            {id2, rowMap}, {kPar, kRed},
-                                           buildReassociableBody<arith::MaxNumFOp>)
+                                           buildReassociableBody<arith::MaximumFOp>)
                      .getResult(0);
 
   // A row with no visible key so far has m' = -inf: buildSafeRowMax.

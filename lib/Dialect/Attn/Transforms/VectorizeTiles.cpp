@@ -23,6 +23,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
+#include <limits>
+
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNVECTORIZETILES
@@ -222,6 +224,55 @@ struct UnitKContractToOuterProduct : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// A masked float reduction (a partial row) as an unmasked one over the row
+/// with the masked-off lanes replaced by the reduction's identity. LLVM
+/// expands the vector-predicated reduction a masked one becomes into a
+/// scalar chain on x86; a plain one becomes a shuffle tree.
+struct MaskedReductionToSelect : OpRewritePattern<vector::MaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::MaskOp mask,
+                                PatternRewriter &rewriter) const override {
+    auto reduction =
+        dyn_cast_or_null<vector::ReductionOp>(mask.getMaskableOp());
+    if (!reduction || mask.hasPassthru())
+      return rewriter.notifyMatchFailure(mask, "not a masked reduction");
+    VectorType type = reduction.getSourceVectorType();
+    auto element = dyn_cast<FloatType>(type.getElementType());
+    if (!element)
+      return rewriter.notifyMatchFailure(mask, "not a float reduction");
+    double inf = std::numeric_limits<double>::infinity(), identity;
+    switch (reduction.getKind()) {
+    case vector::CombiningKind::ADD:
+      identity = 0.0;
+      break;
+    case vector::CombiningKind::MUL:
+      identity = 1.0;
+      break;
+    case vector::CombiningKind::MAXNUMF:
+    case vector::CombiningKind::MAXIMUMF:
+      identity = -inf;
+      break;
+    case vector::CombiningKind::MINNUMF:
+    case vector::CombiningKind::MINIMUMF:
+      identity = inf;
+      break;
+    default:
+      return rewriter.notifyMatchFailure(mask, "no float identity");
+    }
+    Location loc = mask.getLoc();
+    Value fill = arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(type, rewriter.getFloatAttr(element, identity)));
+    Value row = arith::SelectOp::create(rewriter, loc, mask.getMask(),
+                                        reduction.getVector(), fill);
+    rewriter.replaceOpWithNewOp<vector::ReductionOp>(
+        mask, reduction.getKind(), row, reduction.getAcc(),
+        reduction.getFastmath());
+    return success();
+  }
+};
+
 struct AttnVectorizeTilesPass
     : attn::impl::AttnVectorizeTilesBase<
           AttnVectorizeTilesPass> {
@@ -314,6 +365,7 @@ struct AttnVectorizeTilesPass
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateVectorOuterProductLoweringPatterns(patterns);
       vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+      patterns.add<MaskedReductionToSelect>(&getContext());
       vector::populateVectorMultiReductionLoweringPatterns(
           patterns, vector::VectorMultiReductionLowering::InnerReduction);
       if (failed(applyPatternsGreedily(root, std::move(patterns))))

@@ -37,7 +37,7 @@
 // CHECK: arith.addi %[[J0]],
 // CHECK: arith.cmpi sle
 // CHECK: arith.select
-// CHECK: arith.maxnumf {{.*}} fastmath<reassoc>
+// CHECK: arith.maximumf {{.*}} fastmath<reassoc>
 // CHECK: math.exp
 // CHECK: math.exp
 // P V with the output features innermost.
