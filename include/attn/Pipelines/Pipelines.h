@@ -50,11 +50,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> mBlock{
       *this, "m-block",
       llvm::cl::desc("Output rows per register block (vectorize)"),
-      llvm::cl::init(8)};
+      llvm::cl::init(4)};
   PassOptions::Option<int64_t> nBlock{
       *this, "n-block",
       llvm::cl::desc("Output columns per register block (vectorize)"),
-      llvm::cl::init(32)};
+      llvm::cl::init(64)};
   PassOptions::Option<bool> threads{
       *this, "threads",
       llvm::cl::desc("Run the tiled lowering's parallel loop on OpenMP "

@@ -161,9 +161,10 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       whose accumulator stays in registers across the K loop (its
       read/write pair is hoisted), lowered to one outer product per K step:
       `m-block` broadcasts times an `n-block`-wide row. With AVX-512 and
-      f32 the default 8 x 32 block keeps 16 accumulators, two RHS vectors
-      and a broadcast in registers and issues 16 FMAs per 2 loads. Partial
-      blocks stay scalar loops.
+      f32 the default 4 x 64 block keeps 16 accumulators, four RHS vectors
+      and a broadcast in registers and issues 16 FMAs per 4 loads and 4
+      broadcasts (measured against 8 x 32, 2 x 64 and 16 x 16 in
+      benchmarks/RESULTS.md). Partial blocks stay scalar loops.
     - Elementwise and row-reduction ops of rank 1, or rank 2 with a
       parallel outer loop, whose rows are bounded by a constant of at most
       256 elements (value-bounds analysis: a tile size `min(64, n - i)` is
@@ -177,9 +178,9 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
     correct, only slower.
   }];
   let options = [
-    Option<"mBlock", "m-block", "int64_t", /*default=*/"8",
+    Option<"mBlock", "m-block", "int64_t", /*default=*/"4",
            "Rows of the output block held in registers">,
-    Option<"nBlock", "n-block", "int64_t", /*default=*/"32",
+    Option<"nBlock", "n-block", "int64_t", /*default=*/"64",
            "Columns of the output block held in registers">,
   ];
   let dependentDialects = [
