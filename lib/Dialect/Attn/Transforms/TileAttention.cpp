@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <limits>
 
@@ -155,6 +156,11 @@ private:
   Type element, acc;
   // Problem-wide values, set by build().
   Value scale, queryLength, keyCount, kvLength;
+  // Scores are kept in log2 units. Where the score is linear in the scale
+  // (no score_mod, no additive mask) log2(e) is folded into the scale the
+  // score builder applies; otherwise the modified score is multiplied by it.
+  Value log2e, scoreScale;
+  bool log2eInScale = false;
   // K packed by packKeyTiles, once for all query tiles.
   Value keyT;
 };
@@ -185,7 +191,8 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                                            {kPar, kRed, kPar}, buildMulAccBody)
                      .getResult(0);
 
-  // Scale, masks and modifiers on global indices.
+  // Scale, masks and modifiers on global indices, in log2 units (times
+  // log2(e)) so that the exponentials below are exp2.
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
   scores =
@@ -195,10 +202,12 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
             SmallVector<Value> idx =
                 globalIndices(nb, nl, batch, head, rowStart, keyStart);
             Value maskValue = op.getMask() ? loadMask(nb, nl, idx) : Value();
-            linalg::YieldOp::create(nb, nl,
-                                    buildModifiedScore(nb, nl, sem, args[0],
-                                                       scale, idx, maskValue,
-                                                       kvLength, queryLength));
+            Value score =
+                buildModifiedScore(nb, nl, sem, args[0], scoreScale, idx,
+                                   maskValue, kvLength, queryLength);
+            if (!log2eInScale)
+              score = arith::MulFOp::create(nb, nl, score, log2e);
+            linalg::YieldOp::create(nb, nl, score);
           })
           .getResult(0);
 
@@ -209,13 +218,14 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                      .getResult(0);
 
   // A row with no visible key so far has m' = -inf: buildSafeRowMax.
-  // P = exp(S - m'), then P with dropout for the product with V.
+  // P = exp2(S - m') (= exp of the natural-unit difference), then P with
+  // dropout for the product with V.
   Value probsInit =
       tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{rows, keys}, acc);
   Value probs = linalg::GenericOp::create(b, loc, probsInit.getType(),
                                           ValueRange{scores, newMax}, probsInit,
                                           {id2, rowMap, id2}, {kPar, kPar},
-                                          buildExpMinusMaxBody)
+                                          buildExp2MinusMaxBody)
                     .getResult(0);
   Value dropped = probs;
   if (sem.dropout > 0.0)
@@ -231,13 +241,13 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
             })
             .getResult(0);
 
-  // alpha = exp(m - m'), the correction of what was accumulated so far.
+  // alpha = exp2(m - m'), the correction of what was accumulated so far.
   AffineMap id1 = b.getMultiDimIdentityMap(1);
   Value alphaInit =
       tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{rows}, acc);
   Value alpha = linalg::GenericOp::create(
                     b, loc, alphaInit.getType(), ValueRange{m, newMax},
-                    alphaInit, {id1, id1, id1}, {kPar}, buildExpMinusMaxBody)
+                    alphaInit, {id1, id1, id1}, {kPar}, buildExp2MinusMaxBody)
                     .getResult(0);
 
   // l' = alpha l + rowsum(P) (the undropped P: dropout rescales, it does
@@ -365,6 +375,10 @@ Value TileBuilder::build() {
           : OpFoldResult(
                 b.getIndexAttr(llvm::divideCeil(staticQueryLength, qTile)));
   scale = buildScale(b, loc, sem, query, acc);
+  log2e = arith::ConstantOp::create(b, loc, accAttr(llvm::numbers::log2e));
+  log2eInScale = !sem.scoreMod && !(sem.hasMask && !sem.boolMask);
+  scoreScale =
+      log2eInScale ? arith::MulFOp::create(b, loc, scale, log2e) : scale;
   OpFoldResult outDim = tensor::getMixedSize(b, loc, value, 3);
   // One O(Skv D) copy per call instead of a transpose in every step.
   keyT = packKeyTiles(key);

@@ -168,6 +168,13 @@ void attn::buildExpMinusMaxBody(OpBuilder &b, Location loc, ValueRange args) {
                           math::ExpOp::create(b, loc, diff).getResult());
 }
 
+void attn::buildExp2MinusMaxBody(OpBuilder &b, Location loc, ValueRange args) {
+  Value diff =
+      arith::SubFOp::create(b, loc, args[0], buildSafeRowMax(b, loc, args[1]));
+  linalg::YieldOp::create(b, loc,
+                          math::Exp2Op::create(b, loc, diff).getResult());
+}
+
 //===----------------------------------------------------------------------===//
 // Dropout
 //===----------------------------------------------------------------------===//

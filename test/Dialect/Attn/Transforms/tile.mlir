@@ -12,6 +12,7 @@
 // CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant 0.180336878 : f32
 // K is packed once, outside the loops, into contiguous K_t^T tiles
 // [B, Hkv, Skv / 64, D, 64].
 // CHECK: %[[KS:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3], [4]] output_shape [2, 2, 4, 64, 64] : tensor<2x2x256x64xf32> into tensor<2x2x4x64x64xf32>
@@ -33,13 +34,15 @@
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[KVH]], %[[J0]], 0] [1, 1, %[[KEYS]], 64]
 // The contraction's innermost loop runs over keys.
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[QT]], %[[KT]] :
+// Scores in log2 units: log2(e) folded into the scale 1/sqrt(64).
 // CHECK: arith.addi %[[ROW0]],
 // CHECK: arith.addi %[[J0]],
+// CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
 // CHECK: arith.cmpi sle
 // CHECK: arith.select
 // CHECK: arith.maximumf {{.*}} fastmath<reassoc>
-// CHECK: math.exp
-// CHECK: math.exp
+// CHECK: math.exp2
+// CHECK: math.exp2
 // P V with the output features innermost.
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK: scf.yield

@@ -129,13 +129,18 @@ def AttnTile : Pass<"attn-tile"> {
 }
 
 def AttnPolynomialExp : Pass<"attn-polynomial-exp"> {
-  let summary = "Replace f32 math.exp with a polynomial approximation";
+  let summary = "Replace f32 math.exp and math.exp2 with polynomial approximations";
   let description = [{
-    `math.exp` on f32 otherwise becomes a call to libm's `expf`, which keeps
-    the softmax loops of the tiled lowering from vectorising. This pass
+    `math.exp`/`math.exp2` on f32 otherwise become calls to libm's
+    `expf`/`exp2f`, which keep the softmax loops from vectorising. This pass
     applies MLIR's polynomial approximation of exp (range reduction plus a
     polynomial, a few ULP from the correctly rounded value, with the IEEE
-    special cases) to f32 `math.exp` only; f64 (the float64 reference) keeps
+    special cases) to f32 `math.exp`, and to f32 `math.exp2` its own:
+    `2^x = 2^k 2^f` with `k = roundeven(x)`, `2^f` a degree-7 polynomial on
+    `[-1/2, 1/2]`, `2^k` built in the exponent bits; 0 below 2^-127
+    (denormals flushed, -inf included), +inf from 128 on, NaN kept. The
+    tiled lowering keeps scores in log2 units so that its exponentials are
+    exp2 (no range-reduction multiply). f64 (the float64 reference) keeps
     libm.
   }];
   let dependentDialects = [

@@ -77,6 +77,10 @@ Value buildNormalize(OpBuilder &b, Location loc, Value x, Value sum);
 /// the tiled lowering, the rescaling of what was accumulated before).
 void buildExpMinusMaxBody(OpBuilder &b, Location loc, ValueRange args);
 
+/// The same in base 2, exp2(x - buildSafeRowMax(rowMax)), for scores kept
+/// in log2 units (multiplied by log2(e)): the tiled lowering's form.
+void buildExp2MinusMaxBody(OpBuilder &b, Location loc, ValueRange args);
+
 /// The probability `p` (type `acc`) of element `idx` after dropout: zero
 /// when dropped, else rescaled by 1/(1 - dropout); `p` when the op has no
 /// dropout. The random number is the counter-based hash of
