@@ -172,7 +172,8 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   Value m = carried[0], l = carried[1], out = carried[2];
   Value keys = tileSize(keyStart, keyCount, kvTile);
   Value kTileT = keyTileT(batch, kvHead, keyStart, keys);
-  Value vTile = slice2d(op.getValue(), batch, kvHead, keyStart, keys);
+  Value vTile = createElementCast(
+      b, loc, slice2d(op.getValue(), batch, kvHead, keyStart, keys), acc);
 
   // Loop order (i, d, j): rows, then the reduced head dimension, then keys.
   AffineExpr i, d, j;
@@ -380,8 +381,10 @@ Value TileBuilder::build() {
   scoreScale =
       log2eInScale ? arith::MulFOp::create(b, loc, scale, log2e) : scale;
   OpFoldResult outDim = tensor::getMixedSize(b, loc, value, 3);
-  // One O(Skv D) copy per call instead of a transpose in every step.
-  keyT = packKeyTiles(key);
+  // One O(Skv D) copy per call instead of a transpose in every step. Q, K
+  // and V tiles are converted to the accumulator type once (bf16/f16
+  // inputs), so that both contractions are plain f32 register blocks.
+  keyT = packKeyTiles(createElementCast(b, loc, key, acc));
 
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{batches, heads, queryTiles},
@@ -393,7 +396,8 @@ Value TileBuilder::build() {
       arith::MulIOp::create(b, loc, forall.getInductionVar(2), qTileC);
   Value rows = tileSize(rowStart, queryLength, qTile);
   Value kvHead = arith::DivUIOp::create(b, loc, head, group);
-  Value qTileValue = slice2d(query, batch, head, rowStart, rows);
+  Value qTileValue =
+      createElementCast(b, loc, slice2d(query, batch, head, rowStart, rows), acc);
 
   // Keys batch b may see: kv_lens[b] when given.
   kvLength = keyCount;
