@@ -36,8 +36,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
           clEnumValN(SdpaLowering::Tiled, "tiled",
                      "attn-tile: online softmax over key/value tiles"))};
   PassOptions::Option<int64_t> qTile{
-      *this, "q-tile", llvm::cl::desc("Query rows per tile (tiled)"),
-      llvm::cl::init(64)};
+      *this, "q-tile",
+      llvm::cl::desc("Query rows per tile (tiled). 128: each tile streams "
+                     "all of K and V once, so larger tiles halve that "
+                     "traffic at long S (benchmarks/RESULTS.md)"),
+      llvm::cl::init(128)};
   PassOptions::Option<int64_t> kvTile{
       *this, "kv-tile", llvm::cl::desc("Keys per inner step (tiled)"),
       llvm::cl::init(64)};

@@ -1,4 +1,4 @@
-// The default CPU pipeline (64 x 64 attention tiles, 4 x 64 register
+// The default CPU pipeline (128 x 64 attention tiles, 4 x 64 register
 // blocks, masked row vectors, OpenMP) on sequence lengths that are not
 // multiples of any of them: a single query, a few keys, one past a tile,
 // many partial blocks; static and dynamic shapes; against the float64

@@ -43,21 +43,18 @@ struct Exp2Polynomial : OpRewritePattern<math::Exp2Op> {
     Type intType = rewriter.getI32Type();
     if (auto vector = dyn_cast<VectorType>(type))
       intType = vector.clone(intType);
-    auto floatConst = [&](double v) -> Value {
+    // A scalar constant, splat when the operand is a vector.
+    auto constant = [&](Type like, TypedAttr scalar) -> Value {
+      auto vector = dyn_cast<VectorType>(like);
       return arith::ConstantOp::create(
-          rewriter, loc, type,
-          isa<VectorType>(type)
-              ? TypedAttr(DenseElementsAttr::get(cast<ShapedType>(type),
-                                                 rewriter.getF32FloatAttr(v)))
-              : TypedAttr(rewriter.getF32FloatAttr(v)));
+          rewriter, loc, like,
+          vector ? TypedAttr(DenseElementsAttr::get(vector, scalar)) : scalar);
     };
-    auto intConst = [&](int32_t v) -> Value {
-      return arith::ConstantOp::create(
-          rewriter, loc, intType,
-          isa<VectorType>(intType)
-              ? TypedAttr(DenseElementsAttr::get(cast<ShapedType>(intType),
-                                                 rewriter.getI32IntegerAttr(v)))
-              : TypedAttr(rewriter.getI32IntegerAttr(v)));
+    auto floatConst = [&](double v) {
+      return constant(type, rewriter.getF32FloatAttr(v));
+    };
+    auto intConst = [&](int32_t v) {
+      return constant(intType, rewriter.getI32IntegerAttr(v));
     };
 
     Value x = op.getOperand();

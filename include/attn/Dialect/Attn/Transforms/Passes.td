@@ -113,7 +113,7 @@ def AttnTile : Pass<"attn-tile"> {
     `Sq x Skv` matrix.
   }];
   let options = [
-    Option<"qTile", "q-tile", "int64_t", /*default=*/"64",
+    Option<"qTile", "q-tile", "int64_t", /*default=*/"128",
            "Query rows per tile">,
     Option<"kvTile", "kv-tile", "int64_t", /*default=*/"64",
            "Keys per step of the inner loop">,
