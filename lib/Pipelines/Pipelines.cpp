@@ -54,6 +54,10 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   if (options.lowering == SdpaLowering::Tiled)
     tile = AttnTileOptions{options.qTile, options.kvTile};
   addAttentionLowering(pm, tile, /*approximateExp=*/true);
+  // Contractions outside the attention's parallel loop (the multihead
+  // projections) get a parallel loop of their own.
+  if (options.threads)
+    pm.addPass(createAttnParallelizeContractions());
   if (options.vectorize)
     pm.addPass(createAttnVectorizeTiles(
         AttnVectorizeTilesOptions{options.mBlock, options.nBlock}));

@@ -1,6 +1,11 @@
 // RUN: attn-opt %s --attn-cpu-pipeline | FileCheck %s --check-prefix=THREADS
 // RUN: attn-opt %s --attn-cpu-pipeline="threads=false" | FileCheck %s --check-prefix=SERIAL
-// RUN: attn-opt %s --attn-cpu-pipeline="lowering=reference" | FileCheck %s --check-prefix=SERIAL
+// RUN: attn-opt %s --attn-cpu-pipeline="lowering=reference threads=false" | FileCheck %s --check-prefix=SERIAL
+// The reference lowering's contractions run on threads too
+// (attn-parallelize-contractions):
+// RUN: attn-opt %s --attn-cpu-pipeline="lowering=reference" | FileCheck %s --check-prefix=REFTHREADS
+// REFTHREADS-LABEL: llvm.func @sdpa(
+// REFTHREADS: omp.wsloop schedule(dynamic)
 
 // The tiled lowering's (batch, head, query tile) loop runs on OpenMP
 // threads by default: one worksharing loop over 1 * 4 * 2 tiles, scheduled

@@ -50,15 +50,20 @@ getBlocking(linalg::LinalgOp op, int64_t mBlock, int64_t nBlock) {
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+  if (failed(dims) || dims->m.empty() || dims->n.size() != 1 ||
       dims->k.size() != 1)
     return failure();
+  // Several M dimensions (a projection [B, S, E] x [E, F]: B is M too, not
+  // batch, since the weight lacks it) are blocked along the innermost one,
+  // the others taken one at a time like batch dimensions.
+  unsigned m = dims->m.back();
   Builder b(op.getContext());
   SmallVector<OpFoldResult> sizes(op.getNumLoops(), b.getIndexAttr(1));
-  sizes[dims->m[0]] = b.getIndexAttr(mBlock);
+  sizes[m] = b.getIndexAttr(mBlock);
   sizes[dims->n[0]] = b.getIndexAttr(nBlock);
   SmallVector<int64_t> order(dims->batch.begin(), dims->batch.end());
-  order.append({dims->m[0], dims->n[0], dims->k[0]});
+  order.append(dims->m.begin(), dims->m.end());
+  order.append({dims->n[0], dims->k[0]});
   return std::make_pair(sizes, order);
 }
 
@@ -361,6 +366,7 @@ struct AttnVectorizeTilesPass
     {
       RewritePatternSet patterns(&getContext());
       vector::populateVectorReductionToContractPatterns(patterns);
+      vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
       patterns.add<UnitKContractToOuterProduct>(&getContext());
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateVectorOuterProductLoweringPatterns(patterns);

@@ -13,7 +13,7 @@
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<16x40xf32>)
 // CHECK: %[[ACC0:.*]] = vector.transfer_read %{{.*}} : tensor<8x32xf32>, vector<8x32xf32>
 // CHECK: %[[ACC:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[ACC0]]) -> (vector<8x32xf32>)
-// CHECK: vector.transfer_read %{{.*}} : tensor<1x32xf32>, vector<1x32xf32>
+// CHECK: vector.transfer_read %{{.*}} : tensor<1x32xf32>, vector<32xf32>
 // CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
 // CHECK: scf.yield %{{.*}} : vector<8x32xf32>
 // CHECK: vector.transfer_write %[[ACC]], %{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
@@ -72,8 +72,8 @@ func.func @dynamic_block(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>, %c: tensor<
 // CHECK: %[[ROWS:.*]] = affine.min
 // CHECK: %[[KEYS:.*]] = affine.min
 // CHECK: scf.for
-// CHECK: %[[M:.*]] = vector.create_mask %{{.*}}, %[[KEYS]] : vector<1x64xi1>
-// CHECK: vector.transfer_read %{{.*}}, %[[M]] {{.*}} : tensor<1x?xf32>, vector<1x64xf32>
+// CHECK: %[[M:.*]] = vector.create_mask %[[KEYS]] : vector<64xi1>
+// CHECK: vector.transfer_read %{{.*}}, %[[M]] {{.*}} : tensor<1x?xf32>, vector<64xf32>
 // CHECK: %[[M1:.*]] = vector.create_mask %[[KEYS]] : vector<64xi1>
 // CHECK: %[[ROW:.*]] = arith.select %[[M1]], %{{.*}}, %[[NEGINF:.*]] : vector<64xi1>, vector<64xf32>
 // CHECK: vector.reduction <maxnumf>, %[[ROW]], %{{.*}} : vector<64xf32> into f32

@@ -213,4 +213,26 @@ def AttnOmpDynamicSchedule : Pass<"attn-omp-dynamic-schedule"> {
   let dependentDialects = ["::mlir::omp::OpenMPDialect"];
 }
 
+def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
+  let summary = "Distribute contractions outside parallel loops over row blocks";
+  let description = [{
+    A linalg contraction on tensors that is not inside an `scf.forall` (the
+    projections `attn-decompose-multihead` produces, or the reference
+    lowering's products) becomes an `scf.forall` over its batch dimensions
+    and blocks of `rows` rows of its M dimension; the CPU pipeline runs
+    foralls on OpenMP threads. Contractions already inside a parallel loop
+    (the tiled attention's) are left alone. Runs before
+    `attn-vectorize-tiles`, which register-blocks each row block.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"64",
+           "Rows of M per parallel iteration">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
