@@ -18,6 +18,7 @@ config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
+config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 
 # Captured FileCheck variables do not leak across CHECK-LABELs.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"

@@ -48,8 +48,8 @@ void attn::buildReferencePipeline(OpPassManager &pm) {
 void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
                                          const CpuPipelineOptions &options) {
   // The attention lowering; everything after it works on any
-  // linalg/scf-on-tensors form. exp becomes arithmetic the loop vectoriser
-  // can handle (f32 only).
+  // linalg/scf-on-tensors form. f32 exp/exp2 become arithmetic that
+  // vectorises.
   std::optional<AttnTileOptions> tile;
   if (options.lowering == SdpaLowering::Tiled)
     tile = AttnTileOptions{options.qTile, options.kvTile};

@@ -41,11 +41,10 @@ static constexpr llvm::StringLiteral kBlockMarker = "attn.register_block";
 /// The longest row vectorised whole: 16 AVX-512 registers of f32.
 static constexpr int64_t kMaxRowElements = 256;
 
-/// The tile size of each loop of `op` (M -> mBlock, N -> nBlock, K and batch
-/// -> 1) and the interchange that puts batch, M, N outside and K innermost,
-/// or failure if `op` is not a single-M/N/K contraction on tensors.
-static FailureOr<std::pair<SmallVector<OpFoldResult>, SmallVector<int64_t>>>
-getBlocking(linalg::LinalgOp op, int64_t mBlock, int64_t nBlock) {
+/// The contraction dimensions of `op` if it is a contraction on tensors this
+/// pass blocks: any batch dimensions, one or more M, one N, one K.
+static FailureOr<linalg::ContractionDimensions>
+getBlockableDims(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op))
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
@@ -53,18 +52,7 @@ getBlocking(linalg::LinalgOp op, int64_t mBlock, int64_t nBlock) {
   if (failed(dims) || dims->m.empty() || dims->n.size() != 1 ||
       dims->k.size() != 1)
     return failure();
-  // Several M dimensions (a projection [B, S, E] x [E, F]: B is M too, not
-  // batch, since the weight lacks it) are blocked along the innermost one,
-  // the others taken one at a time like batch dimensions.
-  unsigned m = dims->m.back();
-  Builder b(op.getContext());
-  SmallVector<OpFoldResult> sizes(op.getNumLoops(), b.getIndexAttr(1));
-  sizes[m] = b.getIndexAttr(mBlock);
-  sizes[dims->n[0]] = b.getIndexAttr(nBlock);
-  SmallVector<int64_t> order(dims->batch.begin(), dims->batch.end());
-  order.append(dims->m.begin(), dims->m.end());
-  order.append({dims->n[0], dims->k[0]});
-  return std::make_pair(sizes, order);
+  return dims;
 }
 
 /// Tiles `op` into register blocks, marks the block op and peels the M and
@@ -72,13 +60,38 @@ getBlocking(linalg::LinalgOp op, int64_t mBlock, int64_t nBlock) {
 static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
                                     linalg::LinalgOp op, int64_t mBlock,
                                     int64_t nBlock) {
-  auto blocking = getBlocking(op, mBlock, nBlock);
-  if (failed(blocking))
+  FailureOr<linalg::ContractionDimensions> dims = getBlockableDims(op);
+  if (failed(dims))
     return success(); // Not a contraction this pass handles: left alone.
-  scf::SCFTilingOptions options;
-  options.setTileSizes(blocking->first);
-  options.setInterchange(blocking->second);
+
+  // Loops in the order (batch..., M..., N, K), which the tiled loop nest
+  // (K innermost, for the accumulator hoisting) and the outer-product
+  // lowering of the blocks both want. A generic is reordered; a named op
+  // in another order is left alone.
+  SmallVector<unsigned> order(dims->batch.begin(), dims->batch.end());
+  order.append(dims->m.begin(), dims->m.end());
+  order.append({dims->n[0], dims->k[0]});
   rewriter.setInsertionPoint(op);
+  if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic)
+      return success();
+    FailureOr<linalg::GenericOp> reordered =
+        linalg::interchangeGenericOp(rewriter, generic, order);
+    if (failed(reordered))
+      return success();
+    op = *reordered;
+  }
+
+  // Batch and outer M dimensions one at a time (a projection [B, S, E] x
+  // [E, F] has B as an M dimension, since the weight lacks it), the
+  // innermost M in mBlock rows, N in nBlock columns, K one step at a time.
+  unsigned m = dims->batch.size() + dims->m.size() - 1;
+  SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(1));
+  sizes[m] = rewriter.getIndexAttr(mBlock);
+  sizes[m + 1] = rewriter.getIndexAttr(nBlock);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(tiled))
@@ -176,6 +189,21 @@ static void tileIntoRows(RewriterBase &rewriter, linalg::LinalgOp op,
     (*bounds)[0] = 1;
   }
   row->setAttr(kRowMarker, rewriter.getDenseI64ArrayAttr(*bounds));
+}
+
+/// Replaces `op` by its vectorisation (`vectorSizes` empty for a static
+/// op; named contractions straight to vector.contract); an op the
+/// vectoriser rejects stays, correct as loops.
+static void vectorizeInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
+                             ArrayRef<int64_t> vectorSizes) {
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+      rewriter, op, vectorSizes, SmallVector<bool>(vectorSizes.size(), false),
+      /*vectorizeNDExtract=*/true, /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/false,
+      /*createNamedContraction=*/true);
+  if (succeeded(result))
+    rewriter.replaceOp(op, result->replacements);
 }
 
 /// Applies the canonicalisation patterns of every loaded dialect and
@@ -319,46 +347,17 @@ struct AttnVectorizeTilesPass
     });
     for (linalg::LinalgOp op : rows) {
       auto sizes = cast<DenseI64ArrayAttr>(op->removeAttr(kRowMarker));
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::VectorizationResult> result =
-          linalg::vectorize(rewriter, op, sizes.asArrayRef(),
-                            SmallVector<bool>(sizes.size(), false),
-                            /*vectorizeNDExtract=*/true);
-      if (failed(result))
-        continue; // Still correct as loops.
-      rewriter.replaceOp(op, result->replacements);
+      vectorizeInPlace(rewriter, op, sizes.asArrayRef());
     }
 
     // 2b. Static blocks become vector code; partial ones stay scalar.
     SmallVector<linalg::LinalgOp> blocks;
     root->walk([&](linalg::LinalgOp op) {
-      if (op->removeAttr(kBlockMarker) && op.hasPureTensorSemantics() &&
-          !op.hasDynamicShape())
+      if (op->removeAttr(kBlockMarker) && !op.hasDynamicShape())
         blocks.push_back(op);
     });
-    for (linalg::LinalgOp op : blocks) {
-      rewriter.setInsertionPoint(op);
-      // The outer-product lowering wants the iterators as (batch..., M, N,
-      // K).
-      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
-        auto blocking = getBlocking(op, mBlock, nBlock);
-        if (failed(blocking))
-          continue;
-        SmallVector<unsigned> order(blocking->second.begin(),
-                                    blocking->second.end());
-        FailureOr<linalg::GenericOp> interchanged =
-            linalg::interchangeGenericOp(rewriter, generic, order);
-        if (failed(interchanged))
-          continue;
-        op = *interchanged;
-      }
-      FailureOr<linalg::VectorizationResult> result =
-          linalg::vectorize(rewriter, op, {}, {}, false, false, false,
-                            /*createNamedContraction=*/true);
-      if (failed(result))
-        continue; // Still correct as loops.
-      rewriter.replaceOp(op, result->replacements);
-    }
+    for (linalg::LinalgOp op : blocks)
+      vectorizeInPlace(rewriter, op, /*vectorSizes=*/{});
 
     // 3. The vectorised multiply-reduce becomes vector.contract, each K
     // step an outer product, that is M broadcast FMAs;
