@@ -26,14 +26,18 @@ using namespace mlir;
 using namespace mlir::attn;
 
 /// attn ops to linalg/scf on tensors: multihead decomposition, `tile`
-/// (attn-tile on attn.sdpa) if given, the reference lowering of what is
-/// left, the polynomial exp if `approximateExp`, then cleanup.
+/// (block classification, then attn-tile on attn.sdpa) if given, the
+/// reference lowering of what is left, the polynomial exp if
+/// `approximateExp`, then cleanup.
 static void addAttentionLowering(OpPassManager &pm,
                                  std::optional<AttnTileOptions> tile,
                                  bool approximateExp) {
   pm.addPass(createAttnDecomposeMultihead());
-  if (tile)
+  if (tile) {
+    pm.addPass(createAttnSparsify(
+        AttnSparsifyOptions{tile->qTile, tile->kvTile, /*explain=*/false}));
     pm.addPass(createAttnTile(*tile));
+  }
   pm.addPass(createAttnLowerToLinalg());
   if (approximateExp)
     pm.addPass(createAttnPolynomialExp());

@@ -142,10 +142,35 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
     inputs.push_back(kvLens);
     maps.push_back(AffineMap::get(4, 0, {e0}, ctx));
   }
-  maps.push_back(b.getMultiDimIdentityMap(4));
-
   Value qLen = tensor::DimOp::create(b, loc, query, 2);
   Value kvLen = tensor::DimOp::create(b, loc, key, 2);
+  // A block layout or block classes: read per element through the block
+  // of (i, j) (dense here; the tiled lowering skips whole blocks instead).
+  Value blocks;
+  if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
+    int64_t bq = (*blockSize)[0], bk = (*blockSize)[1];
+    blocks = op.getBlockClasses();
+    if (!blocks) {
+      auto ceilDiv = [&](Value v, int64_t by) -> Value {
+        return arith::CeilDivUIOp::create(b, loc, v,
+                                          arith::ConstantIndexOp::create(b, loc, by));
+      };
+      blocks = buildListedBlocks(b, loc, op.getBlockOffsets(),
+                                 op.getBlockIndices(), ceilDiv(qLen, bq),
+                                 ceilDiv(kvLen, bk));
+    }
+    auto blocksType = cast<RankedTensorType>(blocks.getType());
+    auto zero = getAffineConstantExpr(0, ctx);
+    inputs.push_back(blocks);
+    maps.push_back(AffineMap::get(
+        4, 0,
+        {blocksType.getDimSize(0) == 1 ? zero : e0,
+         blocksType.getDimSize(1) == 1 ? zero : e1, e2.floorDiv(bq),
+         e3.floorDiv(bk)},
+        ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(4));
+
   double negInf = -std::numeric_limits<double>::infinity();
 
   Value masked =
@@ -162,10 +187,20 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
             if (kvLens)
               length = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
                                                   args[next++]);
+            Value blockKeep;
+            if (blocks) {
+              blockKeep = args[next++];
+              // Classes: 0 is the only one that masks.
+              if (!blockKeep.getType().isInteger(1))
+                blockKeep = arith::CmpIOp::create(
+                    nb, nl, arith::CmpIPredicate::ne, blockKeep,
+                    arith::ConstantOp::create(
+                        nb, nl, nb.getIntegerAttr(blockKeep.getType(), 0)));
+            }
             linalg::YieldOp::create(
                 nb, nl,
                 buildModifiedScore(nb, nl, sem, args.back(), scaleConst, idx,
-                                   maskValue, length, qLen));
+                                   maskValue, length, qLen, blockKeep));
           })
           .getResult(0);
 

@@ -254,7 +254,7 @@ func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %init: tensor<1x2
 
 func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %init: tensor<1x2x4x4xf32>) {
   // expected-error @+1 {{all of {init, result} have same type}}
-  %o = "attn.sdpa"(%q, %k, %v, %init) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1>}> ({}, {}) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %o = "attn.sdpa"(%q, %k, %v, %init) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}> ({}, {}) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
   return
 }
 

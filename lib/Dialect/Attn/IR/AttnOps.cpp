@@ -10,9 +10,11 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -146,6 +148,89 @@ static LogicalResult verifyModifierRegion(Operation *op, Region &region,
   return success();
 }
 
+/// ceil(a / b) for a static `a`, dynamic otherwise.
+static int64_t ceilDivExtent(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) ? kDynamic : llvm::divideCeil(a, b);
+}
+
+/// The block-sparse layout (CSR offsets/indices), the block classes and
+/// `block_size`: they come together, the shapes follow the block grid, and
+/// layouts given as constants are checked entry by entry.
+template <typename OpTy>
+static LogicalResult verifyBlockSparsity(OpTy op, const ScoreDims &dims) {
+  std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize();
+  Value offsets = op.getBlockOffsets(), indices = op.getBlockIndices();
+  Value classes = op.getBlockClasses();
+  if (!blockSize) {
+    if (offsets || classes)
+      return op.emitOpError()
+             << (offsets ? "blocks" : "block_classes")
+             << " requires block_size = [query block, key block]";
+    return success();
+  }
+  if (!offsets && !classes)
+    return op.emitOpError()
+           << "block_size needs blocks(offsets, indices) or block_classes";
+  if (offsets && classes)
+    return op.emitOpError()
+           << "blocks and block_classes are exclusive (--attn-sparsify turns "
+              "a layout into classes)";
+  if (blockSize->size() != 2 || (*blockSize)[0] <= 0 || (*blockSize)[1] <= 0)
+    return op.emitOpError()
+           << "block_size must be 2 positive extents [query block, key "
+              "block], got "
+           << formatShape(*blockSize);
+  int64_t qBlocks = ceilDivExtent(dims.qLen, (*blockSize)[0]);
+  int64_t kBlocks = ceilDivExtent(dims.kvLen, (*blockSize)[1]);
+  if (offsets) {
+    auto offsetsType = cast<RankedTensorType>(offsets.getType());
+    int64_t rows = ShapedType::isDynamic(qBlocks) ? kDynamic : qBlocks + 1;
+    if (failed(verifyShape(op, "block offsets", offsetsType, {rows},
+                           "[ceil(Sq / bq) + 1]")))
+      return failure();
+    // Constant layouts (the usual case: a pattern fixed at compile time) are
+    // checked here rather than read out of bounds at run time.
+    DenseIntElementsAttr offsetValues, indexValues;
+    if (matchPattern(offsets, m_Constant(&offsetValues)) &&
+        matchPattern(indices, m_Constant(&indexValues))) {
+      SmallVector<int64_t> off, idx;
+      for (const APInt &v : offsetValues.getValues<APInt>())
+        off.push_back(v.getSExtValue());
+      for (const APInt &v : indexValues.getValues<APInt>())
+        idx.push_back(v.getSExtValue());
+      if (off.front() != 0 || off.back() != static_cast<int64_t>(idx.size()))
+        return op.emitOpError()
+               << "block offsets must start at 0 and end at the number of "
+                  "block indices ("
+               << idx.size() << "), got " << off.front() << " and "
+               << off.back();
+      for (size_t r = 0; r + 1 < off.size(); ++r)
+        if (off[r + 1] < off[r])
+          return op.emitOpError()
+                 << "block offsets must not decrease, got " << off[r]
+                 << " then " << off[r + 1] << " at query block " << r;
+      for (auto [n, k] : llvm::enumerate(idx))
+        if (k < 0 || (!ShapedType::isDynamic(kBlocks) && k >= kBlocks))
+          return op.emitOpError()
+                 << "block index " << n << " (" << k
+                 << ") is out of range: key blocks are 0 to "
+                 << (ShapedType::isDynamic(kBlocks) ? kDynamic : kBlocks - 1);
+    }
+  }
+  if (classes) {
+    auto classesType = cast<RankedTensorType>(classes.getType());
+    ArrayRef<int64_t> shape = classesType.getShape();
+    const int64_t grid[4] = {dims.batch, dims.qHeads, qBlocks, kBlocks};
+    for (int64_t d = 0; d < 4; ++d)
+      if (!extentsAgree(shape[d], grid[d]) && !(d < 2 && shape[d] == 1))
+        return op.emitOpError()
+               << "block_classes must be [B or 1, Hq or 1, ceil(Sq / bq), "
+                  "ceil(Skv / bk)] = "
+               << formatShape(grid) << ", got " << formatShape(shape);
+  }
+  return success();
+}
+
 /// The rules attn.sdpa and attn.weights share: query/key consistency, masks,
 /// attributes and regions. On success `dims` holds the extents read from
 /// query and key.
@@ -207,6 +292,9 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
     if (failed(verifyShape(raw, "kv_lens", lensType, {dims.batch}, "[B]")))
       return failure();
   }
+
+  if (failed(verifyBlockSparsity(op, dims)))
+    return failure();
 
   if (std::optional<APFloat> scale = op.getScale()) {
     if (!scale->isFinite() || scale->isZero())

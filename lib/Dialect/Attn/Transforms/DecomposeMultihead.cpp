@@ -406,19 +406,26 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
       Value init = tensor::EmptyOp::create(
           rewriter, loc, getSizes(rewriter, loc, qh), mb.element);
       attended = SdpaOp::create(rewriter, loc, init.getType(), qh, kh, vh, mask,
-                                /*kv_lens=*/Value(), init,
+                                /*kv_lens=*/Value(), /*block_offsets=*/Value(),
+                                /*block_indices=*/Value(),
+                                /*block_classes=*/Value(), init,
                                 /*scale=*/FloatAttr(), causal,
                                 /*window=*/DenseI64ArrayAttr(), alignment,
-                                op.getDropoutPAttr(), op.getSeedAttr());
+                                op.getDropoutPAttr(), op.getSeedAttr(),
+                                /*block_size=*/DenseI64ArrayAttr());
     } else {
       SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, qh, {0, 1, 2});
       sizes.push_back(tensor::getMixedSize(rewriter, loc, kh, 2));
       Value init = tensor::EmptyOp::create(rewriter, loc, sizes, mb.element);
       Value probs = WeightsOp::create(rewriter, loc, init.getType(), qh, kh,
-                                      mask, /*kv_lens=*/Value(), init,
+                                      mask, /*kv_lens=*/Value(),
+                                      /*block_offsets=*/Value(),
+                                      /*block_indices=*/Value(),
+                                      /*block_classes=*/Value(), init,
                                       /*scale=*/FloatAttr(), causal,
                                       /*window=*/DenseI64ArrayAttr(), alignment,
-                                      op.getDropoutPAttr(), op.getSeedAttr());
+                                      op.getDropoutPAttr(), op.getSeedAttr(),
+                                      /*block_size=*/DenseI64ArrayAttr());
       attended = mb.applyWeights(probs, vh);
       weights = mb.unbatchWeights(
           op.getPerHeadWeights() ? probs : mb.averageHeads(probs));

@@ -13,6 +13,7 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
+#include "attn/Dialect/Attn/Analysis/KeyBand.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
@@ -52,6 +53,11 @@ public:
         sem(getScoreSemantics(op)), qTile(qTile), kvTile(kvTile) {
     element = op.getResult().getType().getElementType();
     acc = getAccumulatorType(element);
+    // Block classes describe tiles of `block_size`: the tiles are those.
+    if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
+      this->qTile = (*blockSize)[0];
+      this->kvTile = (*blockSize)[1];
+    }
   }
 
   Value build();
@@ -111,25 +117,31 @@ private:
   /// set.) The last tile is padded with zeros; those keys are never visible.
   Value packKeyTiles(Value key);
 
-  /// The mask element for global indices `idx`, broadcasting size-1 (and
-  /// missing leading) dimensions as the reference lowering does.
-  Value loadMask(OpBuilder &nb, Location nl, ArrayRef<Value> idx) {
-    Value mask = op.getMask();
-    auto type = cast<RankedTensorType>(mask.getType());
-    int64_t rank = type.getRank();
-    SmallVector<Value> indices;
-    for (int64_t k = 0; k < rank; ++k)
-      indices.push_back(type.getDimSize(k) == 1
-                            ? arith::ConstantIndexOp::create(nb, nl, 0)
-                            : idx[4 - rank + k]);
-    return tensor::ExtractOp::create(nb, nl, mask, indices);
-  }
+  /// Emits the loops over key tiles for rows [rowStart, rowStart + rows),
+  /// visiting only the tiles the masks leave non-empty and evaluating the
+  /// masks only on partial ones (see KeyBand.h); returns (m, l, acc).
+  ValueRange buildKeyLoops(Value qTileValue, Value batch, Value head,
+                           Value kvHead, Value rowStart, Value rows,
+                           ValueRange init);
 
-  /// The keys [first, end) that rows [rowStart, rowStart + rows) can see at
-  /// all under kv_lens, causal and window; the loop visits only those. Keys
-  /// inside the range are still masked element by element, so the bounds
-  /// only need to be conservative. An empty range leaves the rows at 0.
-  std::pair<Value, Value> buildKeyRange(Value rowStart, Value rows);
+  /// One `scf.for` over the key tiles starting in [from, to), each step
+  /// masked or not.
+  ValueRange buildKeyLoop(Value from, Value to, bool masked,
+                          Value qTileValue, Value batch, Value head,
+                          Value kvHead, Value rowStart, Value rows,
+                          ValueRange init);
+
+  /// `x` rounded down (up) to a multiple of kvTile, for x >= 0.
+  Value floorToTile(Value x) {
+    Value t = constIndex(kvTile);
+    return arith::MulIOp::create(b, loc,
+                                 arith::DivUIOp::create(b, loc, x, t), t);
+  }
+  Value ceilToTile(Value x) {
+    Value t = constIndex(kvTile);
+    return arith::MulIOp::create(b, loc,
+                                 arith::CeilDivUIOp::create(b, loc, x, t), t);
+  }
 
   /// (b, h, i, j) of element (row, key) of the current score tile, inside
   /// a linalg.generic over [rows, keys].
@@ -142,10 +154,12 @@ private:
     return {batch, head, qi, kj};
   }
 
-  /// One step of the key/value loop; returns the new (m, l, acc).
+  /// One step of the key/value loop; returns the new (m, l, acc). An
+  /// unmasked step is for a tile in which every key is visible.
   SmallVector<Value> buildStep(Value qTileValue, Value batch, Value head,
                                Value kvHead, Value rowStart, Value rows,
-                               Value keyStart, ValueRange carried);
+                               Value keyStart, ValueRange carried,
+                               bool masked);
 
   SdpaOp op;
   OpBuilder &b;
@@ -168,8 +182,10 @@ private:
 SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                                           Value head, Value kvHead,
                                           Value rowStart, Value rows,
-                                          Value keyStart, ValueRange carried) {
+                                          Value keyStart, ValueRange carried,
+                                          bool masked) {
   Value m = carried[0], l = carried[1], out = carried[2];
+  ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
   Value keys = tileSize(keyStart, keyCount, kvTile);
   Value kTileT = keyTileT(batch, kvHead, keyStart, keys);
   Value vTile = createElementCast(
@@ -202,9 +218,11 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             SmallVector<Value> idx =
                 globalIndices(nb, nl, batch, head, rowStart, keyStart);
-            Value maskValue = op.getMask() ? loadMask(nb, nl, idx) : Value();
+            Value maskValue =
+                stepSem.hasMask ? buildMaskElement(nb, nl, op.getMask(), idx)
+                                : Value();
             Value score =
-                buildModifiedScore(nb, nl, sem, args[0], scoreScale, idx,
+                buildModifiedScore(nb, nl, stepSem, args[0], scoreScale, idx,
                                    maskValue, kvLength, queryLength);
             if (!log2eInScale)
               score = arith::MulFOp::create(nb, nl, score, log2e);
@@ -321,40 +339,115 @@ Value TileBuilder::packKeyTiles(Value key) {
   return createTranspose(b, loc, split, {0, 1, 2, 4, 3});
 }
 
-std::pair<Value, Value> TileBuilder::buildKeyRange(Value rowStart, Value rows) {
-  Value first = constIndex(0), end = keyCount;
-  if (sem.hasKvLens)
-    end = arith::MinSIOp::create(b, loc, end, kvLength);
-  if (!sem.causal && !sem.window)
-    return {first, end};
-  // Row i's diagonal is key i + offset (offset = L - Sq bottom-right).
-  Value offset =
-      sem.bottomRight
-          ? arith::SubIOp::create(b, loc, kvLength, queryLength).getResult()
-          : constIndex(0);
-  Value firstDiag = arith::AddIOp::create(b, loc, rowStart, offset);
-  Value lastDiag = arith::AddIOp::create(
-      b, loc, firstDiag, arith::SubIOp::create(b, loc, rows, constIndex(1)));
-  // One past the last visible key of the last row.
-  auto endAfter = [&](int64_t right) {
-    Value past = arith::AddIOp::create(b, loc, lastDiag, constIndex(right + 1));
-    end = arith::MinSIOp::create(b, loc, end, past);
+ValueRange TileBuilder::buildKeyLoop(Value from, Value to, bool masked,
+                                    Value qTileValue, Value batch,
+                                    Value head, Value kvHead, Value rowStart,
+                                    Value rows, ValueRange init) {
+  auto loop = scf::ForOp::create(
+      b, loc, from, to, constIndex(kvTile), init,
+      [&](OpBuilder &nb, Location nl, Value keyStart, ValueRange carried) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        if (!op.getBlockClasses()) {
+          scf::YieldOp::create(b, nl,
+                               buildStep(qTileValue, batch, head, kvHead,
+                                         rowStart, rows, keyStart, carried,
+                                         masked));
+          return;
+        }
+        // Run-time classes: skip class 0, no mask on class 2.
+        Value classes = op.getBlockClasses();
+        auto classType = cast<RankedTensorType>(classes.getType());
+        Value qt = arith::DivUIOp::create(b, nl, rowStart, constIndex(qTile));
+        Value kt = arith::DivUIOp::create(b, nl, keyStart, constIndex(kvTile));
+        Value zero = constIndex(0);
+        Value cls = tensor::ExtractOp::create(
+            b, nl, classes,
+            ValueRange{classType.getDimSize(0) == 1 ? zero : batch,
+                       classType.getDimSize(1) == 1 ? zero : head, qt, kt});
+        auto classIs = [&](int64_t c) {
+          return arith::CmpIOp::create(
+              b, nl, arith::CmpIPredicate::eq, cls,
+              arith::ConstantOp::create(b, nl, b.getI8IntegerAttr(c)));
+        };
+        auto skip = scf::IfOp::create(b, nl, carried.getTypes(), classIs(0),
+                                      /*withElseRegion=*/true);
+        b.setInsertionPointToStart(skip.thenBlock());
+        scf::YieldOp::create(b, nl, carried);
+        b.setInsertionPointToStart(skip.elseBlock());
+        auto full = scf::IfOp::create(b, nl, carried.getTypes(), classIs(2),
+                                      /*withElseRegion=*/true);
+        scf::YieldOp::create(b, nl, full.getResults());
+        for (bool isFull : {true, false}) {
+          b.setInsertionPointToStart(isFull ? full.thenBlock()
+                                            : full.elseBlock());
+          scf::YieldOp::create(b, nl,
+                               buildStep(qTileValue, batch, head, kvHead,
+                                         rowStart, rows, keyStart, carried,
+                                         /*masked=*/!isFull));
+        }
+        b.setInsertionPointAfter(skip);
+        scf::YieldOp::create(b, nl, skip.getResults());
+      });
+  return loop.getResults();
+}
+
+ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
+                                     Value head, Value kvHead,
+                                     Value rowStart, Value rows,
+                                     ValueRange init) {
+  MaskAnalysis masks = analyzeMasks(op);
+  if (masks.band.empty)
+    return init;
+  BandValues values{batch, head, queryLength, kvLength};
+  Value zero = constIndex(0);
+  Value lastRow = arith::AddIOp::create(
+      b, loc, rowStart, arith::SubIOp::create(b, loc, rows, constIndex(1)));
+  // The band's ends are nondecreasing in the row: the keys any row of the
+  // tile sees lie in [lower(first row), upper(last row)), and the keys every
+  // row sees in [lower(last row), upper(first row)).
+  auto lowerAt = [&](Value row) -> Value {
+    if (!masks.band.lower)
+      return zero;
+    return arith::MaxSIOp::create(
+        b, loc, zero,
+        buildBandBound(b, loc, *masks.band.lower, row, values));
   };
-  if (sem.causal)
-    endAfter(0);
-  if (sem.window) {
-    endAfter(sem.window->second);
-    Value lowest =
-        arith::SubIOp::create(b, loc, firstDiag, constIndex(sem.window->first));
-    first = arith::MaxSIOp::create(b, loc, first, lowest);
-    // Steps start on tile boundaries (they read whole packed K tiles); the
-    // keys this adds in front are masked element by element.
-    first = arith::MulIOp::create(
-        b, loc,
-        arith::DivUIOp::create(b, loc, first, constIndex(kvTile)),
-        constIndex(kvTile));
-  }
-  return {first, end};
+  auto upperAt = [&](Value row) -> Value {
+    if (!masks.band.upper)
+      return keyCount;
+    Value upper = arith::MinSIOp::create(
+        b, loc, keyCount,
+        buildBandBound(b, loc, *masks.band.upper, row, values));
+    return arith::MaxSIOp::create(b, loc, zero, upper);
+  };
+  // Steps start on tile boundaries: they read whole packed K tiles.
+  Value first = floorToTile(lowerAt(rowStart));
+  Value end = upperAt(lastRow);
+  auto loop = [&](Value from, Value to, bool masked, ValueRange carried) {
+    return buildKeyLoop(from, to, masked, qTileValue, batch, head, kvHead,
+                        rowStart, rows, carried);
+  };
+  // Block classes decide per tile; without them and without an exact band,
+  // every tile in the band is evaluated with the masks.
+  if (op.getBlockClasses() || !masks.exact)
+    return loop(first, end, /*masked=*/true, init);
+
+  // Full tiles: [fullStart, fullEnd). The last tile may be short, so a
+  // band that reaches Skv takes it in whole.
+  Value fullStart = ceilToTile(lowerAt(lastRow));
+  Value everyRowEnd = upperAt(rowStart);
+  Value reachesEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           everyRowEnd, keyCount);
+  Value fullEnd = arith::SelectOp::create(b, loc, reachesEnd, keyCount,
+                                          floorToTile(everyRowEnd));
+  // Partial tiles before, full tiles, partial tiles after; when no tile is
+  // full, the first loop covers the whole range.
+  Value mid0 = arith::MinSIOp::create(b, loc, fullStart, end);
+  Value mid1 = arith::MaxSIOp::create(b, loc, mid0, fullEnd);
+  ValueRange carried = loop(first, mid0, /*masked=*/true, init);
+  carried = loop(mid0, mid1, /*masked=*/false, carried);
+  return loop(mid1, end, /*masked=*/true, carried);
 }
 
 Value TileBuilder::build() {
@@ -411,19 +504,11 @@ Value TileBuilder::build() {
       createFilledTensor(b, loc, {rows}, accAttr(negInf)),
       createFilledTensor(b, loc, {rows}, accAttr(0)),
       createFilledTensor(b, loc, {rows, outDim}, accAttr(0))};
-  auto [firstKey, endKey] = buildKeyRange(rowStart, rows);
-  auto loop = scf::ForOp::create(
-      b, loc, firstKey, endKey, constIndex(kvTile), init,
-      [&](OpBuilder &nb, Location nl, Value keyStart, ValueRange carried) {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        SmallVector<Value> next = buildStep(qTileValue, batch, head, kvHead,
-                                            rowStart, rows, keyStart, carried);
-        scf::YieldOp::create(b, nl, next);
-      });
+  ValueRange result =
+      buildKeyLoops(qTileValue, batch, head, kvHead, rowStart, rows, init);
 
   // O = acc / l (0 where no key took part), in the destination's type.
-  Value sum = loop.getResult(1), unnormalised = loop.getResult(2);
+  Value sum = result[1], unnormalised = result[2];
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
   Value outInit = tensor::EmptyOp::create(

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -87,31 +88,18 @@ static Value inlineModifier(OpBuilder &b, Region &region, ValueRange args) {
       cast<YieldOp>(block.getTerminator()).getValue());
 }
 
-Value attn::buildModifiedScore(OpBuilder &b, Location loc,
-                               const ScoreSemantics &sem, Value s, Value scale,
-                               ArrayRef<Value> idx, Value maskValue,
-                               Value kvLength, Value queryLength) {
-  Type acc = s.getType();
-  s = arith::MulFOp::create(b, loc, s, scale);
-  Value keep;
+Value attn::buildKeep(OpBuilder &b, Location loc, const ScoreSemantics &sem,
+                      ArrayRef<Value> idx, Value maskValue, Value kvLength,
+                      Value queryLength, Value blockKeep) {
+  Value keep = blockKeep;
   auto andKeep = [&](Value cond) {
     keep = keep ? arith::AndIOp::create(b, loc, keep, cond).getResult() : cond;
   };
-  if (maskValue) {
-    if (sem.boolMask)
-      andKeep(maskValue);
-    else
-      s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskValue, acc));
-  }
+  if (maskValue && sem.boolMask)
+    andKeep(maskValue);
   if (sem.hasKvLens)
     andKeep(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, idx[3],
                                   kvLength));
-  if (sem.scoreMod) {
-    // The region is defined on f32 scores whatever `acc` is.
-    SmallVector<Value> args = {castFloat(b, loc, s, b.getF32Type())};
-    args.append(idx.begin(), idx.end());
-    s = castFloat(b, loc, inlineModifier(b, *sem.scoreMod, args), acc);
-  }
   if (sem.maskMod)
     andKeep(inlineModifier(b, *sem.maskMod, idx));
   if (sem.causal || sem.window) {
@@ -135,11 +123,85 @@ Value attn::buildModifiedScore(OpBuilder &b, Location loc,
                                     shifted(sem.window->second)));
     }
   }
+  return keep;
+}
+
+Value attn::buildModifiedScore(OpBuilder &b, Location loc,
+                               const ScoreSemantics &sem, Value s, Value scale,
+                               ArrayRef<Value> idx, Value maskValue,
+                               Value kvLength, Value queryLength,
+                               Value blockKeep) {
+  Type acc = s.getType();
+  s = arith::MulFOp::create(b, loc, s, scale);
+  if (maskValue && !sem.boolMask)
+    s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskValue, acc));
+  if (sem.scoreMod) {
+    // The region is defined on f32 scores whatever `acc` is.
+    SmallVector<Value> args = {castFloat(b, loc, s, b.getF32Type())};
+    args.append(idx.begin(), idx.end());
+    s = castFloat(b, loc, inlineModifier(b, *sem.scoreMod, args), acc);
+  }
+  Value keep = buildKeep(b, loc, sem, idx, maskValue, kvLength, queryLength,
+                         blockKeep);
   if (!keep)
     return s;
   Value ninf = arith::ConstantOp::create(
       b, loc, b.getFloatAttr(acc, -std::numeric_limits<double>::infinity()));
   return arith::SelectOp::create(b, loc, keep, s, ninf);
+}
+
+ScoreSemantics ScoreSemantics::withoutKeepConditions() const {
+  ScoreSemantics sem = *this;
+  if (sem.boolMask)
+    sem.hasMask = sem.boolMask = false;
+  sem.hasKvLens = sem.causal = false;
+  sem.maskMod = nullptr;
+  sem.window.reset();
+  return sem;
+}
+
+Value attn::buildMaskElement(OpBuilder &b, Location loc, Value mask,
+                             ArrayRef<Value> idx) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  int64_t rank = type.getRank();
+  SmallVector<Value> indices;
+  for (int64_t k = 0; k < rank; ++k)
+    indices.push_back(type.getDimSize(k) == 1
+                          ? arith::ConstantIndexOp::create(b, loc, 0)
+                          : idx[4 - rank + k]);
+  return tensor::ExtractOp::create(b, loc, mask, indices);
+}
+
+Value attn::buildListedBlocks(OpBuilder &b, Location loc, Value offsets,
+                              Value indices, Value queryBlocks,
+                              Value keyBlocks) {
+  Value none = createFilledTensor(
+      b, loc, {b.getIndexAttr(1), b.getIndexAttr(1), queryBlocks, keyBlocks},
+      b.getBoolAttr(false));
+  Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto entry = [&](OpBuilder &nb, Location nl, Value list, Value at) -> Value {
+    Value v = tensor::ExtractOp::create(nb, nl, list, at);
+    return arith::IndexCastOp::create(nb, nl, nb.getIndexType(), v);
+  };
+  auto rowsLoop = scf::ForOp::create(
+      b, loc, zero, queryBlocks, one, ValueRange{none},
+      [&](OpBuilder &nb, Location nl, Value r, ValueRange table) {
+        Value begin = entry(nb, nl, offsets, r);
+        Value end = entry(nb, nl, offsets,
+                          arith::AddIOp::create(nb, nl, r, one));
+        auto listLoop = scf::ForOp::create(
+            nb, nl, begin, end, one, table,
+            [&](OpBuilder &lb, Location ll, Value n, ValueRange inner) {
+              Value k = entry(lb, ll, indices, n);
+              Value marked = tensor::InsertOp::create(
+                  lb, ll, yes, inner[0], ValueRange{zero, zero, r, k});
+              scf::YieldOp::create(lb, ll, marked);
+            });
+        scf::YieldOp::create(nb, nl, listLoop.getResults());
+      });
+  return rowsLoop.getResult(0);
 }
 
 Value attn::buildSafeRowMax(OpBuilder &b, Location loc, Value max) {

@@ -24,6 +24,8 @@ def Attn_FloatElement : AnyTypeOf<[F32, F16, BF16, F64]>;
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
 def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16, F64]>;
 def Attn_LengthTensor : RankedTensorOf<[I32, I64]>;
+def Attn_BlockListTensor : 1DTensorOf<[I32, I64]>;
+def Attn_BlockClassTensor : 4DTensorOf<[I8]>;
 
 //===----------------------------------------------------------------------===//
 // Pieces shared by the ops that compute attention scores
@@ -35,18 +37,24 @@ def Attn_LengthTensor : RankedTensorOf<[I32, I64]>;
 defvar Attn_ScoreModifiers = (ins
   Optional<Attn_MaskTensor>:$mask,
   Optional<Attn_LengthTensor>:$kv_lens,
+  Optional<Attn_BlockListTensor>:$block_offsets,
+  Optional<Attn_BlockListTensor>:$block_indices,
+  Optional<Attn_BlockClassTensor>:$block_classes,
   Attn_FloatTensor:$init,
   OptionalAttr<F32Attr>:$scale,
   UnitAttr:$causal,
   OptionalAttr<DenseI64ArrayAttr>:$window,
   DefaultValuedAttr<Attn_AlignmentAttr, "::mlir::attn::Alignment::top_left">:$alignment,
   DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
-  DefaultValuedAttr<I64Attr, "0">:$seed
+  DefaultValuedAttr<I64Attr, "0">:$seed,
+  OptionalAttr<DenseI64ArrayAttr>:$block_size
 );
 
 defvar Attn_ScoreModifierFormat = [{
   (`mask` `(` $mask^ `:` type($mask) `)`)?
   (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+  (`blocks` `(` $block_offsets^ `,` $block_indices `:` type($block_offsets) `,` type($block_indices) `)`)?
+  (`block_classes` `(` $block_classes^ `:` type($block_classes) `)`)?
   `outs` `(` $init `)`
   (`scale` `=` $scale^)?
   (`causal` $causal^)?
@@ -54,6 +62,7 @@ defvar Attn_ScoreModifierFormat = [{
   (`align` `=` $alignment^)?
   (`dropout` `=` $dropout_p^)?
   (`seed` `=` $seed^)?
+  (`block_size` `=` $block_size^)?
   attr-dict
 }];
 
@@ -77,7 +86,17 @@ defvar Attn_ScoreModifierDoc = [{
        (`i + off - left <= j <= i + off + right`) and `kv_lens`
        (`j < kv_lens[b]`). The offset `off` is 0 for `align = top_left` (the
        default) and `L - Sq` for `align = bottom_right`, where `L` is
-       `kv_lens[b]` when given and `Skv` otherwise.
+       `kv_lens[b]` when given and `Skv` otherwise. With a block-sparse
+       layout `blocks(offsets, indices)` and `block_size = [bq, bk]`, key
+       `j` takes part in row `i` only if block `j / bk` is listed for query
+       block `i / bq`: in the CSR form of FlashInfer's BSR, the listed key
+       blocks of query block `r` are `indices[offsets[r] : offsets[r + 1]]`
+       (`offsets` has `ceil(Sq / bq) + 1` entries). With `block_classes`
+       (`[B or 1, Hq or 1, ceil(Sq / bq), ceil(Skv / bk)]`, `i8`), a tile
+       of class 0 takes no part; classes 1 (some keys visible) and 2 (every
+       key visible) are a promise about the other keep conditions that
+       `--attn-sparsify` computes and the tiled lowering relies on (class 2
+       tiles skip the mask).
     5. Softmax along `j` with the row maximum subtracted. A row in which no key
        takes part (or all scores are `-inf`) yields probabilities of 0, never
        NaN.

@@ -87,6 +87,52 @@ def AttnReadOnlyInputs : Pass<"attn-readonly-inputs", "::mlir::ModuleOp"> {
   }];
 }
 
+def AttnSparsify : Pass<"attn-sparsify"> {
+  let summary = "Classify (query tile, key tile) pairs as empty, full or partial";
+  let description = [{
+    Block sparsity for `attn.sdpa`. Every pair of a query tile and a key
+    tile is empty (no key visible to any row: never visited), full (every
+    key visible to every row: visited without evaluating a mask) or partial
+    (visited with the masks).
+
+    Where the masks are bands (causal in either alignment, `window`,
+    `kv_lens`, and `mask_mod` regions built from affine comparisons of
+    `q_idx` and `kv_idx` with `and`/`or`, such as prefix-LM), the classes
+    follow from the op alone (`KeyBand.h`): `attn-tile` derives exact loop
+    bounds for the partial, full and partial ranges of key tiles per query
+    tile, symbolic in dynamic sizes, and this pass leaves the op as it is.
+
+    Everything else (a boolean `mask` operand, a `mask_mod` that reads a
+    tensor such as per-token document ids, a block-sparse layout
+    `blocks(offsets, indices)`) is classified at run time: the pass inserts
+    code, executed once per call before the attention, that evaluates the
+    keep conditions of every tile the band does not already exclude and
+    stores a `[B or 1, Hq or 1, query tiles, key tiles]` `i8` tensor of
+    classes (0 empty, 1 partial, 2 full), attached to the op as
+    `block_classes` with `block_size = [q-tile, kv-tile]` (a layout's own
+    block size when it has one; its listing becomes class 0 for the
+    unlisted blocks). Batch and head extents are 1 where nothing depends on
+    them.
+
+    With `explain`, each op gets a remark that gives the band and says
+    whether the classification is static or why it is not.
+  }];
+  let options = [
+    Option<"qTile", "q-tile", "int64_t", /*default=*/"128",
+           "Query rows per tile (the same as attn-tile's)">,
+    Option<"kvTile", "kv-tile", "int64_t", /*default=*/"64",
+           "Keys per tile (the same as attn-tile's)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark with each op's classification">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnTile : Pass<"attn-tile"> {
   let summary = "Tile attn.sdpa into a FlashAttention-style loop nest with online softmax";
   let description = [{
@@ -102,6 +148,11 @@ def AttnTile : Pass<"attn-tile"> {
       same builders as the reference lowering, on global indices), then
       `m' = max(m, rowmax(S))`, `P = exp(S - m')`, `alpha = exp(m - m')`,
       `l' = alpha l + rowsum(P)`, `acc' = alpha acc + dropout(P) V_t`;
+      the loop visits only key tiles the masks leave non-empty and skips
+      the keep conditions on full ones: three loops (partial, full,
+      partial) from the band of `--attn-sparsify`'s analysis, or one loop
+      that branches on `block_classes` when the op has them (whose
+      `block_size` then sets the tile sizes);
     - finally writes `acc / l` (0 where `l` is 0: every key masked) into the
       destination, converted to its element type.
 

@@ -42,6 +42,11 @@ struct ScoreSemantics {
   std::optional<double> scale;
   double dropout = 0;
   int64_t seed = 0;
+
+  /// The same semantics for a tile in which every key is known to be
+  /// visible: no keep condition left to evaluate (an additive mask, the
+  /// modifiers and dropout stay).
+  ScoreSemantics withoutKeepConditions() const;
 };
 
 /// The semantics of `op`.
@@ -60,9 +65,30 @@ Value buildScale(OpBuilder &b, Location loc, const ScoreSemantics &sem,
 /// op has kv_lens, causal, window). `maskValue` is the mask element for
 /// `idx` (null without a mask); `kvLength` is the number of keys batch b
 /// has (Skv, or kv_lens[b]) and `queryLength` is Sq, both index values.
+/// `blockKeep`, when not null, is one more keep condition: whether the
+/// element's block is listed in the block-sparse layout.
 Value buildModifiedScore(OpBuilder &b, Location loc, const ScoreSemantics &sem,
                          Value s, Value scale, ArrayRef<Value> idx,
-                         Value maskValue, Value kvLength, Value queryLength);
+                         Value maskValue, Value kvLength, Value queryLength,
+                         Value blockKeep = Value());
+
+/// The conjunction of the keep conditions of element `idx` (a boolean
+/// `maskValue`, j < `kvLength` under kv_lens, `mask_mod`, causal, window) as
+/// an i1, and'ed with `blockKeep` when given; null when there is none.
+Value buildKeep(OpBuilder &b, Location loc, const ScoreSemantics &sem,
+                ArrayRef<Value> idx, Value maskValue, Value kvLength,
+                Value queryLength, Value blockKeep = Value());
+
+/// The element of `mask` for `idx` = (b, h, i, j), broadcasting its size-1
+/// (and missing leading) dimensions to [B, Hq, Sq, Skv].
+Value buildMaskElement(OpBuilder &b, Location loc, Value mask,
+                       ArrayRef<Value> idx);
+
+/// A CSR block-sparse layout (`offsets`, `indices`) as a dense
+/// [1, 1, queryBlocks, keyBlocks] i1 table: true where the key block is
+/// listed for the query block.
+Value buildListedBlocks(OpBuilder &b, Location loc, Value offsets,
+                        Value indices, Value queryBlocks, Value keyBlocks);
 
 /// The row maximum to subtract before exp: `max`, or 0 when it is -inf (no
 /// key of the row is visible), so that exp gives 0 rather than NaN.
