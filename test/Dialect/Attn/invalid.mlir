@@ -273,3 +273,70 @@ func.func @f(%q: tensor<1x2x4x8xf32>, %init: tensor<1x2x4x8xf32>) -> tensor<1x2x
   %o = attn.sdpa %q, %q, %q outs(%init) causal align = <middle> : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+func.func @blocks_without_size(%q: tensor<1x1x8x4xf32>, %o: tensor<2xi32>, %i: tensor<1xi32>) -> tensor<1x1x8x4xf32> {
+  // expected-error @+1 {{blocks requires block_size = [query block, key block]}}
+  %r = attn.sdpa %q, %q, %q blocks(%o, %i : tensor<2xi32>, tensor<1xi32>) outs(%q)
+     : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32>
+  return %r : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+func.func @block_size_alone(%q: tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32> {
+  // expected-error @+1 {{block_size needs blocks(offsets, indices) or block_classes}}
+  %r = attn.sdpa %q, %q, %q outs(%q) block_size = [4, 4]
+     : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32>
+  return %r : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+func.func @block_size_bad(%q: tensor<1x1x8x4xf32>, %o: tensor<2xi32>, %i: tensor<1xi32>) -> tensor<1x1x8x4xf32> {
+  // expected-error @+1 {{block_size must be 2 positive extents [query block, key block], got [8, 0]}}
+  %r = attn.sdpa %q, %q, %q blocks(%o, %i : tensor<2xi32>, tensor<1xi32>) outs(%q) block_size = [8, 0]
+     : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32>
+  return %r : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+func.func @offsets_shape(%q: tensor<1x1x8x4xf32>, %o: tensor<2xi32>, %i: tensor<1xi32>) -> tensor<1x1x8x4xf32> {
+  // expected-error @+1 {{block offsets must have shape [ceil(Sq / bq) + 1] = [3], got [2]}}
+  %r = attn.sdpa %q, %q, %q blocks(%o, %i : tensor<2xi32>, tensor<1xi32>) outs(%q) block_size = [4, 4]
+     : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32>
+  return %r : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+func.func @index_out_of_range(%q: tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32> {
+  %o = arith.constant dense<[0, 1, 2]> : tensor<3xi32>
+  %i = arith.constant dense<[0, 2]> : tensor<2xi32>
+  // expected-error @+1 {{block index 1 (2) is out of range: key blocks are 0 to 1}}
+  %r = attn.sdpa %q, %q, %q blocks(%o, %i : tensor<3xi32>, tensor<2xi32>) outs(%q) block_size = [4, 4]
+     : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32>
+  return %r : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+func.func @offsets_decrease(%q: tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32> {
+  %o = arith.constant dense<[0, 2, 1]> : tensor<3xi32>
+  %i = arith.constant dense<[0]> : tensor<1xi32>
+  // expected-error @+1 {{block offsets must not decrease, got 2 then 1 at query block 1}}
+  %r = attn.sdpa %q, %q, %q blocks(%o, %i : tensor<3xi32>, tensor<1xi32>) outs(%q) block_size = [4, 4]
+     : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32>
+  return %r : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+func.func @classes_shape(%q: tensor<1x2x8x4xf32>, %c: tensor<1x1x2x3xi8>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{block_classes must be [B or 1, Hq or 1, ceil(Sq / bq), ceil(Skv / bk)] = [1, 2, 2, 2], got [1, 1, 2, 3]}}
+  %r = attn.sdpa %q, %q, %q block_classes(%c : tensor<1x1x2x3xi8>) outs(%q) block_size = [4, 4]
+     : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  return %r : tensor<1x2x8x4xf32>
+}

@@ -127,3 +127,16 @@ func.func @weights_score_mod(%q: tensor<1x1x4x8xbf16>, %k: tensor<1x1x6x8xbf16>)
        }
   return %p : tensor<1x1x4x6xbf16>
 }
+
+// A block-sparse layout (CSR) and block classes round-trip.
+// CHECK-LABEL: func @sdpa_blocks
+// CHECK: attn.sdpa {{.*}} blocks(%{{.*}}, %{{.*}} : tensor<3xi32>, tensor<?xi64>) outs(%{{.*}}) causal block_size = [64, 32]
+// CHECK: attn.sdpa {{.*}} block_classes(%{{.*}} : tensor<1x2x2x4xi8>) outs(%{{.*}}) block_size = [64, 32]
+func.func @sdpa_blocks(%q: tensor<1x2x128x8xf32>, %off: tensor<3xi32>, %idx: tensor<?xi64>,
+                       %cls: tensor<1x2x2x4xi8>) -> (tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32>) {
+  %a = attn.sdpa %q, %q, %q blocks(%off, %idx : tensor<3xi32>, tensor<?xi64>) outs(%q) causal block_size = [64, 32]
+     : tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32> -> tensor<1x2x128x8xf32>
+  %b = attn.sdpa %q, %q, %q block_classes(%cls : tensor<1x2x2x4xi8>) outs(%q) block_size = [64, 32]
+     : tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32> -> tensor<1x2x128x8xf32>
+  return %a, %b : tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32>
+}

@@ -21,13 +21,25 @@
 // CHECK: %[[ROW0:.*]] = arith.muli %[[T]], %[[C32]]
 // CHECK: %[[KVH:.*]] = arith.divui %[[H]], %{{.*}} : index
 // CHECK: %[[QT:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %{{.*}}, 64] [1, 1, 1, 1] : tensor<2x8x128x64xf32> to tensor<?x64xf32>
-// Causal, bottom-right (diagonal offset 256 - 128): the key loop stops
-// after the last row's diagonal, min(row0 + rows - 1 + 128 + 1, 256).
-// CHECK: %[[DIAG0:.*]] = arith.addi %[[ROW0]], %[[C128]] : index
-// CHECK: %[[LASTDIAG:.*]] = arith.addi %[[DIAG0]], %{{.*}} : index
-// CHECK: %[[PAST:.*]] = arith.addi %[[LASTDIAG]], %[[C1]] : index
-// CHECK: %[[END:.*]] = arith.minsi %[[PAST]], %[[C256]] : index
-// CHECK: scf.for %[[J0:.*]] = %{{.*}} to %[[END]] step %[[C64]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>)
+// Causal, bottom-right (diagonal offset 256 - 128): the band of row i is
+// [0, i + 128 + 1). Keys every row of the tile sees end at the first row's
+// diagonal, rounded down to a tile (or Skv); keys any row sees end at the
+// last row's. Three loops: partial tiles before the full ones (none here:
+// the band starts at 0), full tiles, partial tiles up to the end.
+// CHECK: %[[LAST:.*]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK: %[[PAST:.*]] = arith.addi %[[LAST]], %[[C1]] : index
+// CHECK: %[[SHIFT:.*]] = arith.addi %[[PAST]], %[[C256]] : index
+// CHECK: %[[DIAGEND:.*]] = arith.addi %[[SHIFT]], %[[CM128:.*]] : index
+// CHECK: %[[ENDC:.*]] = arith.minsi %[[DIAGEND]], %[[C256]] : index
+// CHECK: %[[END:.*]] = arith.maxsi %[[ENDC]], %[[C0:.*]] : index
+// CHECK: %[[FIRSTPAST:.*]] = arith.addi %[[ROW0]], %[[C1]] : index
+// CHECK: %[[REACHES:.*]] = arith.cmpi eq, %[[ALLEND:.*]], %[[C256]] : index
+// CHECK: %[[FULLTILES:.*]] = arith.divui %[[ALLEND]], %[[C64]] : index
+// CHECK: %[[FULLFLOOR:.*]] = arith.muli %[[FULLTILES]], %[[C64]] : index
+// CHECK: %[[FULLEND:.*]] = arith.select %[[REACHES]], %[[C256]], %[[FULLFLOOR]] : index
+// CHECK: %[[MID0:.*]] = arith.minsi %[[END]], %[[C0]] : index
+// CHECK: %[[MID1:.*]] = arith.maxsi %[[MID0]], %[[FULLEND]] : index
+// CHECK: scf.for %[[J0:.*]] = %[[C0]] to %[[MID0]] step %[[C64]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>)
 // CHECK: %[[KEYS:.*]] = affine.min #{{.*}}(%[[J0]])[%[[C256]]]
 // CHECK: %[[TILE:.*]] = arith.divui %[[J0]], %[[C64]]
 // CHECK: %[[KT:.*]] = tensor.extract_slice %[[KP]][%[[B]], %[[KVH]], %[[TILE]], 0, 0] [1, 1, 1, 64, %[[KEYS]]] [1, 1, 1, 1, 1] : tensor<2x2x4x64x64xf32> to tensor<64x?xf32>
@@ -45,6 +57,14 @@
 // CHECK: math.exp2
 // P V with the output features innermost.
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK: scf.yield
+// The full tiles: no mask evaluated.
+// CHECK: %[[FULL:.*]]:3 = scf.for %{{.*}} = %[[MID0]] to %[[MID1]] step %[[C64]]
+// CHECK-NOT: arith.cmpi
+// CHECK: scf.yield
+// CHECK: scf.for %{{.*}} = %[[MID1]] to %[[END]] step %[[C64]] iter_args(%{{.*}} = %[[FULL]]#0, %{{.*}} = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2)
+// CHECK: arith.cmpi sle
+// CHECK: arith.select
 // CHECK: scf.yield
 // CHECK: arith.divf
 // CHECK: scf.forall.in_parallel
@@ -81,19 +101,24 @@ func.func @lens_and_weights(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, 
 
 // -----
 
-// A window [3, 1] (top-left): keys from max(0, row0 - 3), rounded down to
-// a tile boundary, to min(Skv, last row + 1 + 1).
+// A window [3, 1] (top-left): the band of row i is [i - 3, i + 2). Keys
+// any row sees start at max(0, row0 - 3), rounded down to a tile boundary;
+// full tiles start where the last row's band does, rounded up.
 // CHECK-LABEL: func.func @window
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
-// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
-// CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[T:.*]]) in (1, 1, 2)
-// CHECK: %[[ROW0:.*]] = arith.muli %[[T]]
-// CHECK: arith.minsi
-// CHECK: %[[LOW:.*]] = arith.subi %[[ROW0]], %[[C3]] : index
+// CHECK-DAG: %[[CM3:.*]] = arith.constant -3 : index
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 2)
+// CHECK: %[[ROW0:.*]] = arith.muli
+// CHECK: %[[LOW:.*]] = arith.addi %[[ROW0]], %[[CM3]] : index
 // CHECK: %[[LOWEST:.*]] = arith.maxsi %[[LOW]], %[[C0]] : index
 // CHECK: %[[TILE:.*]] = arith.divui %[[LOWEST]], %[[C64:.*]] : index
 // CHECK: %[[FIRST:.*]] = arith.muli %[[TILE]], %[[C64]] : index
+// CHECK: %[[LASTLOW:.*]] = arith.addi %{{.*}}, %[[CM3]] : index
+// CHECK: %[[LASTLOWEST:.*]] = arith.maxsi %[[LASTLOW]], %[[C0]] : index
+// CHECK: %[[FULLTILE:.*]] = arith.ceildivui %[[LASTLOWEST]], %[[C64]] : index
 // CHECK: scf.for %{{.*}} = %[[FIRST]] to
+// CHECK: scf.for
+// CHECK: scf.for
 func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
   %e = tensor.empty() : tensor<1x1x64x8xf32>
   %o = attn.sdpa %q, %q, %q outs(%e) window = [3, 1]
