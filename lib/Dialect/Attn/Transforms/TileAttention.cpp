@@ -561,6 +561,17 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
           << " and kv-tile = " << static_cast<int64_t>(kvTile);
       return signalPassFailure();
     }
+    // A layout is turned into block classes by attn-sparsify; the tiled
+    // step does not evaluate it element by element.
+    WalkResult layouts = getOperation()->walk([](SdpaOp op) {
+      if (!op.getBlockOffsets())
+        return WalkResult::advance();
+      op.emitOpError() << "has a block-sparse layout: run --attn-sparsify "
+                          "before --attn-tile";
+      return WalkResult::interrupt();
+    });
+    if (layouts.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<TileSdpa>(&getContext(), qTile, kvTile);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

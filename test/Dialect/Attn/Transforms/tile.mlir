@@ -125,3 +125,4 @@ func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
      : tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32> -> tensor<1x1x64x8xf32>
   return %o : tensor<1x1x64x8xf32>
 }
+
