@@ -42,16 +42,27 @@ static constexpr llvm::StringLiteral kBlockMarker = "attn.register_block";
 static constexpr int64_t kMaxRowElements = 256;
 
 /// The contraction dimensions of `op` if it is a contraction on tensors this
-/// pass blocks: any batch dimensions, one or more M, one N, one K.
+/// pass blocks: any batch dimensions, one or more M, one or more N, one K.
+/// `n` is reordered so that its last entry is the N dimension innermost in
+/// the result (the one vectorised); the others are blocked at 1, like batch
+/// dimensions (a sequence projection E[k, S] x K[B, H, S, D] has B, H and D
+/// as N dimensions).
 static FailureOr<linalg::ContractionDimensions>
 getBlockableDims(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op))
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.empty() || dims->n.size() != 1 ||
+  if (failed(dims) || dims->m.empty() || dims->n.empty() ||
       dims->k.size() != 1)
     return failure();
+  AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto resultPosition = [&](unsigned loop) {
+    return *resultMap.getResultPosition(getAffineDimExpr(loop, op.getContext()));
+  };
+  llvm::sort(dims->n, [&](unsigned a, unsigned b) {
+    return resultPosition(a) < resultPosition(b);
+  });
   return dims;
 }
 
@@ -64,13 +75,15 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
   if (failed(dims))
     return success(); // Not a contraction this pass handles: left alone.
 
-  // Loops in the order (batch..., M..., N, K), which the tiled loop nest
-  // (K innermost, for the accumulator hoisting) and the outer-product
-  // lowering of the blocks both want. A generic is reordered; a named op
-  // in another order is left alone.
+  // Loops in the order (batch..., outer N..., M..., N, K), which the tiled
+  // loop nest (K innermost, for the accumulator hoisting) and the
+  // outer-product lowering of the blocks both want. A generic is reordered;
+  // a named op in another order is left alone.
+  ArrayRef<unsigned> outerN = ArrayRef(dims->n).drop_back();
   SmallVector<unsigned> order(dims->batch.begin(), dims->batch.end());
+  order.append(outerN.begin(), outerN.end());
   order.append(dims->m.begin(), dims->m.end());
-  order.append({dims->n[0], dims->k[0]});
+  order.append({dims->n.back(), dims->k[0]});
   rewriter.setInsertionPoint(op);
   if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
@@ -86,7 +99,7 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
   // Batch and outer M dimensions one at a time (a projection [B, S, E] x
   // [E, F] has B as an M dimension, since the weight lacks it), the
   // innermost M in mBlock rows, N in nBlock columns, K one step at a time.
-  unsigned m = dims->batch.size() + dims->m.size() - 1;
+  unsigned m = dims->batch.size() + outerN.size() + dims->m.size() - 1;
   SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(1));
   sizes[m] = rewriter.getIndexAttr(mBlock);
   sizes[m + 1] = rewriter.getIndexAttr(nBlock);

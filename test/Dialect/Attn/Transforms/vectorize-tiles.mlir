@@ -41,6 +41,27 @@ func.func @block(%a: tensor<16x64xf32>, %b: tensor<64x40xf32>, %c: tensor<16x40x
 
 // -----
 
+// A sequence projection as in Linformer, E[k, S] x X[B, H, S, D] ->
+// [B, H, k, D]: B, H and D are all N dimensions. D, innermost in the
+// result, is vectorised; B and H are blocked at 1 like batch dimensions.
+// CHECK-LABEL: func.func @several_n
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<2x3x16x32xf32>)
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<2x3x16x32xf32>)
+// CHECK: scf.for %{{.*}} -> (vector<8x32xf32>)
+// CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
+// CHECK-NOT: linalg.generic
+func.func @several_n(%e: tensor<16x48xf32>, %x: tensor<2x3x48x32xf32>, %c: tensor<2x3x16x32xf32>) -> tensor<2x3x16x32xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(b, h, r, d, s) -> (r, s)>, affine_map<(b, h, r, d, s) -> (b, h, s, d)>, affine_map<(b, h, r, d, s) -> (b, h, r, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%e, %x : tensor<16x48xf32>, tensor<2x3x48x32xf32>) outs(%c : tensor<2x3x16x32xf32>) {
+  ^bb0(%a: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %a, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x16x32xf32>
+  return %r : tensor<2x3x16x32xf32>
+}
+
+// -----
+
 // With dynamic M and N, the blocks before the last of each are static and
 // vectorised; the remainder (M % 8 rows, N % 32 columns) stays a loop nest
 // of scalar linalg ops.

@@ -209,8 +209,10 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
     leaving scalar loops to LLVM's loop vectoriser, which reloads and stores
     the accumulator around every FMA and cannot vectorise a row maximum.
 
-    - Contractions (one M, N and K dimension, any batch dimensions, a
-      multiply-add body, e.g. `Q_t K_t^T` and `P V_t`) are tiled into
+    - Contractions (one K dimension, one or more M and N dimensions, any
+      batch dimensions, a multiply-add body, e.g. `Q_t K_t^T`, `P V_t`,
+      projections, Linformer's `E K`; all M and N but the innermost of each
+      are blocked at 1) are tiled into
       `m-block x n-block` output blocks, K innermost and one K step per
       iteration; the M and N loops are peeled so that all blocks but the
       last of each are static. A static block becomes a `vector.contract`
