@@ -11,6 +11,7 @@
 //   window_wider_than_s every tile full
 //   late_rows_only      rows < 201 see no key at all (result 0)
 //   window_2d           2-D local attention over a 20 x 15 image, radius 2
+//   dynamic_prefix_window, bool_mask_gqa (below)
 // RUN: attn-run %s --check --entry=logsparse_causal | FileCheck %s
 // RUN: attn-run %s --check --entry=logsparse_causal --cpu-pipeline="q-tile=16 kv-tile=8" | FileCheck %s
 // RUN: attn-run %s --check --entry=documents | FileCheck %s
@@ -25,6 +26,10 @@
 // RUN: attn-run %s --check --entry=late_rows_only --cpu-pipeline="q-tile=16 kv-tile=8" | FileCheck %s
 // RUN: attn-run %s --check --entry=window_2d | FileCheck %s
 // RUN: attn-run %s --check --entry=window_2d --cpu-pipeline="q-tile=16 kv-tile=8" | FileCheck %s
+// RUN: attn-run %s --check --entry=dynamic_prefix_window --input-shapes=1x2x300x32,1x2x333x32,1x2x333x32 | FileCheck %s
+// RUN: attn-run %s --check --entry=dynamic_prefix_window --input-shapes=1x2x7x32,1x2x20x32,1x2x20x32 --cpu-pipeline="q-tile=16 kv-tile=8" | FileCheck %s
+// RUN: attn-run %s --check --entry=bool_mask_gqa | FileCheck %s
+// RUN: attn-run %s --check --entry=bool_mask_gqa --cpu-pipeline="q-tile=16 kv-tile=8" | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // CHECK-NOT: FAIL
 
@@ -131,4 +136,34 @@ func.func @window_2d(%q: tensor<1x2x300x32xf32>, %k: tensor<1x2x300x32xf32>, %v:
        attn.yield %keep : i1
      }
   return %o : tensor<1x2x300x32xf32>
+}
+
+// Dynamic shapes: the band bounds are computed from the run-time sizes
+// and a captured value (a prefix of Sq / 4 in a bottom-right window).
+func.func @dynamic_prefix_window(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>, %v: tensor<1x2x?x32xf32>) -> tensor<1x2x?x32xf32> {
+  %c2 = arith.constant 2 : index
+  %sq = tensor.dim %q, %c2 : tensor<1x2x?x32xf32>
+  %e = tensor.empty(%sq) : tensor<1x2x?x32xf32>
+  %c4 = arith.constant 4 : index
+  %p = arith.divui %sq, %c4 : index
+  %o = attn.sdpa %q, %k, %v outs(%e) window = [70, 0] align = <bottom_right>
+     : tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32> -> tensor<1x2x?x32xf32>
+     mask_mod {
+     ^bb0(%b: index, %h: index, %i: index, %j: index):
+       %prefix = arith.cmpi slt, %j, %p : index
+       %past = arith.cmpi sle, %j, %i : index
+       %keep = arith.ori %prefix, %past : i1
+       attn.yield %keep : i1
+     }
+  return %o : tensor<1x2x?x32xf32>
+}
+
+// Grouped-query attention with a per-head boolean mask: run-time classes
+// per head, key/value heads shared by pairs of query heads.
+func.func @bool_mask_gqa(%q: tensor<1x4x150x32xf32>, %k: tensor<1x2x170x32xf32>, %v: tensor<1x2x170x32xf32>,
+                         %m: tensor<1x4x150x170xi1>) -> tensor<1x4x150x32xf32> {
+  %e = tensor.empty() : tensor<1x4x150x32xf32>
+  %o = attn.sdpa %q, %k, %v mask(%m : tensor<1x4x150x170xi1>) outs(%e) causal align = <bottom_right>
+     : tensor<1x4x150x32xf32>, tensor<1x2x170x32xf32>, tensor<1x2x170x32xf32> -> tensor<1x4x150x32xf32>
+  return %o : tensor<1x4x150x32xf32>
 }
