@@ -26,8 +26,15 @@ if ((${#missing[@]})); then
     --no-install-recommends "${missing[@]}"
 fi
 
-# The integration tests compute float64 references with NumPy.
-if ! python3 -c "import numpy" 2>/dev/null; then
-  echo "deps: installing numpy"
-  python3 -m pip install -q numpy
+# The integration tests compute float64 references with NumPy; the Python
+# package is a nanobind extension and its tests run under pytest.
+pip_missing=()
+for module in numpy nanobind pytest; do
+  if ! python3 -c "import $module" 2>/dev/null; then
+    pip_missing+=("$module")
+  fi
+done
+if ((${#pip_missing[@]})); then
+  echo "deps: installing ${pip_missing[*]}"
+  python3 -m pip install -q "${pip_missing[@]}"
 fi

@@ -75,19 +75,26 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
 }
 
 llvm::Error JitFunction::call(MutableArrayRef<HostArray> arrays) {
-  if (arrays.size() != abi.params.size())
+  SmallVector<Buffer> buffers;
+  for (HostArray &array : arrays)
+    buffers.push_back({array.getElement(), array.getShape(), array.getData()});
+  return call(buffers);
+}
+
+llvm::Error JitFunction::call(ArrayRef<Buffer> buffers) {
+  if (buffers.size() != abi.params.size())
     return llvm::createStringError(
         "@" + abi.name + " takes " + Twine(abi.numInputs) + " inputs and " +
         Twine(abi.params.size() - abi.numInputs) + " outputs, " +
-        Twine(arrays.size()) + " arrays were given");
+        Twine(buffers.size()) + " arrays were given");
 
   // One descriptor per buffer: {allocated, aligned, offset, sizes, strides},
   // all 64-bit fields, which is how MLIR lays out a memref descriptor.
   SmallVector<SmallVector<int64_t>> descriptors;
-  SmallVector<void *> descriptorPtrs(arrays.size());
+  SmallVector<void *> descriptorPtrs(buffers.size());
   SmallVector<void *> args;
   for (auto [i, param] : llvm::enumerate(abi.params)) {
-    HostArray &array = arrays[i];
+    const Buffer &buffer = buffers[i];
     std::string what = (param.isOutput ? "output #" + Twine(i - abi.numInputs)
                                        : "input #" + Twine(i))
                            .str();
@@ -95,26 +102,26 @@ llvm::Error JitFunction::call(MutableArrayRef<HostArray> arrays) {
       return llvm::createStringError(
           what + " of @" + abi.name +
           " is a scalar; the runner passes tensors only");
-    if (array.getElement() != param.element)
+    if (buffer.element != param.element)
       return llvm::createStringError(
           what + " of @" + abi.name + " has element type " +
-          stringifyAbiElement(array.getElement()) + ", the function takes " +
+          stringifyAbiElement(buffer.element) + ", the function takes " +
           stringifyAbiElement(param.element));
-    if (!param.accepts(array.getShape()))
+    if (!param.accepts(buffer.shape))
       return llvm::createStringError(what + " of @" + abi.name + " has shape " +
-                                     formatShape(array.getShape()) +
+                                     formatShape(buffer.shape) +
                                      ", the function takes " +
                                      formatShape(param.shape));
 
     SmallVector<int64_t> &desc = descriptors.emplace_back();
-    auto address = reinterpret_cast<int64_t>(array.getData());
+    auto address = reinterpret_cast<int64_t>(buffer.data);
     desc = {address, address, 0};
-    desc.append(array.getShape().begin(), array.getShape().end());
+    desc.append(buffer.shape.begin(), buffer.shape.end());
     int64_t stride = 1;
-    SmallVector<int64_t> strides(array.getShape().size());
+    SmallVector<int64_t> strides(buffer.shape.size());
     for (int64_t d = strides.size() - 1; d >= 0; --d) {
       strides[d] = stride;
-      stride *= array.getShape()[d];
+      stride *= buffer.shape[d];
     }
     desc.append(strides);
   }

@@ -37,10 +37,22 @@ public:
 
   ~JitFunction();
 
-  /// Calls the function on `arrays`: one per ABI parameter, inputs then
-  /// outputs. Fails, without calling, if an array's element kind or a
+  /// A dense row-major buffer the caller owns (a HostArray, a NumPy array,
+  /// a CPU tensor through DLPack).
+  struct Buffer {
+    AbiElement element;
+    ArrayRef<int64_t> shape;
+    void *data;
+  };
+
+  /// Calls the function on `buffers`: one per ABI parameter, inputs then
+  /// outputs. Fails, without calling, if a buffer's element kind or a
   /// static dimension disagrees with the ABI.
+  llvm::Error call(ArrayRef<Buffer> buffers);
   llvm::Error call(MutableArrayRef<HostArray> arrays);
+
+  /// The C view of the compiled function.
+  const FunctionAbi &getAbi() const { return abi; }
 
 private:
   JitFunction(std::unique_ptr<ExecutionEngine> engine, FunctionAbi abi);

@@ -1,0 +1,24 @@
+# ===- attn_mlir/__init__.py - attention compiled by attn-mlir -------------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# PyTorch-compatible attention backed by the compiler: each call builds the
+# attn-dialect IR of the problem, compiles it once per configuration (the
+# CPU pipeline, JIT) and runs it on the caller's arrays. NumPy arrays and
+# CPU PyTorch tensors are passed without copying; results come back as the
+# inputs came in.
+#
+# ===----------------------------------------------------------------------=== #
+
+from ._compile import CompiledFunction, clear_cache, compile, stats
+from .functional import scaled_dot_product_attention
+from . import nn
+
+__all__ = [
+    "CompiledFunction",
+    "clear_cache",
+    "compile",
+    "nn",
+    "scaled_dot_product_attention",
+    "stats",
+]

@@ -1,0 +1,80 @@
+# ===- attn_mlir/_arrays.py - NumPy arrays and torch tensors alike ---------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# The package takes NumPy arrays (float32, float16, ml_dtypes.bfloat16,
+# bool) and CPU torch tensors, and answers in kind. This module is the one
+# place that knows the difference.
+#
+# ===----------------------------------------------------------------------=== #
+
+import numpy as np
+
+try:  # optional: NumPy has no bfloat16 of its own
+    import ml_dtypes
+
+    _NP_BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - depends on the environment
+    _NP_BF16 = None
+
+
+def _torch():
+    import sys
+
+    return sys.modules.get("torch")
+
+
+def is_torch(x):
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+_TORCH_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16",
+                "float64": "f64", "bool": "i1", "int32": "i32", "int64": "i64"}
+_NUMPY_NAMES = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
+                np.dtype(np.float64): "f64", np.dtype(np.bool_): "i1",
+                np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+
+
+def element(x):
+    """The IR element type of `x` ('f32', 'f16', 'bf16', 'i1', ...), or None."""
+    if is_torch(x):
+        return _TORCH_NAMES.get(str(x.dtype).replace("torch.", ""))
+    dtype = np.asarray(x).dtype if not hasattr(x, "dtype") else np.dtype(x.dtype)
+    if _NP_BF16 is not None and dtype == _NP_BF16:
+        return "bf16"
+    return _NUMPY_NAMES.get(dtype)
+
+
+def as_array(x, name):
+    """`x` as something the native call takes: a C-contiguous CPU array or
+    tensor (copied only when it is not one already)."""
+    if is_torch(x):
+        if x.device.type != "cpu":
+            raise ValueError(f"{name} is on {x.device}; attn_mlir runs on the CPU")
+        return x.detach().contiguous()
+    x = np.ascontiguousarray(x)
+    if _NP_BF16 is not None and x.dtype == _NP_BF16:
+        return x.view(np.uint16)  # bf16 travels as its bit patterns
+    return x
+
+
+def empty_like_kind(reference, shape, elem):
+    """A new output of `shape` and element `elem`, a torch tensor when
+    `reference` is one, filled with NaN so that unwritten elements show."""
+    if is_torch(reference):
+        torch = _torch()
+        dtype = {"f32": torch.float32, "f16": torch.float16,
+                 "bf16": torch.bfloat16, "f64": torch.float64}[elem]
+        return torch.full(tuple(shape), float("nan"), dtype=dtype)
+    dtype = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
+             "bf16": _NP_BF16}[elem]
+    return np.full(tuple(shape), np.nan, dtype=dtype)
+
+
+def shape(x):
+    return tuple(int(d) for d in x.shape)
+
+
+def reshape(x, new_shape):
+    return x.reshape(tuple(new_shape))

@@ -1,0 +1,134 @@
+# ===- attn_mlir/functional.py - torch.nn.functional-style attention -------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# ===----------------------------------------------------------------------=== #
+
+import math
+
+from . import _arrays, _ir
+from ._compile import compile
+
+_FLOATS = ("f32", "f16", "bf16")
+
+
+def _dims(x, name):
+    s = _arrays.shape(x)
+    if len(s) < 2:
+        raise ValueError(f"{name} must have at least 2 dimensions (..., L, E), "
+                         f"got shape {list(s)}")
+    return s
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False,
+                                 target="cpu"):
+    """torch.nn.functional.scaled_dot_product_attention, compiled.
+
+    query (..., Hq, L, E), key (..., Hkv, S, E), value (..., Hkv, S, Ev) ->
+    (..., Hq, L, Ev). `attn_mask`: bool (True takes part) or float (added),
+    broadcastable to (..., Hq, L, S). `is_causal`: the top-left lower
+    triangle (not together with attn_mask, as in PyTorch). `enable_gqa`:
+    Hq may be a multiple of Hkv. Unlike PyTorch, a row with no visible key
+    gives 0 rather than NaN, and dropout uses attn-mlir's counter-based
+    generator (docs/Numerics.md), not torch's.
+    """
+    qs, ks, vs = _dims(query, "query"), _dims(key, "key"), _dims(value, "value")
+    elem = _arrays.element(query)
+    if elem not in _FLOATS:
+        raise TypeError(f"query must be float32, float16 or bfloat16, got {elem}")
+    for name, x in (("key", key), ("value", value)):
+        if _arrays.element(x) != elem:
+            raise TypeError(f"query, key and value must have the same dtype: query "
+                            f"is {elem}, {name} is {_arrays.element(x)}")
+    if not (len(qs) == len(ks) == len(vs)):
+        raise ValueError(f"query, key and value must have the same rank, got "
+                         f"{len(qs)}, {len(ks)} and {len(vs)}")
+    if ks[-1] != qs[-1]:
+        raise ValueError(f"key's last dimension ({ks[-1]}) must equal query's "
+                         f"embedding size E ({qs[-1]})")
+    if ks[-2] != vs[-2]:
+        raise ValueError(f"key and value must have the same sequence length S, "
+                         f"got {ks[-2]} and {vs[-2]}")
+    if ks[:-2] != vs[:-2] or (len(qs) > 3 and qs[:-3] != ks[:-3]):
+        raise ValueError(f"batch dimensions of query {list(qs[:-2])}, key "
+                         f"{list(ks[:-2])} and value {list(vs[:-2])} do not match")
+    hq = qs[-3] if len(qs) >= 3 else 1
+    hkv = ks[-3] if len(ks) >= 3 else 1
+    if hq != hkv:
+        if not enable_gqa:
+            raise ValueError(f"query heads ({hq}) and key/value heads ({hkv}) differ; "
+                             f"pass enable_gqa=True for grouped-query attention")
+        if hq % hkv:
+            raise ValueError(f"query heads ({hq}) must be a multiple of key/value "
+                             f"heads ({hkv})")
+    if is_causal and attn_mask is not None:
+        raise ValueError("attn_mask and is_causal cannot both be set (PyTorch's rule)")
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    if scale is not None and (not math.isfinite(scale) or scale == 0):
+        raise ValueError(f"scale must be finite and non-zero, got {scale}")
+
+    # As [B, H, L, E]: leading dimensions flattened into B.
+    lead = qs[:-3] if len(qs) > 3 else ()
+    batch = math.prod(lead) if lead else 1
+    q4 = (batch, hq, qs[-2], qs[-1])
+    k4 = (batch, hkv, ks[-2], ks[-1])
+    v4 = (batch, hkv, vs[-2], vs[-1])
+    out4 = (batch, hq, qs[-2], vs[-1])
+    full = q4[:3] + (ks[-2],)
+
+    inputs = [_arrays.reshape(_arrays.as_array(query, "query"), q4),
+              _arrays.reshape(_arrays.as_array(key, "key"), k4),
+              _arrays.reshape(_arrays.as_array(value, "value"), v4)]
+    originals = [query, key, value]
+    mask_clause = ""
+    args = [("q", _ir.tensor_type(q4, elem)), ("k", _ir.tensor_type(k4, elem)),
+            ("v", _ir.tensor_type(v4, elem))]
+    if attn_mask is not None:
+        mask_elem = _arrays.element(attn_mask)
+        if mask_elem not in ("i1",) + _FLOATS:
+            raise TypeError(f"attn_mask must be bool or float, got {mask_elem}")
+        ms = _arrays.shape(attn_mask)
+        target_shape = qs[:-1] + (ks[-2],)
+        if len(ms) > len(target_shape) or any(
+                m != 1 and m != t for m, t in zip(ms[::-1], target_shape[::-1])):
+            raise ValueError(f"attn_mask of shape {list(ms)} does not broadcast to "
+                             f"(..., Hq, L, S) = {list(target_shape)}")
+        mask = _arrays.as_array(attn_mask, "attn_mask")
+        if len(ms) > 4:  # leading dimensions flattened like the query's
+            mask = _broadcast(mask, target_shape)
+            ms = full
+            mask = _arrays.reshape(mask, ms)
+        mask_type = _ir.tensor_type(ms, mask_elem)
+        args.append(("m", mask_type))
+        inputs.append(mask)
+        originals.append(attn_mask)
+        mask_clause = f"mask(%m : {mask_type}) "
+    attrs = []
+    if scale is not None:
+        attrs.append(f"scale = {_ir.float_literal(scale)}")
+    if is_causal:
+        attrs.append("causal")
+    if dropout_p > 0:
+        attrs.append(f"dropout = {_ir.float_literal(dropout_p)}")
+    out_type = _ir.tensor_type(out4, elem)
+    body = [f"%e = tensor.empty() : {out_type}",
+            f"%o = attn.sdpa %q, %k, %v {mask_clause}outs(%e) {' '.join(attrs)} : "
+            f"{args[0][1]}, {args[1][1]}, {args[2][1]} -> {out_type}"]
+    source = _ir.function("sdpa", args, [("%o", out_type)], body)
+    function = compile(source, target=target)
+    # The compiled function takes the reshaped views; results come back in
+    # the inputs' kind and are given the query's leading dimensions.
+    like = next((x for x in originals if _arrays.is_torch(x)), None)
+    result = function.run_arrays(inputs, like)
+    return _arrays.reshape(result, qs[:-1] + (vs[-1],))
+
+
+def _broadcast(x, target_shape):
+    if _arrays.is_torch(x):
+        return x.broadcast_to(tuple(target_shape)).contiguous()
+    import numpy as np
+
+    return np.ascontiguousarray(np.broadcast_to(x, tuple(target_shape)))
+

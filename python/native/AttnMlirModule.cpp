@@ -1,0 +1,259 @@
+//===- AttnMlirModule.cpp - the attn_mlir._native extension --------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// The C++ API Python needs, and nothing more: parse and verify a module,
+// run the CPU pipeline and JIT-compile one function, ask it for its result
+// shapes, and call it on caller-owned buffers (NumPy arrays, or CPU tensors
+// through DLPack, without copying). Diagnostics become the text of the
+// Python exception, so a bad module reads like attn-opt's output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Runner/JitRunner.h"
+#include "attn/Target/Cpu/CpuABI.h"
+#include "attn/Tools/DriverSupport.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <memory>
+
+namespace nb = nanobind;
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// One context for the process: dialects are registered once, and every
+/// kernel's module lives in it.
+MLIRContext &getContext() {
+  static MLIRContext *context = [] {
+    DialectRegistry registry;
+    registerCpuDriverDialects(registry);
+    auto *ctx = new MLIRContext(registry);
+    ctx->loadAllAvailableDialects();
+    ctx->printOpOnDiagnostic(false);
+    return ctx;
+  }();
+  return *context;
+}
+
+/// Collects the diagnostics emitted while it lives, rendered with source
+/// lines as the command-line tools print them.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(llvm::SourceMgr &sourceMgr)
+      : os(text), handler(sourceMgr, &getContext(), os) {}
+  std::string take() { return std::move(text); }
+
+private:
+  std::string text;
+  llvm::raw_string_ostream os;
+  SourceMgrDiagnosticHandler handler;
+};
+
+const char *elementName(AbiElement element) {
+  return stringifyAbiElement(element).data();
+}
+
+/// The ABI element of a DLPack dtype.
+std::optional<AbiElement> toElement(nb::dlpack::dtype dtype) {
+  using Code = nb::dlpack::dtype_code;
+  switch (static_cast<Code>(dtype.code)) {
+  case Code::Float:
+    if (dtype.bits == 16)
+      return AbiElement::f16;
+    if (dtype.bits == 32)
+      return AbiElement::f32;
+    if (dtype.bits == 64)
+      return AbiElement::f64;
+    return std::nullopt;
+  case Code::Bfloat:
+    return dtype.bits == 16 ? std::optional(AbiElement::bf16) : std::nullopt;
+  case Code::Bool:
+    return AbiElement::i1;
+  case Code::UInt:
+    // bf16 arrays without a DLPack code of their own (ml_dtypes.bfloat16 in
+    // NumPy) are passed as their 16-bit patterns.
+    return dtype.bits == 16 ? std::optional(AbiElement::bf16) : std::nullopt;
+  case Code::Int:
+    if (dtype.bits == 8)
+      return AbiElement::i8;
+    if (dtype.bits == 32)
+      return AbiElement::i32;
+    if (dtype.bits == 64)
+      return AbiElement::i64;
+    return std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+using Array = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+/// A JIT-compiled function and the module it came from.
+class Kernel {
+public:
+  static std::unique_ptr<Kernel> compile(const std::string &source,
+                                         std::optional<std::string> entry,
+                                         const std::string &pipeline,
+                                         unsigned optLevel);
+
+  const std::string &name() const { return abi.name; }
+  double compileSeconds() const { return seconds; }
+
+  /// (element, shape) per parameter; -1 marks a dynamic dimension.
+  std::vector<std::tuple<std::string, std::vector<int64_t>>>
+  params(bool outputs) const {
+    std::vector<std::tuple<std::string, std::vector<int64_t>>> result;
+    for (const AbiParam &param : abi.params) {
+      if (param.isOutput != outputs)
+        continue;
+      std::vector<int64_t> shape;
+      for (int64_t d : param.shape)
+        shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+      result.emplace_back(elementName(param.element), shape);
+    }
+    return result;
+  }
+
+  std::vector<std::vector<int64_t>>
+  resultShapes(const std::vector<std::vector<int64_t>> &inputShapes) const {
+    SmallVector<SmallVector<int64_t>> shapes;
+    for (const auto &shape : inputShapes)
+      shapes.emplace_back(shape.begin(), shape.end());
+    auto analysis = analyzeCall(*module, abi.name, shapes);
+    if (!analysis)
+      throw nb::value_error(llvm::toString(analysis.takeError()).c_str());
+    std::vector<std::vector<int64_t>> result;
+    for (const auto &shape : analysis->resultShapes)
+      result.emplace_back(shape.begin(), shape.end());
+    return result;
+  }
+
+  void call(std::vector<Array> arrays) {
+    SmallVector<SmallVector<int64_t>> shapes(arrays.size());
+    SmallVector<JitFunction::Buffer> buffers;
+    for (auto [i, array] : llvm::enumerate(arrays)) {
+      std::optional<AbiElement> element = toElement(array.dtype());
+      if (!element)
+        throw nb::type_error(("argument #" + std::to_string(i) +
+                              " has an element type attn-mlir cannot pass")
+                                 .c_str());
+      for (size_t d = 0; d < array.ndim(); ++d)
+        shapes[i].push_back(array.shape(d));
+      buffers.push_back({*element, shapes[i], array.data()});
+    }
+    llvm::Error error = llvm::Error::success();
+    {
+      nb::gil_scoped_release release;
+      error = function->call(buffers);
+    }
+    if (error)
+      throw nb::value_error(llvm::toString(std::move(error)).c_str());
+  }
+
+private:
+  OwningOpRef<ModuleOp> module;
+  std::unique_ptr<JitFunction> function;
+  FunctionAbi abi;
+  double seconds = 0;
+};
+
+std::unique_ptr<Kernel> Kernel::compile(const std::string &source,
+                                        std::optional<std::string> entry,
+                                        const std::string &pipeline,
+                                        unsigned optLevel) {
+  auto start = std::chrono::steady_clock::now();
+  MLIRContext &context = getContext();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, "<attn_mlir>"),
+      llvm::SMLoc());
+  DiagnosticCollector diagnostics(sourceMgr);
+  auto kernel = std::make_unique<Kernel>();
+  kernel->module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!kernel->module)
+    throw nb::value_error(("cannot parse the module:\n" + diagnostics.take())
+                              .c_str());
+
+  // The entry: the named function, or the only public one.
+  func::FuncOp func;
+  for (auto candidate : kernel->module->getOps<func::FuncOp>()) {
+    if (entry ? candidate.getSymName() == *entry : candidate.isPublic()) {
+      if (func && !entry)
+        throw nb::value_error("the module has several public functions; "
+                              "name the entry");
+      func = candidate;
+    }
+  }
+  if (!func)
+    throw nb::value_error(
+        (entry ? "no function @" + *entry + " in the module"
+               : std::string("the module has no public function"))
+            .c_str());
+  FailureOr<FunctionAbi> abi = getFunctionAbi(func);
+  if (failed(abi))
+    throw nb::value_error(("@" + func.getSymName().str() +
+                           " has no C ABI:\n" + diagnostics.take())
+                              .c_str());
+  kernel->abi = *abi;
+
+  std::unique_ptr<CpuPipelineOptions> options =
+      CpuPipelineOptions::createFromString(pipeline);
+  if (!options)
+    throw nb::value_error(("cannot parse the CPU pipeline options '" +
+                           pipeline + "'")
+                              .c_str());
+  if (optLevel > 3)
+    throw nb::value_error(("opt_level must be 0 to 3, got " +
+                           std::to_string(optLevel))
+                              .c_str());
+  CpuTargetOptions target;
+  target.optLevel = optLevel;
+  auto function = JitFunction::compile(*kernel->module, *abi, target, *options);
+  if (!function)
+    throw nb::value_error((llvm::toString(function.takeError()) + ":\n" +
+                           diagnostics.take())
+                              .c_str());
+  kernel->function = std::move(*function);
+  kernel->seconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  return kernel;
+}
+
+} // namespace
+
+NB_MODULE(_native, m) {
+  m.doc() = "attn-mlir's C++ API: compile attention IR for the CPU and call it";
+  nb::class_<Kernel>(m, "Kernel")
+      .def_static("compile", &Kernel::compile, nb::arg("source"),
+                  nb::arg("entry") = nb::none(), nb::arg("pipeline") = "",
+                  nb::arg("opt_level") = 3,
+                  "Parses `source`, runs the CPU pipeline (options as "
+                  "attnc's --cpu-pipeline) and JIT-compiles the entry.")
+      .def_prop_ro("name", &Kernel::name)
+      .def_prop_ro("compile_seconds", &Kernel::compileSeconds)
+      .def_prop_ro("inputs", [](const Kernel &k) { return k.params(false); })
+      .def_prop_ro("outputs", [](const Kernel &k) { return k.params(true); })
+      .def("result_shapes", &Kernel::resultShapes, nb::arg("input_shapes"),
+           "The shape of every result for inputs of these shapes.")
+      .def("call", &Kernel::call, nb::arg("arrays"),
+           "Calls the function on C-contiguous CPU arrays: inputs, then "
+           "one output per result (written in place).");
+}
