@@ -22,14 +22,17 @@ def _dims(x, name):
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False,
-                                 target="cpu"):
+                                 window=None, alignment="top_left", target="cpu"):
     """torch.nn.functional.scaled_dot_product_attention, compiled.
 
     query (..., Hq, L, E), key (..., Hkv, S, E), value (..., Hkv, S, Ev) ->
     (..., Hq, L, Ev). `attn_mask`: bool (True takes part) or float (added),
     broadcastable to (..., Hq, L, S). `is_causal`: the top-left lower
     triangle (not together with attn_mask, as in PyTorch). `enable_gqa`:
-    Hq may be a multiple of Hkv. Unlike PyTorch, a row with no visible key
+    Hq may be a multiple of Hkv. Beyond PyTorch: `window=(left, right)`
+    keeps keys i + off - left <= j <= i + off + right, and `alignment`
+    ("top_left" or "bottom_right", off = S - L) places the diagonal of
+    is_causal and window when L != S. Unlike PyTorch, a row with no visible key
     gives 0 rather than NaN, and dropout uses attn-mlir's counter-based
     generator (docs/Numerics.md), not torch's.
     """
@@ -66,6 +69,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise ValueError("attn_mask and is_causal cannot both be set (PyTorch's rule)")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    if alignment not in ("top_left", "bottom_right"):
+        raise ValueError(f"alignment must be 'top_left' or 'bottom_right', got {alignment!r}")
+    if alignment != "top_left" and not is_causal and window is None:
+        raise ValueError("alignment has no effect without is_causal or window")
+    if window is not None:
+        if len(window) != 2 or min(window) < 0:
+            raise ValueError(f"window must be (left, right) with non-negative "
+                             f"extents, got {tuple(window)}")
     if scale is not None and (not math.isfinite(scale) or scale == 0):
         raise ValueError(f"scale must be finite and non-zero, got {scale}")
 
@@ -110,6 +121,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         attrs.append(f"scale = {_ir.float_literal(scale)}")
     if is_causal:
         attrs.append("causal")
+    if window is not None:
+        attrs.append(f"window = [{int(window[0])}, {int(window[1])}]")
+    if alignment != "top_left":
+        attrs.append(f"align = <{alignment}>")
     if dropout_p > 0:
         attrs.append(f"dropout = {_ir.float_literal(dropout_p)}")
     out_type = _ir.tensor_type(out4, elem)

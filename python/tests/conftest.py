@@ -1,0 +1,58 @@
+# ===- conftest.py - shared fixtures of the attn_mlir tests ---------------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# ===----------------------------------------------------------------------=== #
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng():
+    """Fresh random inputs for every test (the seed is printed on failure)."""
+    seed = np.random.SeedSequence().entropy % (2**32)
+    print(f"input seed {seed}")
+    return np.random.default_rng(seed)
+
+
+def reference_sdpa(q, k, v, mask=None, causal=False, scale=None, window=None,
+                   align="top_left"):
+    """attn.sdpa's semantics in float64 (docs/Numerics.md): bool masks keep,
+    float masks add, fully masked rows give 0; q [..., Hq, L, E] with
+    Hq a multiple of Hkv."""
+    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
+    groups = q.shape[-3] // k.shape[-3] if q.ndim >= 3 else 1
+    if groups > 1:
+        k = np.repeat(k, groups, axis=-3)
+        v = np.repeat(v, groups, axis=-3)
+    L, S = q.shape[-2], k.shape[-2]
+    s = (scale if scale is not None else 1 / np.sqrt(q.shape[-1])) * q @ np.swapaxes(k, -1, -2)
+    keep = np.ones(s.shape, bool)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype == np.bool_:
+            keep &= np.broadcast_to(mask, s.shape)
+        else:
+            s = s + mask.astype(np.float64)
+    i, j = np.arange(L)[:, None], np.arange(S)[None, :]
+    diag = i + (S - L if align == "bottom_right" else 0)
+    if causal:
+        keep &= np.broadcast_to(j <= diag, s.shape)
+    if window is not None:
+        left, right = window
+        keep &= np.broadcast_to((j >= diag - left) & (j <= diag + right), s.shape)
+    s = np.where(keep, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    e = np.exp(s - m)
+    total = e.sum(axis=-1, keepdims=True)
+    p = np.where(total > 0, e / np.where(total > 0, total, 1), 0)
+    return p @ v
+
+
+def relative_error(got, want):
+    got = np.asarray(got, np.float64)
+    assert np.all(np.isfinite(got)), "non-finite values in the result"
+    denom = np.linalg.norm(want)
+    return np.linalg.norm(got - want) / (denom if denom > 0 else 1.0)

@@ -1,0 +1,49 @@
+# ===- test_cache.py - compile once per configuration ----------------------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# ===----------------------------------------------------------------------=== #
+
+import numpy as np
+
+import attn_mlir
+
+
+def test_same_configuration_compiles_once(rng):
+    attn_mlir.clear_cache()
+    before = attn_mlir.stats()
+    q = rng.standard_normal((1, 2, 9, 8)).astype(np.float32)
+    first = attn_mlir.scaled_dot_product_attention(q, q, q, is_causal=True)
+    mid = attn_mlir.stats()
+    assert mid["compiles"] == before["compiles"] + 1
+    assert mid["last_compile_seconds"] > 0
+    second = attn_mlir.scaled_dot_product_attention(q * 2, q, q, is_causal=True)
+    after = attn_mlir.stats()
+    assert after["compiles"] == mid["compiles"]
+    assert after["cache_hits"] == mid["cache_hits"] + 1
+    assert not np.array_equal(first, second)
+
+
+def test_new_shape_or_flag_compiles_again(rng):
+    q = rng.standard_normal((1, 2, 9, 8)).astype(np.float32)
+    attn_mlir.scaled_dot_product_attention(q, q, q)
+    before = attn_mlir.stats()["compiles"]
+    attn_mlir.scaled_dot_product_attention(q[:, :, :5], q[:, :, :5], q[:, :, :5])
+    attn_mlir.scaled_dot_product_attention(q, q, q, is_causal=True, scale=0.5)
+    assert attn_mlir.stats()["compiles"] == before + 2
+
+
+def test_compiled_function_reused(rng):
+    ir = """
+func.func @f(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %e = tensor.empty() : tensor<1x1x4x8xf32>
+  %o = attn.sdpa %q, %q, %q outs(%e) : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}"""
+    f = attn_mlir.compile(ir)
+    assert attn_mlir.compile(ir) is f
+    assert f.name == "f" and f.inputs == [("f32", [1, 1, 4, 8])]
+    q = rng.standard_normal((1, 1, 4, 8)).astype(np.float32)
+    from conftest import reference_sdpa, relative_error
+
+    assert relative_error(f(q), reference_sdpa(q, q, q)) < 1e-5

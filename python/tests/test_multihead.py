@@ -1,0 +1,103 @@
+# ===- test_multihead.py - nn.MultiheadAttention ---------------------------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# ===----------------------------------------------------------------------=== #
+
+import numpy as np
+import pytest
+
+import attn_mlir
+from conftest import reference_sdpa, relative_error
+
+
+def reference_mha(mha, q, k, v, key_padding_mask=None, attn_mask=None, average=True):
+    """PyTorch's multi_head_attention_forward in float64 for the batched,
+    seq-first, packed-projection case without bias_kv (0 for fully masked
+    rows)."""
+    p = {n: np.asarray(a, np.float64) for n, a in mha.state_dict().items()}
+    E, H = mha.embed_dim, mha.num_heads
+    L, N, _ = q.shape
+    S = k.shape[0]
+    w, b = p["in_proj_weight"], p.get("in_proj_bias", np.zeros(3 * E))
+    qp, kp, vp = (x @ w[i * E:(i + 1) * E].T + b[i * E:(i + 1) * E]
+                  for i, x in enumerate((q, k, v)))
+
+    def heads(x, n):  # [n, N, E] -> [N, H, n, E/H]
+        return x.reshape(n, N, H, E // H).transpose(1, 2, 0, 3)
+
+    mask = np.zeros((N, H, L, S))
+    if attn_mask is not None:
+        mask = mask + (np.where(attn_mask, -np.inf, 0) if attn_mask.dtype == bool else attn_mask)
+    if key_padding_mask is not None:
+        kpm = np.where(key_padding_mask, -np.inf, 0) if key_padding_mask.dtype == bool \
+            else key_padding_mask
+        mask = mask + kpm[:, None, None, :]
+    qh, kh, vh = heads(qp, L), heads(kp, S), heads(vp, S)
+    s = qh @ kh.transpose(0, 1, 3, 2) / np.sqrt(E // H) + mask
+    m = s.max(-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    e = np.exp(s - m)
+    t = e.sum(-1, keepdims=True)
+    probs = np.where(t > 0, e / np.where(t > 0, t, 1), 0)
+    o = (probs @ vh).transpose(2, 0, 1, 3).reshape(L, N, E)
+    o = o @ p["out_proj.weight"].T + p.get("out_proj.bias", 0)
+    return o, probs.mean(1) if average else probs
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_float64_reference(rng, average):
+    mha = attn_mlir.nn.MultiheadAttention(16, 4).eval()
+    state = mha.state_dict()
+    state["in_proj_bias"] = rng.standard_normal(48).astype(np.float32)
+    state["out_proj.bias"] = rng.standard_normal(16).astype(np.float32)
+    mha.load_state_dict(state)
+    q, k, v = (rng.standard_normal((n, 3, 16)).astype(np.float32) for n in (5, 7, 7))
+    kpm = rng.random((3, 7)) < 0.3
+    amask = rng.standard_normal((5, 7)).astype(np.float32)
+    out, w = mha(q, k, v, key_padding_mask=kpm, attn_mask=amask,
+                 average_attn_weights=average)
+    want_out, want_w = reference_mha(mha, q, k, v, kpm, amask, average)
+    assert relative_error(out, want_out) < 1e-5
+    assert relative_error(w, want_w) < 1e-5
+
+
+def test_need_weights_false(rng):
+    mha = attn_mlir.nn.MultiheadAttention(8, 2).eval()
+    x = rng.standard_normal((4, 2, 8)).astype(np.float32)
+    out, w = mha(x, x, x, need_weights=False)
+    assert w is None and out.shape == (4, 2, 8)
+    assert relative_error(out, reference_mha(mha, x, x, x)[0]) < 1e-5
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(), dict(batch_first=True), dict(kdim=12, vdim=20),
+    dict(add_bias_kv=True, add_zero_attn=True), dict(bias=False)])
+def test_torch_parity(kwargs):
+    torch = pytest.importorskip("torch")
+    ref = torch.nn.MultiheadAttention(16, 4, **kwargs).eval()
+    mine = attn_mlir.nn.MultiheadAttention(16, 4, **kwargs).eval()
+    mine.load_state_dict(ref.state_dict())
+    N, L, S = 3, 5, 7
+    kd, vd = kwargs.get("kdim", 16), kwargs.get("vdim", 16)
+    bf = kwargs.get("batch_first", False)
+    q = torch.randn(N, L, 16) if bf else torch.randn(L, N, 16)
+    k = torch.randn(N, S, kd) if bf else torch.randn(S, N, kd)
+    v = torch.randn(N, S, vd) if bf else torch.randn(S, N, vd)
+    kpm = torch.rand(N, S) < 0.3
+    kpm[:, 0] = False  # no fully masked row: PyTorch gives NaN there, we give 0
+    amask = torch.rand(L, S) < 0.2
+    for average in (True, False):
+        want_o, want_w = ref(q, k, v, key_padding_mask=kpm, attn_mask=amask,
+                             average_attn_weights=average)
+        got_o, got_w = mine(q, k, v, key_padding_mask=kpm, attn_mask=amask,
+                            average_attn_weights=average)
+        assert isinstance(got_o, torch.Tensor)
+        assert (got_o - want_o).abs().max().item() < 1e-4
+        assert (got_w - want_w).abs().max().item() < 1e-4
+    # Unbatched inputs.
+    want_o, _ = ref(q[:, 0] if not bf else q[0], k[:, 0] if not bf else k[0],
+                    v[:, 0] if not bf else v[0], need_weights=False)
+    got_o, _ = mine(q[:, 0] if not bf else q[0], k[:, 0] if not bf else k[0],
+                    v[:, 0] if not bf else v[0], need_weights=False)
+    assert (got_o - want_o).abs().max().item() < 1e-4
