@@ -12,12 +12,15 @@
 
 from ._compile import CompiledFunction, clear_cache, compile, stats
 from .functional import scaled_dot_product_attention
-from . import nn
+from .flex import flex_attention
+from . import flex, nn
 
 __all__ = [
     "CompiledFunction",
     "clear_cache",
     "compile",
+    "flex",
+    "flex_attention",
     "nn",
     "scaled_dot_product_attention",
     "stats",

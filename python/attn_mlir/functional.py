@@ -20,23 +20,55 @@ def _dims(x, name):
     return s
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False,
-                                 window=None, alignment="top_left", target="cpu"):
-    """torch.nn.functional.scaled_dot_product_attention, compiled.
+class _SdpaCall:
+    """One attn.sdpa call being put together: the checked arguments as
+    [B, H, L, E] views, the function's parameters and the op's attributes.
+    scaled_dot_product_attention and flex_attention share it."""
 
-    query (..., Hq, L, E), key (..., Hkv, S, E), value (..., Hkv, S, Ev) ->
-    (..., Hq, L, Ev). `attn_mask`: bool (True takes part) or float (added),
-    broadcastable to (..., Hq, L, S). `is_causal`: the top-left lower
-    triangle (not together with attn_mask, as in PyTorch). `enable_gqa`:
-    Hq may be a multiple of Hkv. Beyond PyTorch: `window=(left, right)`
-    keeps keys i + off - left <= j <= i + off + right, and `alignment`
-    ("top_left" or "bottom_right", off = S - L) places the diagonal of
-    is_causal and window when L != S. Unlike PyTorch, a row with no visible key
-    gives 0 rather than NaN, and dropout uses attn-mlir's counter-based
-    generator (docs/Numerics.md), not torch's.
-    """
+    def __init__(self, query, key, value, elem, shapes):
+        qs, ks, vs = shapes
+        self.elem, self.qs, self.vs = elem, qs, vs
+        lead = qs[:-3] if len(qs) > 3 else ()
+        batch = math.prod(lead) if lead else 1
+        hq = qs[-3] if len(qs) >= 3 else 1
+        hkv = ks[-3] if len(ks) >= 3 else 1
+        self.q4 = (batch, hq, qs[-2], qs[-1])
+        k4 = (batch, hkv, ks[-2], ks[-1])
+        v4 = (batch, hkv, vs[-2], vs[-1])
+        self.out4 = (batch, hq, qs[-2], vs[-1])
+        self.args, self.inputs, self.originals = [], [], []
+        for name, x, s in (("q", query, self.q4), ("k", key, k4), ("v", value, v4)):
+            self.add_input(name, x, s, elem)
+        self.mask_clause, self.attrs = "", []
+
+    def add_input(self, name, x, shape, elem):
+        """Appends a function parameter `%name` bound to `x` (viewed as
+        `shape`)."""
+        self.args.append((name, _ir.tensor_type(shape, elem)))
+        self.inputs.append(_arrays.reshape(_arrays.as_array(x, name), shape))
+        self.originals.append(x)
+
+    def run(self, regions, target):
+        out_type = _ir.tensor_type(self.out4, self.elem)
+        types = ", ".join(t for _, t in self.args[:3])
+        body = [f"%e = tensor.empty() : {out_type}",
+                f"%o = attn.sdpa %q, %k, %v {self.mask_clause}outs(%e) "
+                f"{' '.join(self.attrs)} : {types} -> {out_type}{regions}"]
+        function = compile(_ir.function("sdpa", self.args, [("%o", out_type)], body),
+                           target=target)
+        like = next((x for x in self.originals if _arrays.is_torch(x)), None)
+        result = function.run_arrays(self.inputs, like)
+        return _arrays.reshape(result, self.qs[:-1] + (self.vs[-1],))
+
+
+def _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+             window, alignment, require_rank4=False):
+    """Checks the arguments as PyTorch does (with its messages' numbers) and
+    returns the _SdpaCall with the masks and attributes in place."""
     qs, ks, vs = _dims(query, "query"), _dims(key, "key"), _dims(value, "value")
+    if require_rank4 and not (len(qs) == len(ks) == len(vs) == 4):
+        raise ValueError(f"query, key and value must be 4-D (B, H, L, E), got shapes "
+                         f"{list(qs)}, {list(ks)}, {list(vs)}")
     elem = _arrays.element(query)
     if elem not in _FLOATS:
         raise TypeError(f"query must be float32, float16 or bfloat16, got {elem}")
@@ -73,29 +105,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise ValueError(f"alignment must be 'top_left' or 'bottom_right', got {alignment!r}")
     if alignment != "top_left" and not is_causal and window is None:
         raise ValueError("alignment has no effect without is_causal or window")
-    if window is not None:
-        if len(window) != 2 or min(window) < 0:
-            raise ValueError(f"window must be (left, right) with non-negative "
-                             f"extents, got {tuple(window)}")
+    if window is not None and (len(window) != 2 or min(window) < 0):
+        raise ValueError(f"window must be (left, right) with non-negative "
+                         f"extents, got {tuple(window)}")
     if scale is not None and (not math.isfinite(scale) or scale == 0):
         raise ValueError(f"scale must be finite and non-zero, got {scale}")
 
-    # As [B, H, L, E]: leading dimensions flattened into B.
-    lead = qs[:-3] if len(qs) > 3 else ()
-    batch = math.prod(lead) if lead else 1
-    q4 = (batch, hq, qs[-2], qs[-1])
-    k4 = (batch, hkv, ks[-2], ks[-1])
-    v4 = (batch, hkv, vs[-2], vs[-1])
-    out4 = (batch, hq, qs[-2], vs[-1])
-    full = q4[:3] + (ks[-2],)
-
-    inputs = [_arrays.reshape(_arrays.as_array(query, "query"), q4),
-              _arrays.reshape(_arrays.as_array(key, "key"), k4),
-              _arrays.reshape(_arrays.as_array(value, "value"), v4)]
-    originals = [query, key, value]
-    mask_clause = ""
-    args = [("q", _ir.tensor_type(q4, elem)), ("k", _ir.tensor_type(k4, elem)),
-            ("v", _ir.tensor_type(v4, elem))]
+    call = _SdpaCall(query, key, value, elem, (qs, ks, vs))
     if attn_mask is not None:
         mask_elem = _arrays.element(attn_mask)
         if mask_elem not in ("i1",) + _FLOATS:
@@ -106,38 +122,44 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                 m != 1 and m != t for m, t in zip(ms[::-1], target_shape[::-1])):
             raise ValueError(f"attn_mask of shape {list(ms)} does not broadcast to "
                              f"(..., Hq, L, S) = {list(target_shape)}")
-        mask = _arrays.as_array(attn_mask, "attn_mask")
+        mask = attn_mask
         if len(ms) > 4:  # leading dimensions flattened like the query's
-            mask = _broadcast(mask, target_shape)
-            ms = full
-            mask = _arrays.reshape(mask, ms)
-        mask_type = _ir.tensor_type(ms, mask_elem)
-        args.append(("m", mask_type))
-        inputs.append(mask)
-        originals.append(attn_mask)
-        mask_clause = f"mask(%m : {mask_type}) "
-    attrs = []
+            mask = _broadcast(_arrays.as_array(attn_mask, "attn_mask"), target_shape)
+            ms = call.q4[:3] + (ks[-2],)
+        call.add_input("m", mask, ms, mask_elem)
+        call.mask_clause = f"mask(%m : {call.args[-1][1]}) "
     if scale is not None:
-        attrs.append(f"scale = {_ir.float_literal(scale)}")
+        call.attrs.append(f"scale = {_ir.float_literal(scale)}")
     if is_causal:
-        attrs.append("causal")
+        call.attrs.append("causal")
     if window is not None:
-        attrs.append(f"window = [{int(window[0])}, {int(window[1])}]")
+        call.attrs.append(f"window = [{int(window[0])}, {int(window[1])}]")
     if alignment != "top_left":
-        attrs.append(f"align = <{alignment}>")
+        call.attrs.append(f"align = <{alignment}>")
     if dropout_p > 0:
-        attrs.append(f"dropout = {_ir.float_literal(dropout_p)}")
-    out_type = _ir.tensor_type(out4, elem)
-    body = [f"%e = tensor.empty() : {out_type}",
-            f"%o = attn.sdpa %q, %k, %v {mask_clause}outs(%e) {' '.join(attrs)} : "
-            f"{args[0][1]}, {args[1][1]}, {args[2][1]} -> {out_type}"]
-    source = _ir.function("sdpa", args, [("%o", out_type)], body)
-    function = compile(source, target=target)
-    # The compiled function takes the reshaped views; results come back in
-    # the inputs' kind and are given the query's leading dimensions.
-    like = next((x for x in originals if _arrays.is_torch(x)), None)
-    result = function.run_arrays(inputs, like)
-    return _arrays.reshape(result, qs[:-1] + (vs[-1],))
+        call.attrs.append(f"dropout = {_ir.float_literal(dropout_p)}")
+    return call
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False,
+                                 window=None, alignment="top_left", target="cpu"):
+    """torch.nn.functional.scaled_dot_product_attention, compiled.
+
+    query (..., Hq, L, E), key (..., Hkv, S, E), value (..., Hkv, S, Ev) ->
+    (..., Hq, L, Ev). `attn_mask`: bool (True takes part) or float (added),
+    broadcastable to (..., Hq, L, S). `is_causal`: the top-left lower
+    triangle (not together with attn_mask, as in PyTorch). `enable_gqa`:
+    Hq may be a multiple of Hkv. Beyond PyTorch: `window=(left, right)`
+    keeps keys i + off - left <= j <= i + off + right, and `alignment`
+    ("top_left" or "bottom_right", off = S - L) places the diagonal of
+    is_causal and window when L != S. Unlike PyTorch, a row with no visible
+    key gives 0 rather than NaN, and dropout uses attn-mlir's counter-based
+    generator (docs/Numerics.md), not torch's.
+    """
+    call = _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                    enable_gqa, window, alignment)
+    return call.run("", target)
 
 
 def _broadcast(x, target_shape):
@@ -146,4 +168,3 @@ def _broadcast(x, target_shape):
     import numpy as np
 
     return np.ascontiguousarray(np.broadcast_to(x, tuple(target_shape)))
-
