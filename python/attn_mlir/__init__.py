@@ -13,7 +13,7 @@
 from ._compile import CompiledFunction, clear_cache, compile, stats
 from .functional import scaled_dot_product_attention
 from .flex import flex_attention
-from . import flex, nn
+from . import flex, nn, viz
 
 __all__ = [
     "CompiledFunction",
@@ -24,4 +24,5 @@ __all__ = [
     "nn",
     "scaled_dot_product_attention",
     "stats",
+    "viz",
 ]

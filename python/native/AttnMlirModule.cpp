@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runner/JitRunner.h"
 #include "attn/Target/Cpu/CpuABI.h"
@@ -18,6 +19,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -237,6 +239,40 @@ std::unique_ptr<Kernel> Kernel::compile(const std::string &source,
   return kernel;
 }
 
+/// What attn-sparsify says about each attn.sdpa of `source` (its band and
+/// whether tiles are classified statically or at run time, and why).
+std::vector<std::string> explainSparsity(const std::string &source,
+                                         int64_t qTile, int64_t kvTile) {
+  MLIRContext &context = getContext();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, "<attn_mlir>"),
+      llvm::SMLoc());
+  std::vector<std::string> remarks;
+  std::string errors;
+  {
+    DiagnosticCollector diagnostics(sourceMgr);
+    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      throw nb::value_error(("cannot parse the module:\n" + diagnostics.take())
+                                .c_str());
+    ScopedDiagnosticHandler collect(&context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Remark) {
+        remarks.push_back(diag.str());
+        return success();
+      }
+      return failure(); // errors go on to the collector
+    });
+    PassManager pm(&context);
+    pm.addPass(createAttnSparsify(AttnSparsifyOptions{qTile, kvTile, true}));
+    if (failed(pm.run(*module)))
+      errors = diagnostics.take();
+  }
+  if (!errors.empty())
+    throw nb::value_error(errors.c_str());
+  return remarks;
+}
+
 } // namespace
 
 NB_MODULE(_native, m) {
@@ -256,4 +292,7 @@ NB_MODULE(_native, m) {
       .def("call", &Kernel::call, nb::arg("arrays"),
            "Calls the function on C-contiguous CPU arrays: inputs, then "
            "one output per result (written in place).");
+  m.def("explain_sparsity", &explainSparsity, nb::arg("source"),
+        nb::arg("q_tile") = 128, nb::arg("kv_tile") = 64,
+        "attn-sparsify's remark for each attn.sdpa of the module.");
 }
