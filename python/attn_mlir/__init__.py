@@ -10,13 +10,14 @@
 #
 # ===----------------------------------------------------------------------=== #
 
-from ._compile import CompiledFunction, clear_cache, compile, stats
+from ._compile import CompiledFunction, __version__, cache_dir, clear_cache, compile, stats
 from .functional import scaled_dot_product_attention
 from .flex import flex_attention
 from . import flex, nn, viz
 
 __all__ = [
     "CompiledFunction",
+    "cache_dir",
     "clear_cache",
     "compile",
     "flex",

@@ -30,10 +30,13 @@ def is_torch(x):
 
 
 _TORCH_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16",
-                "float64": "f64", "bool": "i1", "int32": "i32", "int64": "i64"}
+                "float64": "f64", "bool": "i1", "int8": "i8", "int32": "i32",
+                "int64": "i64"}
+# uint16 is how `as_array` passes ml_dtypes.bfloat16 data (by its bits).
 _NUMPY_NAMES = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
                 np.dtype(np.float64): "f64", np.dtype(np.bool_): "i1",
-                np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
+                np.dtype(np.int8): "i8", np.dtype(np.int32): "i32",
+                np.dtype(np.int64): "i64", np.dtype(np.uint16): "bf16"}
 
 
 def element(x):

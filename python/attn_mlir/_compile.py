@@ -2,75 +2,129 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-# `compile(ir_text)` JIT-compiles a module with the CPU pipeline (the same
-# passes as attnc and attn-run) and returns a callable. Compiled functions
-# are cached in-process by (IR, target, entry, pipeline options, -O level):
-# the entry points of this package generate IR whose text is a function of
-# the op configuration, shapes and dtypes, so the IR is the cache key.
+# `compile(ir_text)` compiles a module with the CPU pipeline (the same
+# passes as attnc and attn-run) and returns a callable. The entry points of
+# this package generate IR whose text is a function of the op
+# configuration, shapes and dtypes, so (IR, target, entry, pipeline, -O)
+# is the cache key:
+#   - in-process, compiled functions are kept in a dict;
+#   - on disk, each is a shared library (what attnc --emit=shared makes)
+#     named by a hash of the key and the compiler's identity, in
+#     $ATTN_MLIR_CACHE_DIR (default ~/.cache/attn_mlir), so a second process
+#     loads it instead of compiling. ATTN_MLIR_DISK_CACHE=0 turns the disk
+#     cache off (functions are then JIT-compiled in memory).
 #
 # ===----------------------------------------------------------------------=== #
 
+import ctypes
+import hashlib
+import os
+import tempfile
 import time
 
-from . import _arrays
-from ._native import Kernel
+from . import _arrays, _native
+from ._native import Program
+
+__version__ = "0.1.0"
 
 _TARGETS = ("cpu", "cuda")
 _cache = {}
-_stats = {"compiles": 0, "cache_hits": 0, "compile_seconds": 0.0,
+_stats = {"compiles": 0, "cache_hits": 0, "disk_hits": 0, "compile_seconds": 0.0,
           "last_compile_seconds": None}
 
 
+def _format_shape(shape):
+    return "x".join("?" if d < 0 else str(d) for d in shape)
+
+
+class _SharedLibrary:
+    """A function in a shared library, called through its C interface
+    (`_mlir_ciface_<name>` taking one memref descriptor per parameter)."""
+
+    def __init__(self, path, name):
+        self._function = getattr(ctypes.CDLL(path), "_mlir_ciface_" + name)
+        self._function.restype = None
+        self._types = {}
+
+    def _descriptor(self, array):
+        shape = _arrays.shape(array)
+        rank = len(shape)
+        kind = self._types.get(rank)
+        if kind is None:
+            fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                      ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
+                      ("strides", ctypes.c_int64 * rank)]
+            kind = self._types[rank] = type(f"MemRef{rank}D", (ctypes.Structure,),
+                                            {"_fields_": fields})
+        strides, stride = [0] * rank, 1
+        for d in range(rank - 1, -1, -1):
+            strides[d], stride = stride, stride * shape[d]
+        pointer = array.data_ptr() if _arrays.is_torch(array) else array.ctypes.data
+        return kind(pointer, pointer, 0, (ctypes.c_int64 * rank)(*shape),
+                    (ctypes.c_int64 * rank)(*strides))
+
+    def call(self, arrays):
+        descriptors = [self._descriptor(a) for a in arrays]
+        self._function(*[ctypes.byref(d) for d in descriptors])
+
+
 class CompiledFunction:
-    """A JIT-compiled function. Call it with its inputs (NumPy arrays or CPU
+    """A compiled function. Call it with its inputs (NumPy arrays or CPU
     torch tensors, in argument order); it allocates its results, runs, and
     returns one result or a tuple of them (torch tensors if any input was
     one)."""
 
-    def __init__(self, kernel):
-        self._kernel = kernel
+    def __init__(self, program, backend, compile_seconds):
+        self._program, self._backend = program, backend
+        self.compile_seconds = compile_seconds
 
     @property
     def name(self):
-        return self._kernel.name
+        return self._program.name
 
     @property
     def inputs(self):
         """[(element type, shape)] of the parameters; -1 is a dynamic size."""
-        return self._kernel.inputs
+        return self._program.inputs
 
     @property
     def outputs(self):
-        return self._kernel.outputs
-
-    @property
-    def compile_seconds(self):
-        return self._kernel.compile_seconds
+        return self._program.outputs
 
     def __call__(self, *inputs):
-        expected = self._kernel.inputs
+        expected = self._program.inputs
         if len(inputs) != len(expected):
             raise TypeError(f"@{self.name} takes {len(expected)} inputs, "
                             f"{len(inputs)} were given")
-        arrays = []
-        for i, (x, (elem, _)) in enumerate(zip(inputs, expected)):
-            got = _arrays.element(x)
-            if got != elem:
-                raise TypeError(f"input #{i} of @{self.name} has element type "
-                                f"{got}, the function takes {elem}")
-            arrays.append(_arrays.as_array(x, f"input #{i}"))
+        arrays = [_arrays.as_array(x, f"input #{i}") for i, x in enumerate(inputs)]
         like = next((x for x in inputs if _arrays.is_torch(x)), None)
         return self.run_arrays(arrays, like)
 
+    def _check(self, arrays):
+        """The checks the C++ runner makes, for the shared-library path."""
+        params = self._program.inputs + self._program.outputs
+        n_in = len(self._program.inputs)
+        for i, (array, (elem, shape)) in enumerate(zip(arrays, params)):
+            what = f"input #{i}" if i < n_in else f"output #{i - n_in}"
+            got = _arrays.element(array)
+            if got != elem:
+                raise TypeError(f"{what} of @{self.name} has element type {got}, "
+                                f"the function takes {elem}")
+            actual = _arrays.shape(array)
+            if len(actual) != len(shape) or any(s >= 0 and s != a for s, a in zip(shape, actual)):
+                raise ValueError(f"{what} of @{self.name} has shape {_format_shape(actual)}, "
+                                 f"the function takes {_format_shape(shape)}")
+
     def run_arrays(self, arrays, like=None):
         """Calls the function on `arrays` already in native form (from
-        `_arrays.as_array`, of the parameters' shapes and types), allocating
-        the results like `like` (a torch tensor, or None for NumPy)."""
-        kernel = self._kernel
-        shapes = kernel.result_shapes([list(_arrays.shape(a)) for a in arrays])
+        `_arrays.as_array`), allocating the results like `like` (a torch
+        tensor, or None for NumPy)."""
+        program = self._program
+        self._check(arrays[:len(program.inputs)])
+        shapes = program.result_shapes([list(_arrays.shape(a)) for a in arrays])
         results = [_arrays.empty_like_kind(like, s, elem)
-                   for (elem, _), s in zip(kernel.outputs, shapes)]
-        kernel.call(list(arrays) + [_arrays.as_array(r, "result") for r in results])
+                   for (elem, _), s in zip(program.outputs, shapes)]
+        self._backend.call(list(arrays) + [_arrays.as_array(r, "result") for r in results])
         return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -80,6 +134,21 @@ def _check_target(target):
     if target == "cuda":
         raise NotImplementedError(
             "target='cuda': attn-mlir has no CUDA backend yet; use target='cpu'")
+
+
+def cache_dir():
+    """The on-disk cache directory, or None when it is turned off."""
+    if os.environ.get("ATTN_MLIR_DISK_CACHE", "1") == "0":
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.environ.get("ATTN_MLIR_CACHE_DIR") or os.path.join(base, "attn_mlir")
+
+
+def _compiler_identity():
+    """What a cached library depends on besides its key: this package's
+    version and the native module (a rebuilt compiler invalidates)."""
+    st = os.stat(_native.__file__)
+    return f"{__version__}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3):
@@ -95,21 +164,46 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3):
         _stats["cache_hits"] += 1
         return function
     start = time.perf_counter()
-    function = CompiledFunction(Kernel.compile(ir, entry, pipeline, opt_level))
+    program = Program.parse(ir, entry)
+    directory = cache_dir()
+    if directory is None:
+        backend = program.jit(pipeline, opt_level)
+        compiled = True
+    else:
+        digest = hashlib.sha256(repr((key, _compiler_identity())).encode()).hexdigest()[:40]
+        path = os.path.join(directory, digest + ".so")
+        compiled = not os.path.exists(path)
+        if compiled:
+            os.makedirs(directory, exist_ok=True)
+            fd, partial = tempfile.mkstemp(suffix=".so", dir=directory)
+            os.close(fd)
+            try:
+                program.emit_shared(partial, pipeline, opt_level)
+                os.replace(partial, path)  # atomic: other processes see all or nothing
+            finally:
+                if os.path.exists(partial):
+                    os.unlink(partial)
+        backend = _SharedLibrary(path, program.name)
     seconds = time.perf_counter() - start
-    _stats["compiles"] += 1
-    _stats["compile_seconds"] += seconds
-    _stats["last_compile_seconds"] = seconds
+    if compiled:
+        _stats["compiles"] += 1
+        _stats["compile_seconds"] += seconds
+        _stats["last_compile_seconds"] = seconds
+    else:
+        _stats["disk_hits"] += 1
+    function = CompiledFunction(program, backend, seconds)
     _cache[key] = function
     return function
 
 
 def stats():
-    """Compilation counters of this process: compiles, cache_hits,
-    compile_seconds (total) and last_compile_seconds."""
-    return dict(_stats, cached_functions=len(_cache))
+    """Compilation counters of this process: compiles, cache_hits (in
+    process), disk_hits (loaded from the on-disk cache), compile_seconds
+    (total) and last_compile_seconds."""
+    return dict(_stats, cached_functions=len(_cache), cache_dir=cache_dir())
 
 
 def clear_cache():
-    """Forgets every compiled function (the next call compiles again)."""
+    """Forgets every compiled function of this process (the on-disk cache
+    stays)."""
     _cache.clear()

@@ -14,6 +14,9 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runner/JitRunner.h"
 #include "attn/Target/Cpu/CpuABI.h"
+#include "attn/Target/Cpu/CpuCompiler.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
 #include "attn/Tools/DriverSupport.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -26,6 +29,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
@@ -107,16 +111,17 @@ std::optional<AbiElement> toElement(nb::dlpack::dtype dtype) {
 
 using Array = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
-/// A JIT-compiled function and the module it came from.
-class Kernel {
+/// A parsed module and the C view of its entry function: enough to check
+/// arguments and size results without compiling.
+class Program {
 public:
-  static std::unique_ptr<Kernel> compile(const std::string &source,
-                                         std::optional<std::string> entry,
-                                         const std::string &pipeline,
-                                         unsigned optLevel);
+  static std::shared_ptr<Program> parse(const std::string &source,
+                                        std::optional<std::string> entry);
 
   const std::string &name() const { return abi.name; }
-  double compileSeconds() const { return seconds; }
+  const FunctionAbi &getAbi() const { return abi; }
+  ModuleOp getModule() const { return module.get(); }
+  const std::string &getSource() const { return source; }
 
   /// (element, shape) per parameter; -1 marks a dynamic dimension.
   std::vector<std::tuple<std::string, std::vector<int64_t>>>
@@ -147,6 +152,116 @@ public:
     return result;
   }
 
+  /// Runs the CPU pipeline on a copy and writes a shared library exporting
+  /// `_mlir_ciface_<name>` (what attnc --emit=shared makes).
+  void emitShared(const std::string &path, const std::string &pipeline,
+                  unsigned optLevel) const;
+
+private:
+  OwningOpRef<ModuleOp> module;
+  FunctionAbi abi;
+  /// The source the diagnostics of later steps point into.
+  std::string source;
+};
+
+/// The pipeline options, or a ValueError.
+std::unique_ptr<CpuPipelineOptions> parsePipeline(const std::string &pipeline,
+                                                  unsigned optLevel) {
+  std::unique_ptr<CpuPipelineOptions> options =
+      CpuPipelineOptions::createFromString(pipeline);
+  if (!options)
+    throw nb::value_error(("cannot parse the CPU pipeline options '" +
+                           pipeline + "'")
+                              .c_str());
+  if (optLevel > 3)
+    throw nb::value_error(("opt_level must be 0 to 3, got " +
+                           std::to_string(optLevel))
+                              .c_str());
+  return options;
+}
+
+/// A source manager over `source`, for diagnostics with source lines.
+void addSource(llvm::SourceMgr &sourceMgr, const std::string &source) {
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, "<attn_mlir>"),
+      llvm::SMLoc());
+}
+
+std::shared_ptr<Program> Program::parse(const std::string &source,
+                                        std::optional<std::string> entry) {
+  llvm::SourceMgr sourceMgr;
+  addSource(sourceMgr, source);
+  DiagnosticCollector diagnostics(sourceMgr);
+  auto program = std::make_shared<Program>();
+  program->source = source;
+  program->module = parseSourceFile<ModuleOp>(sourceMgr, &getContext());
+  if (!program->module)
+    throw nb::value_error(("cannot parse the module:\n" + diagnostics.take())
+                              .c_str());
+
+  // The entry: the named function, or the only public one.
+  func::FuncOp func;
+  for (auto candidate : program->module->getOps<func::FuncOp>()) {
+    if (entry ? candidate.getSymName() == *entry : candidate.isPublic()) {
+      if (func && !entry)
+        throw nb::value_error("the module has several public functions; "
+                              "name the entry");
+      func = candidate;
+    }
+  }
+  if (!func)
+    throw nb::value_error(
+        (entry ? "no function @" + *entry + " in the module"
+               : std::string("the module has no public function"))
+            .c_str());
+  FailureOr<FunctionAbi> abi = getFunctionAbi(func);
+  if (failed(abi))
+    throw nb::value_error(("@" + func.getSymName().str() +
+                           " has no C ABI:\n" + diagnostics.take())
+                              .c_str());
+  program->abi = *abi;
+  return program;
+}
+
+void Program::emitShared(const std::string &path, const std::string &pipeline,
+                         unsigned optLevel) const {
+  std::unique_ptr<CpuPipelineOptions> options =
+      parsePipeline(pipeline, optLevel);
+  llvm::SourceMgr sourceMgr;
+  addSource(sourceMgr, source);
+  DiagnosticCollector diagnostics(sourceMgr);
+  OwningOpRef<ModuleOp> copy = getModule().clone();
+  PassManager pm(&getContext());
+  buildCpuPipeline(pm, *options);
+  if (failed(pm.run(*copy)))
+    throw nb::value_error(("the CPU pipeline failed:\n" + diagnostics.take())
+                              .c_str());
+  CpuTargetOptions target;
+  target.optLevel = optLevel;
+  auto machine = createCpuTargetMachine(target);
+  llvm::LLVMContext llvmContext;
+  auto llvmModule =
+      machine ? translateToLLVMIR(*copy, llvmContext, **machine)
+              : llvm::Expected<std::unique_ptr<llvm::Module>>(
+                    machine.takeError());
+  llvm::Error error =
+      llvmModule ? optimizeLLVMModule(**llvmModule, **machine, optLevel)
+                 : llvmModule.takeError();
+  if (!error)
+    error = emitSharedLibrary(**llvmModule, **machine, path);
+  if (error)
+    throw nb::value_error(llvm::toString(std::move(error)).c_str());
+}
+
+/// A JIT-compiled function of a Program.
+class Kernel {
+public:
+  static std::unique_ptr<Kernel> compile(std::shared_ptr<Program> program,
+                                         const std::string &pipeline,
+                                         unsigned optLevel);
+
+  double compileSeconds() const { return seconds; }
+
   void call(std::vector<Array> arrays) {
     SmallVector<SmallVector<int64_t>> shapes(arrays.size());
     SmallVector<JitFunction::Buffer> buffers;
@@ -170,68 +285,30 @@ public:
   }
 
 private:
-  OwningOpRef<ModuleOp> module;
+  std::shared_ptr<Program> program;
   std::unique_ptr<JitFunction> function;
-  FunctionAbi abi;
   double seconds = 0;
 };
 
-std::unique_ptr<Kernel> Kernel::compile(const std::string &source,
-                                        std::optional<std::string> entry,
+std::unique_ptr<Kernel> Kernel::compile(std::shared_ptr<Program> program,
                                         const std::string &pipeline,
                                         unsigned optLevel) {
   auto start = std::chrono::steady_clock::now();
-  MLIRContext &context = getContext();
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(source, "<attn_mlir>"),
-      llvm::SMLoc());
-  DiagnosticCollector diagnostics(sourceMgr);
-  auto kernel = std::make_unique<Kernel>();
-  kernel->module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!kernel->module)
-    throw nb::value_error(("cannot parse the module:\n" + diagnostics.take())
-                              .c_str());
-
-  // The entry: the named function, or the only public one.
-  func::FuncOp func;
-  for (auto candidate : kernel->module->getOps<func::FuncOp>()) {
-    if (entry ? candidate.getSymName() == *entry : candidate.isPublic()) {
-      if (func && !entry)
-        throw nb::value_error("the module has several public functions; "
-                              "name the entry");
-      func = candidate;
-    }
-  }
-  if (!func)
-    throw nb::value_error(
-        (entry ? "no function @" + *entry + " in the module"
-               : std::string("the module has no public function"))
-            .c_str());
-  FailureOr<FunctionAbi> abi = getFunctionAbi(func);
-  if (failed(abi))
-    throw nb::value_error(("@" + func.getSymName().str() +
-                           " has no C ABI:\n" + diagnostics.take())
-                              .c_str());
-  kernel->abi = *abi;
-
   std::unique_ptr<CpuPipelineOptions> options =
-      CpuPipelineOptions::createFromString(pipeline);
-  if (!options)
-    throw nb::value_error(("cannot parse the CPU pipeline options '" +
-                           pipeline + "'")
-                              .c_str());
-  if (optLevel > 3)
-    throw nb::value_error(("opt_level must be 0 to 3, got " +
-                           std::to_string(optLevel))
-                              .c_str());
+      parsePipeline(pipeline, optLevel);
+  llvm::SourceMgr sourceMgr;
+  addSource(sourceMgr, program->getSource());
+  DiagnosticCollector diagnostics(sourceMgr);
   CpuTargetOptions target;
   target.optLevel = optLevel;
-  auto function = JitFunction::compile(*kernel->module, *abi, target, *options);
+  auto function = JitFunction::compile(program->getModule(), program->getAbi(),
+                                       target, *options);
   if (!function)
     throw nb::value_error((llvm::toString(function.takeError()) + ":\n" +
                            diagnostics.take())
                               .c_str());
+  auto kernel = std::make_unique<Kernel>();
+  kernel->program = std::move(program);
   kernel->function = std::move(*function);
   kernel->seconds = std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - start)
@@ -277,18 +354,25 @@ std::vector<std::string> explainSparsity(const std::string &source,
 
 NB_MODULE(_native, m) {
   m.doc() = "attn-mlir's C++ API: compile attention IR for the CPU and call it";
-  nb::class_<Kernel>(m, "Kernel")
-      .def_static("compile", &Kernel::compile, nb::arg("source"),
-                  nb::arg("entry") = nb::none(), nb::arg("pipeline") = "",
-                  nb::arg("opt_level") = 3,
-                  "Parses `source`, runs the CPU pipeline (options as "
-                  "attnc's --cpu-pipeline) and JIT-compiles the entry.")
-      .def_prop_ro("name", &Kernel::name)
-      .def_prop_ro("compile_seconds", &Kernel::compileSeconds)
-      .def_prop_ro("inputs", [](const Kernel &k) { return k.params(false); })
-      .def_prop_ro("outputs", [](const Kernel &k) { return k.params(true); })
-      .def("result_shapes", &Kernel::resultShapes, nb::arg("input_shapes"),
+  nb::class_<Program>(m, "Program")
+      .def_static("parse", &Program::parse, nb::arg("source"),
+                  nb::arg("entry") = nb::none(),
+                  "Parses and verifies `source` and finds the entry function "
+                  "(`entry`, or the only public one).")
+      .def_prop_ro("name", &Program::name)
+      .def_prop_ro("inputs", [](const Program &p) { return p.params(false); })
+      .def_prop_ro("outputs", [](const Program &p) { return p.params(true); })
+      .def("result_shapes", &Program::resultShapes, nb::arg("input_shapes"),
            "The shape of every result for inputs of these shapes.")
+      .def("emit_shared", &Program::emitShared, nb::arg("path"),
+           nb::arg("pipeline") = "", nb::arg("opt_level") = 3,
+           "Compiles with the CPU pipeline (options as attnc's "
+           "--cpu-pipeline) into a shared library at `path`.")
+      .def("jit", &Kernel::compile, nb::arg("pipeline") = "",
+           nb::arg("opt_level") = 3,
+           "JIT-compiles the entry with the CPU pipeline.");
+  nb::class_<Kernel>(m, "Kernel")
+      .def_prop_ro("compile_seconds", &Kernel::compileSeconds)
       .def("call", &Kernel::call, nb::arg("arrays"),
            "Calls the function on C-contiguous CPU arrays: inputs, then "
            "one output per result (written in place).");

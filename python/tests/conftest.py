@@ -4,8 +4,14 @@
 #
 # ===----------------------------------------------------------------------=== #
 
+import os
+import tempfile
+
 import numpy as np
 import pytest
+
+# The tests' compiled functions go to a cache of their own, not ~/.cache.
+os.environ.setdefault("ATTN_MLIR_CACHE_DIR", tempfile.mkdtemp(prefix="attn-mlir-test-cache-"))
 
 
 @pytest.fixture

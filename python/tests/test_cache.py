@@ -47,3 +47,39 @@ func.func @f(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
     from conftest import reference_sdpa, relative_error
 
     assert relative_error(f(q), reference_sdpa(q, q, q)) < 1e-5
+
+
+SCRIPT = """
+import json, time, numpy as np, attn_mlir
+q = np.ones((1, 2, 33, 16), np.float32)
+start = time.perf_counter()
+attn_mlir.scaled_dot_product_attention(q, q, q, is_causal=True, scale=0.123)
+print(json.dumps(dict(attn_mlir.stats(), first_call=time.perf_counter() - start)))
+"""
+
+
+def run_process(cache, disk="1"):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, ATTN_MLIR_CACHE_DIR=str(cache), ATTN_MLIR_DISK_CACHE=disk)
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def test_disk_cache_makes_the_second_process_start_fast(tmp_path):
+    first = run_process(tmp_path)
+    assert first["compiles"] == 1 and first["disk_hits"] == 0
+    assert len(list(tmp_path.glob("*.so"))) == 1
+    second = run_process(tmp_path)
+    assert second["compiles"] == 0 and second["disk_hits"] == 1
+    assert second["first_call"] < first["first_call"]
+
+
+def test_disk_cache_can_be_turned_off(tmp_path):
+    stats = run_process(tmp_path, disk="0")
+    assert stats["compiles"] == 1 and stats["cache_dir"] is None
+    assert not list(tmp_path.glob("*.so"))

@@ -235,22 +235,10 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   }
 
   // A shared library: an object in a temporary file, linked.
-  SmallString<128> object;
-  int fd;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("attnc", "o", fd, object))
-    return reportError("cannot create a temporary object file: " +
-                       ec.message());
-  llvm::FileRemover removeObject(object);
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    if (llvm::Error err = attn::emitMachineCode(
-            **llvmModule, **machine, llvm::CodeGenFileType::ObjectFile, os))
-      return reportError(std::move(err));
-  }
   codegenTimer.stop();
-  TimingScope linkTimer = root.nest("link");
-  if (llvm::Error err = attn::linkSharedLibrary(object, output))
+  TimingScope linkTimer = root.nest("machine code and link");
+  if (llvm::Error err =
+          attn::emitSharedLibrary(**llvmModule, **machine, output))
     return reportError(std::move(err));
   return success();
 }

@@ -18,6 +18,7 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -157,4 +158,23 @@ llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
                                    (error.empty() ? "" : ": " + error) +
                                    (message.empty() ? "" : ":\n" + message));
   return llvm::Error::success();
+}
+
+llvm::Error attn::emitSharedLibrary(llvm::Module &module,
+                                    llvm::TargetMachine &target,
+                                    llvm::StringRef outputPath) {
+  SmallString<128> object;
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("attn", "o", fd, object))
+    return llvm::createStringError("cannot create a temporary object file: " +
+                                   ec.message());
+  llvm::FileRemover removeObject(object);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    if (llvm::Error err = emitMachineCode(
+            module, target, llvm::CodeGenFileType::ObjectFile, os))
+      return err;
+  }
+  return linkSharedLibrary(object, outputPath);
 }

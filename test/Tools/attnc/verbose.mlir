@@ -12,8 +12,7 @@
 // TIME: ConvertToLLVMPass
 // TIME: translate to LLVM IR
 // TIME: LLVM -O3
-// TIME: machine code
-// TIME: link
+// TIME: machine code and link
 
 // RUN: attnc %s --emit=mlir -o /dev/null --print-pipeline --cpu-pipeline="lowering=reference" 2>&1 | FileCheck %s --check-prefix=REF
 // RUN: not attnc %s --emit=mlir -o /dev/null --cpu-pipeline="lowering=flash" 2>&1 | FileCheck %s --check-prefix=BAD

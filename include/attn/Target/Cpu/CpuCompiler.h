@@ -76,6 +76,12 @@ llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &target,
 llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
                               llvm::StringRef outputPath);
 
+/// Generates `module`'s object code into a temporary file and links it into
+/// the shared library `outputPath` (emitMachineCode, then
+/// linkSharedLibrary).
+llvm::Error emitSharedLibrary(llvm::Module &module, llvm::TargetMachine &target,
+                              llvm::StringRef outputPath);
+
 } // namespace attn
 } // namespace mlir
 
