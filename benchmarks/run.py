@@ -146,39 +146,24 @@ def main():
         print(f"# best fp32 FMA peak {peak:.1f} GFLOP/s; × = peer time / "
               f"{ours.name} time (above 1: attn-mlir is faster)")
     if args.plot:
-        plot(rows, [ours.name] + [p.name for p in peers], peak, args.plot)
+        plot(rows, [ours.name] + [p.name for p in peers], peak, args.plot, args.build)
         print(f"# plot: {args.plot}")
 
 
-def plot(rows, names, peak, path):
-    import matplotlib
+def plot(rows, names, peak, path, build):
+    """The sweep as GFLOP/s curves, one panel per (kind, D), drawn by
+    attn_mlir.viz (the package the build lays out)."""
+    sys.path.insert(0, os.path.join(build, "python_packages"))
+    from attn_mlir import viz
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    panels = sorted({(c.kind, c.D) for c, _ in rows}, key=str)
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8),
-                             squeeze=False)
-    for ax, (kind, d) in zip(axes[0], panels):
+    panels = {}
+    for kind, d in sorted({(c.kind, c.D) for c, _ in rows}, key=str):
         points = [(c, g) for c, g in rows if (c.kind, c.D) == (kind, d)]
-        for name in names:
-            xs = [c.Skv for c, g in points if name in g]
-            ys = [g[name] for c, g in points if name in g]
-            if xs:
-                ax.plot(xs, ys, marker="o", label=name)
-        if peak:
-            ax.axhline(peak, color="grey", linestyle="--", linewidth=1,
-                       label="fp32 FMA peak")
         c = points[0][0]
         heads = f"H={c.Hq}" if c.Hq == c.Hkv else f"Hq={c.Hq}/Hkv={c.Hkv}"
-        ax.set_title(f"{kind}, {heads}, D={d}", fontsize=10)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("S (keys)")
-        ax.set_ylabel("GFLOP/s")
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+        panels[f"{kind}, {heads}, D={d}"] = {
+            name: [(c.Skv, g[name]) for c, g in points if name in g] for name in names}
+    viz.line_panels(panels, path, reference=peak, reference_label="fp32 FMA peak")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 #   python3 benchmarks/sparsity.py [--seq 8192] [--heads 8] [--dim 64]
+#                                  [--plot benchmarks/sparsity.png]
 #
 # Compiles one attn.sdpa per mask variant with attnc (the default CPU
 # pipeline, so attn-sparsify and attn-tile decide what to skip), runs every
@@ -183,6 +184,7 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--only", nargs="*", help="variants to run (dense always runs)")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--plot", help="write the ratios as a PNG (attn_mlir.viz, matplotlib)")
     a = p.parse_args()
     B, H, S, D = 1, a.heads, a.seq, a.dim
     rng = np.random.default_rng()
@@ -229,6 +231,12 @@ def main():
             failures.append(name)
         print(f"| {name} | {best[name] * 1e3:.1f} | {best[name] / best['dense']:.3f} | "
               f"{'ok' if ok else 'WRONG'} ({err:.1e}) |")
+    if a.plot:
+        sys.path.insert(0, os.path.join(a.build, "python_packages"))
+        from attn_mlir import viz
+
+        viz.ratio_bars({n: best[n] / best["dense"] for n in specs}, a.plot,
+                       f"attn-mlir, B={B} H={H} S={S} D={D} f32: time / dense")
     sys.exit(1 if failures else 0)
 
 

@@ -147,3 +147,53 @@ def block_sparsity(query_len, key_len, path, mask_mod=None, is_causal=False, win
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return classes, explanation
+
+
+def line_panels(panels, path, xlabel="S (keys)", ylabel="GFLOP/s", reference=None,
+                reference_label=None, columns=3):
+    """Benchmark curves: `panels` maps a panel title to {series name: [(x,
+    y), ...]}; x on a log2 axis; an optional horizontal `reference` line
+    (a measured peak). Panels are laid out `columns` to a row."""
+    plt = _pyplot()
+    titles = list(panels)
+    cols = min(columns, max(len(titles), 1))
+    rows = -(-len(titles) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
+    for ax in axes.flat[len(titles):]:
+        ax.set_visible(False)
+    for ax, title in zip(axes.flat, titles):
+        for name, points in panels[title].items():
+            if points:
+                xs, ys = zip(*sorted(points))
+                ax.plot(xs, ys, marker="o", label=name)
+        if reference:
+            ax.axhline(reference, color="grey", linestyle="--", linewidth=1,
+                       label=reference_label)
+        ax.set_title(title, fontsize=10)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def ratio_bars(ratios, path, title, reference=1.0, xlabel="time / dense"):
+    """Horizontal bars of `ratios` ({name: ratio}) with a line at
+    `reference`: the sparsity benchmark's picture."""
+    plt = _pyplot()
+    names = list(ratios)
+    fig, ax = plt.subplots(figsize=(6.5, 0.45 * len(names) + 1.2))
+    ax.barh(names[::-1], [ratios[n] for n in names[::-1]], color="#3465a4")
+    ax.axvline(reference, color="grey", linestyle="--", linewidth=1)
+    for i, n in enumerate(names[::-1]):
+        ax.text(ratios[n], i, f" {ratios[n]:.3f}", va="center", fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -41,3 +41,14 @@ def test_pictures(tmp_path):
     _, weights = mha(x, x, x, average_attn_weights=False)
     viz.attention_map(weights, tmp_path / "map.png")
     assert (tmp_path / "map.png").stat().st_size > 1000
+
+
+def test_benchmark_pictures(tmp_path):
+    pytest.importorskip("matplotlib")
+    viz.line_panels({"full, H=8, D=64": {"attn-mlir": [(512, 100.0), (1024, 150.0)],
+                                         "torch": [(512, 90.0)]},
+                     "causal, H=8, D=64": {"attn-mlir": [(512, 80.0)]}},
+                    tmp_path / "sweep.png", reference=300.0, reference_label="peak")
+    viz.ratio_bars({"dense": 1.0, "causal": 0.5}, tmp_path / "ratios.png", "ratios")
+    assert (tmp_path / "sweep.png").stat().st_size > 1000
+    assert (tmp_path / "ratios.png").stat().st_size > 1000
