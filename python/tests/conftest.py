@@ -14,6 +14,16 @@ import pytest
 os.environ.setdefault("ATTN_MLIR_CACHE_DIR", tempfile.mkdtemp(prefix="attn-mlir-test-cache-"))
 
 
+# A one-op module (self-attention of a [1, 1, 4, 8] tensor) for the tests of
+# compile() itself.
+TINY_SDPA = """
+func.func @f(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %e = tensor.empty() : tensor<1x1x4x8xf32>
+  %o = attn.sdpa %q, %q, %q outs(%e) : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}"""
+
+
 @pytest.fixture
 def rng():
     """Fresh random inputs for every test (the seed is printed on failure)."""

@@ -7,6 +7,7 @@
 import numpy as np
 
 import attn_mlir
+from conftest import TINY_SDPA
 
 
 def test_same_configuration_compiles_once(rng):
@@ -34,12 +35,7 @@ def test_new_shape_or_flag_compiles_again(rng):
 
 
 def test_compiled_function_reused(rng):
-    ir = """
-func.func @f(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
-  %e = tensor.empty() : tensor<1x1x4x8xf32>
-  %o = attn.sdpa %q, %q, %q outs(%e) : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
-  return %o : tensor<1x1x4x8xf32>
-}"""
+    ir = TINY_SDPA
     f = attn_mlir.compile(ir)
     assert attn_mlir.compile(ir) is f
     assert f.name == "f" and f.inputs == [("f32", [1, 1, 4, 8])]

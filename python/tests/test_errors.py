@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import attn_mlir
+from conftest import TINY_SDPA
 
 
 def arrays(*shapes, dtype=np.float32):
@@ -107,12 +108,7 @@ def test_targets():
 
 
 def test_call_checks_arguments():
-    ir = """
-func.func @f(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
-  %e = tensor.empty() : tensor<1x1x4x8xf32>
-  %o = attn.sdpa %q, %q, %q outs(%e) : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
-  return %o : tensor<1x1x4x8xf32>
-}"""
+    ir = TINY_SDPA
     f = attn_mlir.compile(ir)
     with pytest.raises(TypeError, match="takes 1 inputs, 2 were given"):
         f(np.ones((1, 1, 4, 8), np.float32), np.ones(1))
