@@ -285,13 +285,8 @@ struct AttnSparsifyPass : attn::impl::AttnSparsifyBase<AttnSparsifyPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (qTile <= 0 || kvTile <= 0) {
-      getOperation()->emitError()
-          << "attn-sparsify: tile sizes must be positive, got q-tile = "
-          << static_cast<int64_t>(qTile)
-          << " and kv-tile = " << static_cast<int64_t>(kvTile);
+    if (failed(verifyTileSizes(getOperation(), getArgument(), qTile, kvTile)))
       return signalPassFailure();
-    }
     if (explain)
       getOperation()->walk([](SdpaOp op) {
         if (op.getBlockClasses())

@@ -534,6 +534,19 @@ Value TileBuilder::build() {
   return forall.getResult(0);
 }
 
+} // namespace
+
+LogicalResult attn::verifyTileSizes(Operation *op, StringRef pass,
+                                    int64_t qTile, int64_t kvTile) {
+  if (qTile > 0 && kvTile > 0)
+    return success();
+  return op->emitError() << pass
+                         << ": tile sizes must be positive, got q-tile = "
+                         << qTile << " and kv-tile = " << kvTile;
+}
+
+namespace {
+
 /// attn.sdpa -> the tiled loop nest.
 struct TileSdpa : OpRewritePattern<SdpaOp> {
   TileSdpa(MLIRContext *ctx, int64_t qTile, int64_t kvTile)
@@ -554,13 +567,8 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (qTile <= 0 || kvTile <= 0) {
-      getOperation()->emitError()
-          << "attn-tile: tile sizes must be positive, got q-tile = "
-          << static_cast<int64_t>(qTile)
-          << " and kv-tile = " << static_cast<int64_t>(kvTile);
+    if (failed(verifyTileSizes(getOperation(), getArgument(), qTile, kvTile)))
       return signalPassFailure();
-    }
     // A layout is turned into block classes by attn-sparsify; the tiled
     // step does not evaluate it element by element.
     WalkResult layouts = getOperation()->walk([](SdpaOp op) {

@@ -30,6 +30,12 @@ namespace attn {
 /// attn.sdpa (or attn.weights when the weights are returned).
 void populateDecomposeMultiheadPatterns(RewritePatternSet &patterns);
 
+/// The attention tile sizes passes take as options (attn-sparsify and
+/// attn-tile must agree on them): an error on `op` naming `pass` and both
+/// sizes unless they are positive.
+LogicalResult verifyTileSizes(Operation *op, StringRef pass, int64_t qTile,
+                              int64_t kvTile);
+
 #define GEN_PASS_REGISTRATION
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"
 
