@@ -58,6 +58,47 @@ bool isRetypable(Operation *op) {
              op);
 }
 
+/// Whether `generic` computes with float arithmetic alone (add, sub, mul,
+/// div, max, min, neg on its arguments and float constants), so that
+/// retyping its float arguments and results to f64 computes the same
+/// function in float64: projections and other contractions written as
+/// linalg.generic, such as Linformer's.
+bool isWidenableGeneric(linalg::GenericOp generic) {
+  return llvm::all_of(generic.getBody()->getOperations(), [](Operation &op) {
+    if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      return isa<FloatAttr>(constant.getValue());
+    return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+               arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp,
+               linalg::YieldOp>(op);
+  });
+}
+
+/// Retypes the body of a widenable generic: block arguments of tensors that
+/// become f64 become f64, float constants are converted, and each op's
+/// result takes its operands' type.
+void widenGenericBody(linalg::GenericOp generic) {
+  Block *body = generic.getBody();
+  Type f64 = Float64Type::get(generic.getContext());
+  // Operands defined by block arguments (the function's) are retyped after
+  // this, so ask what their type becomes.
+  for (auto [operand, arg] :
+       llvm::zip(generic->getOperands(), body->getArguments()))
+    if (isa<FloatType>(arg.getType()) &&
+        getElementTypeOrSelf(widenType(operand.getType())).isF64())
+      arg.setType(f64);
+  for (Operation &op : body->without_terminator()) {
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      auto value = cast<FloatAttr>(constant.getValue());
+      constant.setValueAttr(FloatAttr::get(f64, value.getValueAsDouble()));
+      constant.getResult().setType(f64);
+      continue;
+    }
+    if (llvm::any_of(op.getOperandTypes(), [](Type t) { return t.isF64(); }))
+      for (Value result : op.getResults())
+        result.setType(f64);
+  }
+}
+
 /// A dense float tensor constant's value converted to f64, or null when
 /// `op` is not one.
 DenseElementsAttr getWidenedConstant(arith::ConstantOp op,
@@ -89,11 +130,15 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
           auto constant = dyn_cast<arith::ConstantOp>(op);
           if (constant && isa<DenseFPElementsAttr>(constant.getValue()))
             return;
+          auto generic = dyn_cast<linalg::GenericOp>(op);
+          if (generic && isWidenableGeneric(generic))
+            return;
           op->emitOpError()
               << "has float tensors but no float64 form; a float64 reference "
                  "can only be built for modules of attn ops, func ops, tensor "
                  "shape ops (empty, dim, cast, reshapes, slices, concat), "
-                 "linalg.fill and dense constants";
+                 "linalg.fill, linalg.generic with float arithmetic only and "
+                 "dense constants";
           unsupported = true;
         });
     if (unsupported)
@@ -131,6 +176,14 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
                                               fill.getOutputs()[0]);
         fill->replaceAllUsesWith(widened);
         fill->erase();
+        return;
+      }
+      if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+        // The walk is post-order: the body was visited (and left alone,
+        // being scalar) before its generic.
+        widenGenericBody(generic);
+        for (Value result : op->getResults())
+          widen(result);
         return;
       }
       if (auto constant = dyn_cast<arith::ConstantOp>(op)) {

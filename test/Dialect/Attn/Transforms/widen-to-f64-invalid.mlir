@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --attn-widen-to-f64 --split-input-file --verify-diagnostics
 
-// A linalg.generic computes on f32 scalars in its body: retyping its tensors
-// would not give the float64 computation, so the pass refuses.
+// A linalg.generic whose body converts types or calls math functions: its
+// float64 form is not the same computation retyped, so the pass refuses.
 #id = affine_map<(d0) -> (d0)>
 func.func @generic(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
@@ -9,7 +9,7 @@ func.func @generic(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
       ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%a: f32, %b: f32):
-    %s = arith.addf %a, %a : f32
+    %s = math.exp %a : f32
     linalg.yield %s : f32
   } -> tensor<4xf32>
   return %r : tensor<4xf32>

@@ -51,3 +51,35 @@ func.func @fill() -> tensor<4xf32> {
   %r = linalg.fill ins(%c : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A contraction written as linalg.generic (Linformer's sequence projection,
+// here with a scale constant): its body is float arithmetic only, so it is
+// retyped with its tensors and computes in f64.
+// CHECK-LABEL: func.func @projection
+// CHECK-SAME: (%{{.*}}: tensor<4x16xf64>, %{{.*}}: tensor<16x8xf64>) -> tensor<4x8xf64>
+// CHECK: linalg.fill ins(%{{.*}} : f64) outs(%{{.*}} : tensor<4x8xf64>)
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[A:.*]]: f64, %[[B:.*]]: f64, %[[ACC:.*]]: f64):
+// CHECK: %[[HALF:.*]] = arith.constant 5.000000e-01 : f64
+// CHECK: %[[M:.*]] = arith.mulf %[[A]], %[[B]] : f64
+// CHECK: %[[H:.*]] = arith.mulf %[[M]], %[[HALF]] : f64
+// CHECK: %[[S:.*]] = arith.addf %[[ACC]], %[[H]] : f64
+// CHECK: linalg.yield %[[S]] : f64
+// CHECK: -> tensor<4x8xf64>
+func.func @projection(%e: tensor<4x16xf32>, %k: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j, s) -> (i, s)>, affine_map<(i, j, s) -> (s, j)>, affine_map<(i, j, s) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e, %k : tensor<4x16xf32>, tensor<16x8xf32>) outs(%z : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %half = arith.constant 0.5 : f32
+    %m = arith.mulf %a, %b : f32
+    %h = arith.mulf %m, %half : f32
+    %s = arith.addf %acc, %h : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

@@ -50,14 +50,18 @@ def AttnWidenToF64 : Pass<"attn-widen-to-f64", "::mlir::ModuleOp"> {
     `f16`, `bf16` or `f32` elements becomes a tensor of `f64` elements: the
     signatures, calls and returns, the attn ops, the shape-only tensor ops
     (`tensor.empty`, `tensor.dim`, `tensor.cast`, reshapes and slices),
-    `linalg.fill` and dense float constants. The attn lowering then computes
+    `linalg.fill`, dense float constants, and `linalg.generic` ops whose
+    bodies are float arithmetic alone (add, sub, mul, div, max, min, neg,
+    float constants: contractions such as Linformer's projections), whose
+    bodies are retyped to f64 with them. The attn lowering then computes
     in f64 (its accumulator type for f64 inputs), which is the float64
     reference `attn-run --check` compares compiled code against. Score and
     mask modifier regions keep their documented f32 signature.
 
     Ops whose semantics depend on the element type in ways a retyping cannot
-    follow (a `linalg.generic` with an f32 body, say) are reported with an
-    error naming the op; the module is left unchanged.
+    follow (a `linalg.generic` that converts types or calls math functions
+    in its body, say) are reported with an error naming the op; the module
+    is left unchanged.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
