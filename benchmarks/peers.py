@@ -244,20 +244,19 @@ def iree_callable(source, operands):
     return lambda: function(*device).to_host()
 
 
-class MemRef4D(ctypes.Structure):
-    """A rank-4 f32 memref descriptor (docs/CpuABI.md)."""
-
-    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-                ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * 4),
-                ("strides", ctypes.c_int64 * 4)]
-
-    @classmethod
-    def of(cls, array):
-        assert array.dtype == np.float32 and array.flags.c_contiguous
-        pointer = array.ctypes.data
-        strides = [s // array.itemsize for s in array.strides]
-        return cls(pointer, pointer, 0, (ctypes.c_int64 * 4)(*array.shape),
-                   (ctypes.c_int64 * 4)(*strides))
+def memref(array):
+    """A memref descriptor (docs/CpuABI.md) of any rank for a C-contiguous
+    array, to pass by reference to a `_mlir_ciface_` function."""
+    assert array.flags.c_contiguous
+    rank = array.ndim
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+              ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
+              ("strides", ctypes.c_int64 * rank)]
+    descriptor = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+    pointer = array.ctypes.data
+    strides = [s // array.itemsize for s in array.strides]
+    return descriptor(pointer, pointer, 0, (ctypes.c_int64 * rank)(*array.shape),
+                      (ctypes.c_int64 * rank)(*strides))
 
 
 class AttnMlir:
@@ -300,7 +299,7 @@ func.func @sdpa(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
     def prepare(self, cfg, q, k, v):
         function = self.compile(cfg)._mlir_ciface_sdpa
         out = np.full((cfg.B, cfg.Hq, cfg.Sq, cfg.D), np.nan, np.float32)
-        descriptors = [MemRef4D.of(x) for x in (q, k, v, out)]
+        descriptors = [memref(x) for x in (q, k, v, out)]
         pointers = [ctypes.byref(d) for d in descriptors]
 
         def run():

@@ -38,23 +38,11 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import memref  # noqa: E402
 from run import time_interleaved  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QB, KB = 128, 64  # the default tiles of attn-cpu-pipeline
-
-
-def memref(array):
-    """A memref descriptor (docs/CpuABI.md) for a contiguous array."""
-    rank = array.ndim
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-              ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
-              ("strides", ctypes.c_int64 * rank)]
-    descriptor = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
-    pointer = array.ctypes.data
-    strides = [s // array.itemsize for s in array.strides]
-    return descriptor(pointer, pointer, 0, (ctypes.c_int64 * rank)(*array.shape),
-                      (ctypes.c_int64 * rank)(*strides))
 
 
 def csr(listed):

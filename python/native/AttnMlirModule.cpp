@@ -253,7 +253,8 @@ void Program::emitShared(const std::string &path, const std::string &pipeline,
     throw nb::value_error(llvm::toString(std::move(error)).c_str());
 }
 
-/// A JIT-compiled function of a Program.
+/// A JIT-compiled function of a Program (which it does not need once
+/// compiled: the JIT keeps its own copy of the lowered module).
 class Kernel {
 public:
   static std::unique_ptr<Kernel> compile(std::shared_ptr<Program> program,
@@ -285,7 +286,6 @@ public:
   }
 
 private:
-  std::shared_ptr<Program> program;
   std::unique_ptr<JitFunction> function;
   double seconds = 0;
 };
@@ -308,7 +308,6 @@ std::unique_ptr<Kernel> Kernel::compile(std::shared_ptr<Program> program,
                            diagnostics.take())
                               .c_str());
   auto kernel = std::make_unique<Kernel>();
-  kernel->program = std::move(program);
   kernel->function = std::move(*function);
   kernel->seconds = std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - start)

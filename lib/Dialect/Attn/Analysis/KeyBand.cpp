@@ -516,3 +516,26 @@ Value attn::buildBandBound(OpBuilder &b, Location loc, const BandBound &bound,
   }
   return sum;
 }
+
+std::pair<Value, Value>
+attn::buildRowsKeyRange(OpBuilder &b, Location loc, const KeyBand &band,
+                        Value firstRow, Value lastRow, const BandValues &values,
+                        Value keyCount, bool everyRow) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  if (band.empty)
+    return {zero, zero};
+  auto clamp = [&](Value v) -> Value {
+    return arith::MaxSIOp::create(
+        b, loc, zero, arith::MinSIOp::create(b, loc, keyCount, v));
+  };
+  Value start = zero, end = keyCount;
+  if (band.lower)
+    start = arith::MaxSIOp::create(
+        b, loc, zero,
+        buildBandBound(b, loc, *band.lower, everyRow ? lastRow : firstRow,
+                       values));
+  if (band.upper)
+    end = clamp(buildBandBound(b, loc, *band.upper,
+                               everyRow ? firstRow : lastRow, values));
+  return {start, end};
+}

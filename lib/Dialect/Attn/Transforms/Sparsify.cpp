@@ -58,9 +58,10 @@ static bool keepDependsOn(SdpaOp op, unsigned dim) {
 /// Emits the classes of `op`'s tiles of `qTile` x `kvTile`.
 class ClassBuilder {
 public:
-  ClassBuilder(SdpaOp op, OpBuilder &b, int64_t qTile, int64_t kvTile)
+  ClassBuilder(SdpaOp op, const MaskAnalysis &masks, OpBuilder &b,
+               int64_t qTile, int64_t kvTile)
       : op(op), b(b), loc(op.getLoc()), sem(getScoreSemantics(op)),
-        masks(analyzeMasks(op)), qTile(qTile), kvTile(kvTile) {}
+        masks(masks), qTile(qTile), kvTile(kvTile) {}
 
   Value build();
 
@@ -81,7 +82,7 @@ private:
   OpBuilder &b;
   Location loc;
   ScoreSemantics sem;
-  MaskAnalysis masks;
+  const MaskAnalysis &masks;
   int64_t qTile, kvTile;
   Value queryLength, keyCount, kvLength;
 };
@@ -178,16 +179,10 @@ Value ClassBuilder::build() {
   BandValues values{batch, head, queryLength, kvLength};
   Value lastRow = arith::AddIOp::create(
       b, loc, rowStart, arith::SubIOp::create(b, loc, rows, constIndex(1)));
-  Value bandStart =
-      masks.band.lower
-          ? buildBandBound(b, loc, *masks.band.lower, rowStart, values)
-          : constIndex(0);
-  Value bandEnd =
-      masks.band.upper
-          ? buildBandBound(b, loc, *masks.band.upper, lastRow, values)
-          : keyCount;
-  if (masks.band.empty)
-    bandEnd = bandStart;
+  Value bandStart, bandEnd;
+  std::tie(bandStart, bandEnd) = buildRowsKeyRange(
+      b, loc, masks.band, rowStart, lastRow, values, keyCount,
+      /*everyRow=*/false);
 
   Value rowInit = tensor::EmptyOp::create(
       b, loc, ArrayRef<OpFoldResult>{grid[3]}, b.getI8Type());
@@ -260,7 +255,10 @@ struct ClassifyBlocksAtRunTime : OpRewritePattern<SdpaOp> {
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getBlockClasses() || analyzeMasks(op).exact)
+    if (op.getBlockClasses())
+      return failure();
+    MaskAnalysis masks = analyzeMasks(op);
+    if (masks.exact)
       return failure();
     int64_t bq = qTile, bk = kvTile;
     if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
@@ -268,7 +266,7 @@ struct ClassifyBlocksAtRunTime : OpRewritePattern<SdpaOp> {
       bk = (*blockSize)[1];
     }
     rewriter.setInsertionPoint(op);
-    Value classes = ClassBuilder(op, rewriter, bq, bk).build();
+    Value classes = ClassBuilder(op, masks, rewriter, bq, bk).build();
     rewriter.modifyOpInPlace(op, [&] {
       op.getBlockOffsetsMutable().clear();
       op.getBlockIndicesMutable().clear();

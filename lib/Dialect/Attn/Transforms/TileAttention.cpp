@@ -400,30 +400,15 @@ ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
   if (masks.band.empty)
     return init;
   BandValues values{batch, head, queryLength, kvLength};
-  Value zero = constIndex(0);
   Value lastRow = arith::AddIOp::create(
       b, loc, rowStart, arith::SubIOp::create(b, loc, rows, constIndex(1)));
-  // The band's ends are nondecreasing in the row: the keys any row of the
-  // tile sees lie in [lower(first row), upper(last row)), and the keys every
-  // row sees in [lower(last row), upper(first row)).
-  auto lowerAt = [&](Value row) -> Value {
-    if (!masks.band.lower)
-      return zero;
-    return arith::MaxSIOp::create(
-        b, loc, zero,
-        buildBandBound(b, loc, *masks.band.lower, row, values));
-  };
-  auto upperAt = [&](Value row) -> Value {
-    if (!masks.band.upper)
-      return keyCount;
-    Value upper = arith::MinSIOp::create(
-        b, loc, keyCount,
-        buildBandBound(b, loc, *masks.band.upper, row, values));
-    return arith::MaxSIOp::create(b, loc, zero, upper);
+  auto keyRange = [&](bool everyRow) {
+    return buildRowsKeyRange(b, loc, masks.band, rowStart, lastRow, values,
+                             keyCount, everyRow);
   };
   // Steps start on tile boundaries: they read whole packed K tiles.
-  Value first = floorToTile(lowerAt(rowStart));
-  Value end = upperAt(lastRow);
+  auto [anyStart, end] = keyRange(/*everyRow=*/false);
+  Value first = floorToTile(anyStart);
   auto loop = [&](Value from, Value to, bool masked, ValueRange carried) {
     return buildKeyLoop(from, to, masked, qTileValue, batch, head, kvHead,
                         rowStart, rows, carried);
@@ -435,8 +420,8 @@ ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
 
   // Full tiles: [fullStart, fullEnd). The last tile may be short, so a
   // band that reaches Skv takes it in whole.
-  Value fullStart = ceilToTile(lowerAt(lastRow));
-  Value everyRowEnd = upperAt(rowStart);
+  auto [everyRowStart, everyRowEnd] = keyRange(/*everyRow=*/true);
+  Value fullStart = ceilToTile(everyRowStart);
   Value reachesEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                            everyRowEnd, keyCount);
   Value fullEnd = arith::SelectOp::create(b, loc, reachesEnd, keyCount,

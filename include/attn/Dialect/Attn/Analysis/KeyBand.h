@@ -118,6 +118,17 @@ struct BandValues {
 Value buildBandBound(OpBuilder &b, Location loc, const BandBound &bound,
                      Value row, const BandValues &values);
 
+/// The keys of [0, keyCount) that some row of [firstRow, lastRow] sees
+/// ([lower(firstRow), upper(lastRow))), or with `everyRow` the keys every
+/// row sees ([lower(lastRow), upper(firstRow))), as index values clamped to
+/// [0, keyCount]; an empty band gives [0, 0). The ends of a band do not
+/// decrease with the row, so the end rows decide.
+std::pair<Value, Value> buildRowsKeyRange(OpBuilder &b, Location loc,
+                                          const KeyBand &band, Value firstRow,
+                                          Value lastRow,
+                                          const BandValues &values,
+                                          Value keyCount, bool everyRow);
+
 } // namespace attn
 } // namespace mlir
 
