@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -139,6 +141,60 @@ void attn::buildCpuPipeline(OpPassManager &pm,
   buildCpuLowerToLLVMPipeline(pm, options);
 }
 
+std::string attn::getPtxFeatures(StringRef chip) {
+  // sm_90a needs PTX 8.0; the older chips take the same (CUDA >= 12).
+  (void)chip;
+  return "+ptx80";
+}
+
+void attn::buildCudaKernelPipeline(OpPassManager &pm,
+                                   const CudaPipelineOptions &options) {
+  pm.addPass(createAttnDecomposeMultihead());
+  pm.addPass(createAttnLowerToGPU(
+      AttnLowerToGPUOptions{options.kvTile, /*explain=*/false}));
+  pm.addPass(createAttnLowerToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  pm.addPass(createAttnReadOnlyInputs());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+
+  // What is left in linalg (the reference lowering, multihead projections,
+  // fills) becomes parallel loops, tiled so that the inner loop maps to
+  // the threads of a block and the outer one to the grid.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createAttnGpuTileParallelLoops(
+      AttnGpuTileParallelLoopsOptions{options.threadsPerBlock}));
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createAttnGpuHostMemory());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void attn::buildCudaPipeline(OpPassManager &pm,
+                             const CudaPipelineOptions &options) {
+  buildCudaKernelPipeline(pm, options);
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = getPtxFeatures(options.chip);
+  nvvm.cubinFormat = options.format;
+  nvvm.cmdOptions = options.ptxasOptions;
+  nvvm.optLevel = 3;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
 void attn::registerAttnPipelines() {
   PassPipelineRegistration<>(
       "attn-reference-pipeline",
@@ -152,4 +208,12 @@ void attn::registerAttnPipelines() {
       "with the out-parameter ABI of docs/CpuABI.md, lower to the LLVM "
       "dialect with C wrappers",
       buildCpuPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "attn-cuda-pipeline",
+      "Compile a module of attn ops for NVIDIA GPUs: the tensor-core flash "
+      "kernel (or the reference lowering on GPU threads), bufferized with "
+      "the out-parameter ABI over device buffers, kernels compiled to a "
+      "cubin through ptxas, host code to the LLVM dialect calling the "
+      "project's CUDA runtime (docs/CUDA.md)",
+      buildCudaPipeline);
 }

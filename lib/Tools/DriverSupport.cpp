@@ -8,6 +8,7 @@
 
 #include "attn/InitAllAttn.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
+#include "attn/Target/Cuda/CudaCompiler.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -24,6 +25,7 @@ void attn::registerCpuDriverDialects(DialectRegistry &registry) {
   registerAllExtensions(registry);
   registerAllAttnDialects(registry);
   registerCpuTranslations(registry);
+  registerCudaTranslations(registry);
 }
 
 OwningOpRef<ModuleOp> attn::parseModuleFile(StringRef path,
@@ -57,5 +59,38 @@ CpuCompileFlags::parse() const {
   if (!options)
     return llvm::createStringError("--cpu-pipeline: cannot parse '" +
                                    cpuPipeline + "'");
+  return options;
+}
+
+CudaCompileFlags::CudaCompileFlags(cl::OptionCategory &category)
+    : gpuArch("gpu-arch", cl::init("sm_90a"), cl::value_desc("sm_XY"),
+              cl::desc("GPU architecture for --target=cuda: sm_80, sm_86, "
+                       "sm_89, sm_90 or sm_90a (default sm_90a)"),
+              cl::cat(category)),
+      cudaPipeline("cuda-pipeline", cl::value_desc("options"),
+                   cl::desc("Options of --attn-cuda-pipeline, e.g. "
+                            "\"kv-tile=32 threads-per-block=256\""),
+                   cl::cat(category)) {}
+
+llvm::Expected<std::unique_ptr<CudaPipelineOptions>>
+CudaCompileFlags::parse() const {
+  StringRef arch = gpuArch;
+  unsigned version = 0;
+  StringRef digits = arch.drop_front(3);
+  if (digits.ends_with("a"))
+    digits = digits.drop_back();
+  if (!arch.starts_with("sm_") || digits.getAsInteger(10, version))
+    return llvm::createStringError("--gpu-arch=" + arch +
+                                   ": expected sm_<version>, e.g. sm_90a");
+  if (version < 80)
+    return llvm::createStringError(
+        "--gpu-arch=" + arch +
+        ": the CUDA kernels need sm_80 or newer (cp.async, bf16 mma.sync)");
+  std::unique_ptr<CudaPipelineOptions> options =
+      CudaPipelineOptions::createFromString(cudaPipeline);
+  if (!options)
+    return llvm::createStringError("--cuda-pipeline: cannot parse '" +
+                                   cudaPipeline + "'");
+  options->chip = arch.str();
   return options;
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/InitAllAttn.h"
+#include "attn/Target/Cuda/CudaCompiler.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -23,6 +24,8 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::attn::registerAllAttnDialects(registry);
+  // --attn-cuda-pipeline ends in gpu-module-to-binary.
+  mlir::attn::registerCudaTranslations(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "attn-mlir optimizer driver\n", registry));

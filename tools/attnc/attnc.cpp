@@ -2,11 +2,15 @@
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //
-// attnc INPUT.mlir -o OUT --target=cpu --emit=mlir|llvm|asm|obj|shared|header
+// attnc INPUT.mlir -o OUT --target=cpu|cuda
+//       --emit=mlir|llvm|asm|obj|shared|header (cuda also: ptx|cubin)
 //
-// Runs the same named pipeline as `attn-opt --attn-cpu-pipeline`, then LLVM:
+// Runs the same named pipeline as `attn-opt --attn-cpu-pipeline` (or
+// `--attn-cuda-pipeline`, whose kernels gpu-module-to-binary has already
+// compiled to PTX or a cubin for --gpu-arch), then LLVM on the host code:
 // translation, optimisation at -O<n>, machine code for the host (or
-// --mcpu/--mattr), and a shared library through the system's C driver.
+// --mcpu/--mattr), and a shared library through the system's C driver
+// (linked against libattn_cuda_runtime for CUDA).
 // Every failure is a diagnostic and exit status 1; no partial output file is
 // left behind.
 //
@@ -15,6 +19,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Cpu/CpuABI.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
+#include "attn/Target/Cuda/CudaCompiler.h"
 #include "attn/Tools/DriverSupport.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -38,7 +43,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { Mlir, Llvm, Asm, Obj, Shared, Header };
+enum class Emit { Mlir, Llvm, Asm, Obj, Shared, Header, Ptx, Cubin };
 
 cl::OptionCategory category("attnc options");
 
@@ -51,7 +56,8 @@ cl::opt<std::string> outputFilename(
              "the extension of --emit)"),
     cl::cat(category));
 cl::opt<std::string> targetName("target", cl::init("cpu"),
-                                cl::desc("Target: cpu"), cl::cat(category));
+                                cl::desc("Target: cpu or cuda"),
+                                cl::cat(category));
 cl::opt<Emit> emit(
     "emit", cl::init(Emit::Obj), cl::desc("What to produce"),
     cl::values(clEnumValN(Emit::Mlir, "mlir", "the LLVM-dialect MLIR module"),
@@ -60,9 +66,13 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Obj, "obj", "an object file (.o)"),
                clEnumValN(Emit::Shared, "shared", "a shared library (.so)"),
                clEnumValN(Emit::Header, "header",
-                          "C declarations of the public functions (.h)")),
+                          "C declarations of the public functions (.h)"),
+               clEnumValN(Emit::Ptx, "ptx", "the kernels' PTX (cuda)"),
+               clEnumValN(Emit::Cubin, "cubin",
+                          "the kernels' cubin, from ptxas (cuda)")),
     cl::cat(category));
 attn::CpuCompileFlags compileFlags(category);
+attn::CudaCompileFlags cudaFlags(category);
 cl::opt<std::string> mcpu("mcpu",
                           cl::desc("CPU to generate code for "
                                    "(default: the host)"),
@@ -91,6 +101,10 @@ StringRef getExtension(Emit kind) {
     return ".so";
   case Emit::Header:
     return ".h";
+  case Emit::Ptx:
+    return ".ptx";
+  case Emit::Cubin:
+    return ".cubin";
   }
   llvm_unreachable("covered switch");
 }
@@ -124,6 +138,31 @@ std::unique_ptr<llvm::ToolOutputFile> openOutput(StringRef path) {
   return file;
 }
 
+/// Writes the device code of every kernel module: to `output` when there
+/// is one module, else to `output` with the module's name before the
+/// extension (PTX files cannot be concatenated).
+LogicalResult writeGpuObjects(ModuleOp module, StringRef output) {
+  SmallVector<attn::GpuObject> objects = attn::collectGpuObjects(module);
+  if (objects.empty())
+    return reportError("the module has no kernels to emit");
+  for (const attn::GpuObject &object : objects) {
+    std::string path = output.str();
+    if (objects.size() > 1 && output != "-") {
+      SmallString<128> named(output);
+      StringRef extension = llvm::sys::path::extension(output);
+      llvm::sys::path::replace_extension(named, "." + object.module +
+                                                    extension.str());
+      path = named.str().str();
+    }
+    auto file = openOutput(path);
+    if (!file)
+      return failure();
+    file->os() << object.bytes;
+    file->keep();
+  }
+  return success();
+}
+
 LogicalResult compile(MLIRContext &context, TimingScope &root) {
   std::string output = outputFilename;
   if (output.empty()) {
@@ -132,15 +171,26 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
                          : llvm::sys::path::stem(inputFilename);
     output = (stem + getExtension(emit)).str();
   }
-  if (targetName != "cpu")
+  if (targetName != "cpu" && targetName != "cuda")
     return reportError("unknown target '" + targetName +
-                       "'; this build supports: cpu");
+                       "'; this build supports: cpu, cuda");
+  bool cuda = targetName == "cuda";
+  if (!cuda && (emit == Emit::Ptx || emit == Emit::Cubin))
+    return reportError("--emit=ptx and --emit=cubin need --target=cuda");
   auto pipelineOptions = compileFlags.parse();
   if (!pipelineOptions)
     return reportError(pipelineOptions.takeError());
-  if (output == "-" && (emit == Emit::Obj || emit == Emit::Shared))
-    return reportError("--emit=obj and --emit=shared need an output file, "
-                       "not stdout");
+  auto cudaOptions = cudaFlags.parse();
+  if (!cudaOptions)
+    return reportError(cudaOptions.takeError());
+  if (cuda && emit == Emit::Shared && attn::getCudaRuntimeLibraryPath().empty())
+    return reportError("--target=cuda --emit=shared: this build found no "
+                       "CUDA toolkit, so there is no runtime library to "
+                       "link against");
+  if (output == "-" &&
+      (emit == Emit::Obj || emit == Emit::Shared || emit == Emit::Cubin))
+    return reportError("--emit=obj, --emit=shared and --emit=cubin need an "
+                       "output file, not stdout");
 
   // Parse and verify.
   TimingScope parseTimer = root.nest("parse and verify");
@@ -168,11 +218,17 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
     return success();
   }
 
-  // The MLIR pipeline, shared with attn-opt --attn-cpu-pipeline.
+  // The MLIR pipeline, shared with attn-opt --attn-cpu-pipeline (or
+  // --attn-cuda-pipeline).
   {
     TimingScope timer = root.nest("MLIR pipeline");
     PassManager pm(&context);
-    attn::buildCpuPipeline(pm, **pipelineOptions);
+    if (cuda) {
+      (*cudaOptions)->format = emit == Emit::Ptx ? "isa" : "bin";
+      attn::buildCudaPipeline(pm, **cudaOptions);
+    } else {
+      attn::buildCpuPipeline(pm, **pipelineOptions);
+    }
     if (printPipeline) {
       pm.printAsTextualPipeline(llvm::errs());
       llvm::errs() << "\n";
@@ -182,6 +238,8 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
     if (failed(pm.run(*module)))
       return failure();
   }
+  if (emit == Emit::Ptx || emit == Emit::Cubin)
+    return writeGpuObjects(*module, output);
   if (emit == Emit::Mlir) {
     auto file = openOutput(output);
     if (!file)
@@ -237,8 +295,11 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   // A shared library: an object in a temporary file, linked.
   codegenTimer.stop();
   TimingScope linkTimer = root.nest("machine code and link");
+  SmallVector<std::string> libraries;
+  if (cuda)
+    libraries.push_back(attn::getCudaRuntimeLibraryPath().str());
   if (llvm::Error err =
-          attn::emitSharedLibrary(**llvmModule, **machine, output))
+          attn::emitSharedLibrary(**llvmModule, **machine, output, libraries))
     return reportError(std::move(err));
   return success();
 }
@@ -252,8 +313,9 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "attnc: compile a module of attn ops to MLIR, LLVM IR, assembly, an "
-      "object file, a shared library or a C header\n");
+      "attnc: compile a module of attn ops for the CPU or CUDA GPUs to MLIR, "
+      "LLVM IR, assembly, an object file, a shared library, a C header, or "
+      "the kernels' PTX or cubin\n");
 
   DialectRegistry registry;
   attn::registerCpuDriverDialects(registry);

@@ -7,6 +7,7 @@
 #ifndef ATTN_CONVERSION_PASSES_H
 #define ATTN_CONVERSION_PASSES_H
 
+#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/Conversion/AttnToLinalg/AttnToLinalg.h"
 
 namespace mlir {

@@ -44,4 +44,100 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// AttnToGPU
+//===----------------------------------------------------------------------===//
+
+def AttnLowerToGPU : Pass<"attn-lower-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "attn.sdpa on f16/bf16 to a FlashAttention-2 style GPU kernel "
+                "(tensor cores, cp.async, shared memory)";
+  let description = [{
+    Replaces every `attn.sdpa` the kernel supports (f16 or bf16 Q/K/V/O, a
+    static head dimension D and value dimension Dv that are multiples of 16
+    and at most 256, no block-sparse layout) by a `gpu.launch` that computes
+    it on tensor cores; the rest are left for `attn-lower-to-linalg`. With
+    `explain`, each op gets a remark saying which kernel it got and why.
+
+    Work decomposition (docs/CUDA.md): one thread block of `warps` warps per
+    (query tile of 16 x `warps` rows, head, batch), grid
+    `(ceil(Sq / (16 warps)), Hq, B)`; each warp owns 16 query rows, holds
+    its Q fragments in registers for the whole loop, and walks the key tiles
+    the mask band leaves (the same analysis and three-loop split as
+    `attn-tile`: tiles outside the band are never visited, tiles inside it
+    evaluate no keep condition). Per key tile of `kv-tile` keys, the block
+    copies K and V into shared memory with `cp.async` (zero-filling rows
+    past Skv), computes `S = Q K^T` with `mma.sync.m16n8k16` (f32
+    accumulators), applies the score semantics of docs/Numerics.md element
+    by element on the accumulator fragments (scale, masks, `score_mod`,
+    `mask_mod`, causal, window, `kv_lens`, dropout), updates the running
+    max and sum of each row in registers (two butterfly shuffles per row),
+    and accumulates `P V` with a second `mma.sync` whose A operand is the
+    probability fragment itself. The V copy overlaps the `Q K^T` product.
+    Output rows past Sq are never stored; a row without visible keys is 0.
+
+    Operands are read through `bufferization.to_buffer`, the output is a
+    fresh `memref.alloc` returned by `bufferization.to_tensor`, so one-shot
+    bufferization and the out-parameter ABI apply unchanged.
+  }];
+  let options = [
+    Option<"kvTile", "kv-tile", "int64_t", /*default=*/"0",
+           "Keys per shared-memory tile (a multiple of 16); 0 chooses 64, "
+           "or 32 when D or Dv exceeds 128 so that the tiles stay under "
+           "48 KiB">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark on each attn.sdpa: the flash kernel, or why not">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnGpuHostMemory : Pass<"attn-gpu-host-memory", "::mlir::ModuleOp"> {
+  let summary = "Put the host code's buffers in device memory";
+  let description = [{
+    In code compiled for CUDA every buffer a public function receives or
+    allocates lives in device memory (docs/CUDA.md). After bufferization and
+    the mapping of loops to kernels, this pass rewrites what is left on the
+    host: `memref.alloc`/`memref.alloca` become `gpu.alloc`,
+    `memref.dealloc` becomes `gpu.dealloc`, and `memref.copy` between
+    contiguous buffers becomes `gpu.memcpy`. Any other host operation that
+    would read or write a buffer's contents (a load, a store, a strided
+    copy) is an error naming the operation: it would dereference a device
+    pointer on the CPU.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def AttnGpuTileParallelLoops
+    : Pass<"attn-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Split each outermost scf.parallel into grid and block loops";
+  let description = [{
+    Prepares parallel loops (linalg ops converted with
+    `convert-linalg-to-parallel-loops`) for `gpu-map-parallel-loops`: every
+    outermost `scf.parallel` outside a `gpu.launch` becomes an outer loop
+    over all of its dimensions, the last one stepping by
+    `threads-per-block`, around an inner one-dimensional loop of
+    `threads-per-block` iterations guarded against the last dimension's
+    bound. The mapping then gives the outer dimensions to blocks and the
+    inner one to threads, so that neighbouring threads touch neighbouring
+    elements of the innermost dimension.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           /*default=*/"128", "Threads of a block (the inner loop's size)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

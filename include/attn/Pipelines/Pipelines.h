@@ -9,6 +9,8 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <string>
+
 namespace mlir {
 class OpPassManager;
 
@@ -85,6 +87,52 @@ void buildCpuLowerToLLVMPipeline(OpPassManager &pm,
 /// Appends the whole CPU pipeline (both halves above): what
 /// `attn-opt --attn-cpu-pipeline`, `attnc --target=cpu` and `attn-run` run.
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+
+/// Options of `--attn-cuda-pipeline` (and of attnc/attn-run's
+/// `--cuda-pipeline=` and `--gpu-arch=`).
+struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("GPU architecture: sm_80, sm_86, sm_89, sm_90 or sm_90a"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary embeds: bin (a cubin from "
+                     "ptxas), isa (PTX the driver compiles at load time), "
+                     "fatbin, llvm or offload"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<int64_t> kvTile{
+      *this, "kv-tile",
+      llvm::cl::desc("Keys per shared-memory tile of the flash kernel (0: "
+                     "64, or 32 past D = 128)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> threadsPerBlock{
+      *this, "threads-per-block",
+      llvm::cl::desc("Threads per block of the kernels that linalg ops "
+                     "(reference lowering, projections) are mapped to"),
+      llvm::cl::init(128)};
+  PassOptions::Option<std::string> ptxasOptions{
+      *this, "ptxas-options",
+      llvm::cl::desc("Extra options for ptxas (e.g. \"-v\")"),
+      llvm::cl::init("")};
+};
+
+/// The PTX ISA version to request for `chip` (`+ptx80` for sm_90a).
+std::string getPtxFeatures(llvm::StringRef chip);
+
+/// Appends the first half of the CUDA pipeline: attn lowered (the flash
+/// kernel where it applies, the reference lowering elsewhere), bufferized
+/// with the out-parameter ABI, every linalg op mapped to a kernel, host
+/// buffers in device memory. Output: host funcs with gpu.launch ops.
+void buildCudaKernelPipeline(OpPassManager &pm,
+                             const CudaPipelineOptions &options);
+
+/// Appends the whole CUDA pipeline: the above, then kernels outlined and
+/// compiled to the NVVM target's binary (`options.format`), host code to the
+/// LLVM dialect with `_mlir_ciface_` wrappers calling the project's CUDA
+/// runtime (lib/Runtime, the `mgpu*` entry points). What
+/// `attn-opt --attn-cuda-pipeline` and `attnc --target=cuda` run.
+void buildCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
 
 /// Registers every named attn pipeline with the global pass registry, so
 /// attn-opt and the other drivers run exactly the same passes.

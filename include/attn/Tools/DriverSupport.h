@@ -30,7 +30,7 @@ class DialectRegistry;
 namespace attn {
 
 /// Adds every upstream dialect and extension, the attn dialect and the
-/// translations the CPU target needs.
+/// translations the CPU and CUDA targets need.
 void registerCpuDriverDialects(DialectRegistry &registry);
 
 /// Parses and verifies the module in `path` ("-" for stdin), adding the
@@ -52,6 +52,18 @@ struct CpuCompileFlags {
   /// Checks `-O` and parses `--cpu-pipeline`; the error names the bad flag
   /// and value.
   llvm::Expected<std::unique_ptr<CpuPipelineOptions>> parse() const;
+};
+
+/// `--gpu-arch=` and `--cuda-pipeline=`, for the drivers' CUDA target.
+struct CudaCompileFlags {
+  explicit CudaCompileFlags(llvm::cl::OptionCategory &category);
+
+  llvm::cl::opt<std::string> gpuArch;
+  llvm::cl::opt<std::string> cudaPipeline;
+
+  /// Parses `--cuda-pipeline` and checks `--gpu-arch` (sm_80 or newer: the
+  /// kernels use cp.async and bf16 mma.sync); the error names the flag.
+  llvm::Expected<std::unique_ptr<CudaPipelineOptions>> parse() const;
 };
 
 } // namespace attn

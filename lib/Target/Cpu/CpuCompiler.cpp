@@ -125,7 +125,8 @@ llvm::Error attn::emitMachineCode(llvm::Module &module,
 }
 
 llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
-                                    llvm::StringRef outputPath) {
+                                    llvm::StringRef outputPath,
+                                    llvm::ArrayRef<std::string> libraries) {
   llvm::ErrorOr<std::string> driver =
       llvm::sys::findProgramByName(ATTN_HOST_CC);
   if (!driver)
@@ -144,6 +145,12 @@ llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
   SmallVector<StringRef> args = {*driver,    "-shared",  "-o",
                                  outputPath, objectPath, "-Wl,-z,defs",
                                  "-lm",      rpath,      ATTN_OPENMP_LIBRARY};
+  SmallVector<std::string> rpaths;
+  for (const std::string &library : libraries)
+    rpaths.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(library)).str());
+  for (auto [library, libraryRpath] : llvm::zip(libraries, rpaths))
+    args.append({library, libraryRpath});
   std::optional<StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
   std::string error;
   int rc =
@@ -162,7 +169,8 @@ llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
 
 llvm::Error attn::emitSharedLibrary(llvm::Module &module,
                                     llvm::TargetMachine &target,
-                                    llvm::StringRef outputPath) {
+                                    llvm::StringRef outputPath,
+                                    llvm::ArrayRef<std::string> libraries) {
   SmallString<128> object;
   int fd;
   if (std::error_code ec =
@@ -176,5 +184,5 @@ llvm::Error attn::emitSharedLibrary(llvm::Module &module,
             module, target, llvm::CodeGenFileType::ObjectFile, os))
       return err;
   }
-  return linkSharedLibrary(object, outputPath);
+  return linkSharedLibrary(object, outputPath, libraries);
 }

@@ -12,6 +12,7 @@
 #define ATTN_TARGET_CPU_CPUCOMPILER_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CodeGen.h"
 #include "llvm/Support/Error.h"
 
@@ -72,15 +73,18 @@ llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &target,
 
 /// Links the object file `objectPath` into the shared library `outputPath`
 /// with the system's C compiler driver (which knows where libc and libm
-/// are); the error carries the linker's own message.
+/// are), against the shared `libraries` (full paths, found at load time
+/// through an rpath); the error carries the linker's own message.
 llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
-                              llvm::StringRef outputPath);
+                              llvm::StringRef outputPath,
+                              llvm::ArrayRef<std::string> libraries = {});
 
 /// Generates `module`'s object code into a temporary file and links it into
 /// the shared library `outputPath` (emitMachineCode, then
 /// linkSharedLibrary).
 llvm::Error emitSharedLibrary(llvm::Module &module, llvm::TargetMachine &target,
-                              llvm::StringRef outputPath);
+                              llvm::StringRef outputPath,
+                              llvm::ArrayRef<std::string> libraries = {});
 
 } // namespace attn
 } // namespace mlir

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -162,13 +163,15 @@ ScoreSemantics ScoreSemantics::withoutKeepConditions() const {
 
 Value attn::buildMaskElement(OpBuilder &b, Location loc, Value mask,
                              ArrayRef<Value> idx) {
-  auto type = cast<RankedTensorType>(mask.getType());
+  auto type = cast<ShapedType>(mask.getType());
   int64_t rank = type.getRank();
   SmallVector<Value> indices;
   for (int64_t k = 0; k < rank; ++k)
     indices.push_back(type.getDimSize(k) == 1
                           ? arith::ConstantIndexOp::create(b, loc, 0)
                           : idx[4 - rank + k]);
+  if (isa<MemRefType>(type))
+    return memref::LoadOp::create(b, loc, mask, indices);
   return tensor::ExtractOp::create(b, loc, mask, indices);
 }
 

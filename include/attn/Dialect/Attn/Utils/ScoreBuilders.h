@@ -80,7 +80,8 @@ Value buildKeep(OpBuilder &b, Location loc, const ScoreSemantics &sem,
                 Value queryLength, Value blockKeep = Value());
 
 /// The element of `mask` for `idx` = (b, h, i, j), broadcasting its size-1
-/// (and missing leading) dimensions to [B, Hq, Sq, Skv].
+/// (and missing leading) dimensions to [B, Hq, Sq, Skv]. `mask` is a
+/// tensor or (in a GPU kernel) a memref.
 Value buildMaskElement(OpBuilder &b, Location loc, Value mask,
                        ArrayRef<Value> idx);
 

@@ -1,0 +1,633 @@
+//===- AttnToGPU.cpp - attn.sdpa to a tensor-core GPU kernel --------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// The FlashAttention-2 forward pass as one `gpu.launch` per attn.sdpa, built
+// directly from the op: the mask band of Analysis/KeyBand decides which key
+// tiles each block visits, ScoreBuilders gives the per-element semantics,
+// and the two products run on `mma.sync.m16n8k16`.
+//
+// Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16"): with
+// g = lane / 4 and t = lane % 4,
+//   A (16 x 16, row-major): registers {(g, 2t), (g + 8, 2t), (g, 2t + 8),
+//                           (g + 8, 2t + 8)}, two consecutive columns each;
+//   B (16 x 8, K x N):      registers {(2t, g), (2t + 8, g)}, two
+//                           consecutive rows (k) each;
+//   C (16 x 8, f32):        (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t+1).
+// Two C tiles side by side (keys 0-7 and 8-15) are exactly the registers of
+// an A tile over those 16 keys, so P feeds the P V product without leaving
+// the thread; the four lanes sharing g hold one row, so row reductions are
+// two butterfly shuffles (xor 1, xor 2).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
+
+#include "attn/Dialect/Attn/Analysis/KeyBand.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNLOWERTOGPU
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
+                                                  std::string &why) {
+  llvm::raw_string_ostream os(why);
+  auto qType = op.getQuery().getType(), kType = op.getKey().getType(),
+       vType = op.getValue().getType();
+  Type element = qType.getElementType();
+  if (!element.isF16() && !element.isBF16()) {
+    os << "element type " << element << " (the tensor-core kernel takes f16 "
+       << "or bf16)";
+    return failure();
+  }
+  if (kType.getElementType() != element || vType.getElementType() != element ||
+      op.getResult().getType().getElementType() != element) {
+    os << "query, key, value and result element types differ";
+    return failure();
+  }
+  GpuFlashConfig config;
+  config.headDim = qType.getDimSize(3);
+  config.valueDim = vType.getDimSize(3);
+  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"D", config.headDim},
+                           {"Dv", config.valueDim}}) {
+    if (ShapedType::isDynamic(dim) || dim % 16 != 0 || dim > 256) {
+      os << name << " = ";
+      if (ShapedType::isDynamic(dim))
+        os << "?";
+      else
+        os << dim;
+      os << " (the kernel needs a static multiple of 16, at most 256)";
+      return failure();
+    }
+  }
+  if (op.getBlockOffsets() || op.getBlockClasses()) {
+    os << "a block-sparse layout or block classes (not supported by the GPU "
+          "kernel yet)";
+    return failure();
+  }
+  // 64 keys per tile keeps two products of 8 n-tiles each in flight; past
+  // D = 128 that would exceed 48 KiB of static shared memory.
+  config.kvTile = kvTile > 0 ? kvTile
+                  : std::max(config.headDim, config.valueDim) > 128 ? 32
+                                                                    : 64;
+  if (config.kvTile % 16 != 0) {
+    os << "kv-tile = " << config.kvTile << " (must be a multiple of 16)";
+    return failure();
+  }
+  // Each thread issues whole rounds of 16-byte copies.
+  for (int64_t dim : {config.headDim, config.valueDim})
+    if ((config.kvTile * dim / 8) % config.getThreads() != 0) {
+      os << "kv-tile * D / 8 = " << config.kvTile * dim / 8
+         << " copies per tile is not a multiple of the block's "
+         << config.getThreads() << " threads";
+      return failure();
+    }
+  if (config.getSharedMemoryBytes() > 48 * 1024) {
+    os << "kv-tile = " << config.kvTile << " needs "
+       << config.getSharedMemoryBytes()
+       << " bytes of shared memory (at most 49152)";
+    return failure();
+  }
+  return config;
+}
+
+namespace {
+
+/// Builds the kernel of one attn.sdpa.
+class FlashKernelBuilder {
+public:
+  FlashKernelBuilder(SdpaOp op, OpBuilder &b, const GpuFlashConfig &config)
+      : op(op), b(b), loc(op.getLoc()), config(config),
+        sem(getScoreSemantics(op)),
+        element(op.getQuery().getType().getElementType()),
+        f32(b.getF32Type()) {}
+
+  /// Emits the launch before `op` and returns the result tensor.
+  Value build();
+
+private:
+  // Host-side values the kernel captures.
+  Value query, key, value, out, mask, kvLens;
+  Value queryLength, keyCount, group, scoreScale, log2e;
+  bool log2eInScale = false;
+
+  // Kernel-side values.
+  Value batch, head, kvHead, lane, tid, g, t, rowStart, lastRow;
+  Value rowA, rowB, rowAClamped, rowBClamped, kvLength;
+  Value kTile, vTile;
+  /// Q as A fragments, D / 16 of them, four registers each.
+  SmallVector<std::array<Value, 4>> queryFragments;
+
+  SdpaOp op;
+  OpBuilder &b;
+  Location loc;
+  GpuFlashConfig config;
+  ScoreSemantics sem;
+  Type element, f32;
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32Const(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, index(y)) : x; }
+  Value mul(Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, index(y));
+  }
+  Value minIndex(Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y);
+  }
+  Value toBuffer(Value tensor);
+
+  /// Two consecutive elements of `memref` at `indices` (the last one even)
+  /// as an mma operand register.
+  Value loadPair(Value memref, ValueRange indices);
+  /// Elements `x`, `y` (f32) as one operand register of the element type.
+  Value packPair(Value x, Value y);
+  /// A vector<2 x element> as the register type nvvm.mma.sync takes: f16
+  /// pairs as they are, bf16 pairs as i32.
+  Value asRegister(Value pair);
+  /// C += A B on one 16 x 8 x 16 tile.
+  std::array<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
+                           ArrayRef<Value> c);
+  /// Combines `x` across the four lanes of a row.
+  Value rowReduce(Value x, bool isMax);
+
+  void buildPrologue(gpu::LaunchOp launch);
+  SmallVector<Value> buildKeyLoops(ValueRange init);
+  SmallVector<Value> buildKeyLoop(Value from, Value to, bool masked,
+                                  ValueRange init);
+  SmallVector<Value> buildStep(Value keyStart, bool masked,
+                               ValueRange carried);
+  /// Issues the copies of the K and V tiles; returns their two groups.
+  std::pair<Value, Value> buildTileCopies(Value keyStart);
+  void buildEpilogue(ValueRange carried);
+};
+
+Value FlashKernelBuilder::toBuffer(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                           /*readOnly=*/true);
+}
+
+Value FlashKernelBuilder::asRegister(Value pair) {
+  if (element.isF16())
+    return pair;
+  Value word = vector::BitCastOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+}
+
+Value FlashKernelBuilder::loadPair(Value memref, ValueRange indices) {
+  // Pairs start at even elements of rows of even length: 4-byte aligned,
+  // so one 32-bit load.
+  return asRegister(vector::LoadOp::create(b, loc,
+                                           VectorType::get({2}, element),
+                                           memref, indices,
+                                           /*nontemporal=*/false,
+                                           llvm::Align(4)));
+}
+
+Value FlashKernelBuilder::packPair(Value x, Value y) {
+  Value pair = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, element),
+      ValueRange{arith::TruncFOp::create(b, loc, element, x),
+                 arith::TruncFOp::create(b, loc, element, y)});
+  return asRegister(pair);
+}
+
+std::array<Value, 4> FlashKernelBuilder::mma(ArrayRef<Value> a,
+                                             ArrayRef<Value> bRegs,
+                                             ArrayRef<Value> c) {
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(4, f32));
+  auto ptxType = element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  Value d = NVVM::MmaOp::create(
+      b, loc, resultType, a, bRegs, c,
+      /*shape=*/ArrayRef<int64_t>{16, 8, 16},
+      /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+      /*multiplicandPtxTypes=*/
+      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+      /*multiplicandLayouts=*/
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  std::array<Value, 4> result;
+  for (int64_t i = 0; i < 4; ++i)
+    result[i] = LLVM::ExtractValueOp::create(b, loc, d, i);
+  return result;
+}
+
+Value FlashKernelBuilder::rowReduce(Value x, bool isMax) {
+  Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+  for (int64_t offset : {1, 2}) {
+    Value off = arith::ConstantIntOp::create(b, loc, offset, 32);
+    Value other = gpu::ShuffleOp::create(b, loc, x, off, width,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    x = isMax ? Value(arith::MaximumFOp::create(b, loc, x, other))
+              : Value(arith::AddFOp::create(b, loc, x, other));
+  }
+  return x;
+}
+
+void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
+  gpu::KernelDim3 blocks = launch.getBlockIds();
+  batch = blocks.z;
+  head = blocks.y;
+  tid = launch.getThreadIds().x;
+  kvHead = arith::DivUIOp::create(b, loc, head, group);
+  Value warp = arith::DivUIOp::create(b, loc, tid, index(32));
+  lane = arith::RemUIOp::create(b, loc, tid, index(32));
+  g = arith::DivUIOp::create(b, loc, lane, index(4));
+  t = arith::RemUIOp::create(b, loc, lane, index(4));
+  rowStart = mul(blocks.x, config.getQueryTile());
+  lastRow = arith::SubIOp::create(
+      b, loc,
+      minIndex(add(rowStart, config.getQueryTile()), queryLength), index(1));
+  rowA = add(add(rowStart, mul(warp, kGpuRowsPerWarp)), g);
+  rowB = add(rowA, 8);
+  // Rows past Sq compute on the last row and are never stored.
+  Value lastQuery = arith::SubIOp::create(b, loc, queryLength, index(1));
+  rowAClamped = minIndex(rowA, lastQuery);
+  rowBClamped = minIndex(rowB, lastQuery);
+
+  kvLength = keyCount;
+  if (kvLens) {
+    Value len = memref::LoadOp::create(b, loc, kvLens, batch);
+    kvLength = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+  }
+
+  // Q stays in registers as A fragments for the whole key loop.
+  Value col = mul(t, 2);
+  for (int64_t kc = 0; kc < config.headDim / 16; ++kc) {
+    Value c0 = add(col, kc * 16), c1 = add(col, kc * 16 + 8);
+    queryFragments.push_back(
+        {loadPair(query, {batch, head, rowAClamped, c0}),
+         loadPair(query, {batch, head, rowBClamped, c0}),
+         loadPair(query, {batch, head, rowAClamped, c1}),
+         loadPair(query, {batch, head, rowBClamped, c1})});
+  }
+}
+
+std::pair<Value, Value> FlashKernelBuilder::buildTileCopies(Value keyStart) {
+  // 16-byte cp.async per thread and round; rows past Skv are zero-filled
+  // (no byte is read: the source row is clamped only to stay in bounds).
+  Value lastKey = arith::SubIOp::create(b, loc, keyCount, index(1));
+  Value eight = index(8), zero = index(0);
+  auto copyTile = [&](Value src, Value dst, int64_t dim) -> Value {
+    SmallVector<Value> tokens;
+    int64_t chunksPerRow = dim / 8;
+    int64_t rounds = config.kvTile * chunksPerRow / config.getThreads();
+    for (int64_t r = 0; r < rounds; ++r) {
+      Value chunk = add(tid, r * config.getThreads());
+      Value row = arith::DivUIOp::create(b, loc, chunk, index(chunksPerRow));
+      Value colv =
+          mul(arith::RemUIOp::create(b, loc, chunk, index(chunksPerRow)), 8);
+      Value keyRow = add(keyStart, row);
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           keyRow, keyCount);
+      Value count = arith::SelectOp::create(b, loc, inside, eight, zero);
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+          ValueRange{row, colv}, src,
+          ValueRange{batch, kvHead, minIndex(keyRow, lastKey), colv},
+          b.getIndexAttr(8), count, /*bypassL1=*/b.getUnitAttr()));
+    }
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  };
+  Value keys = copyTile(key, kTile, config.headDim);
+  return {keys, copyTile(value, vTile, config.valueDim)};
+}
+
+SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
+                                                 ValueRange carried) {
+  int64_t nTiles = config.kvTile / 8, vTiles = config.valueDim / 8;
+  Value maxA = carried[0], maxB = carried[1], sumA = carried[2],
+        sumB = carried[3];
+  ValueRange acc = carried.drop_front(4);
+
+  auto [keyGroup, valueGroup] = buildTileCopies(keyStart);
+  auto waitGroups = [&](Value group, int64_t pending) {
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                     b.getI32IntegerAttr(pending));
+    gpu::BarrierOp::create(b, loc);
+  };
+  // K has landed (V may still be in flight).
+  waitGroups(keyGroup, 1);
+
+  // S = Q K^T, one 16 x 8 tile per 8 keys.
+  Value zeroF = f32Const(0);
+  SmallVector<std::array<Value, 4>> scores;
+  for (int64_t nt = 0; nt < nTiles; ++nt) {
+    std::array<Value, 4> c = {zeroF, zeroF, zeroF, zeroF};
+    Value keyRow = add(g, nt * 8);
+    for (int64_t kc = 0; kc < config.headDim / 16; ++kc) {
+      Value col = add(mul(t, 2), kc * 16);
+      Value bRegs[] = {loadPair(kTile, {keyRow, col}),
+                       loadPair(kTile, {keyRow, add(col, 8)})};
+      c = mma(queryFragments[kc], bRegs, c);
+    }
+    scores.push_back(c);
+  }
+
+  // Scores on global indices (log2 units), -inf past Skv.
+  ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
+  Value lastKey = arith::SubIOp::create(b, loc, keyCount, index(1));
+  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  auto elementIndices = [&](int64_t nt, int64_t i) {
+    Value row = i < 2 ? rowAClamped : rowBClamped;
+    Value col = add(add(keyStart, mul(t, 2)), nt * 8 + i % 2);
+    return std::pair<Value, Value>{row, col};
+  };
+  for (int64_t nt = 0; nt < nTiles; ++nt) {
+    for (int64_t i = 0; i < 4; ++i) {
+      auto [row, col] = elementIndices(nt, i);
+      Value colClamped = minIndex(col, lastKey);
+      SmallVector<Value> idx = {batch, head, row, colClamped};
+      Value maskValue =
+          mask ? buildMaskElement(b, loc, mask, idx) : Value();
+      Value s = buildModifiedScore(b, loc, stepSem, scores[nt][i], scoreScale,
+                                   idx, maskValue, kvLength, queryLength);
+      if (!log2eInScale)
+        s = arith::MulFOp::create(b, loc, s, log2e);
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           col, keyCount);
+      scores[nt][i] = arith::SelectOp::create(b, loc, inside, s, negInf);
+    }
+  }
+
+  // Online softmax per row (A: registers 0-1, B: registers 2-3).
+  auto rowMax = [&](Value running, int64_t first) {
+    Value m = running;
+    for (auto &tile : scores)
+      for (int64_t i = first; i < first + 2; ++i)
+        m = arith::MaximumFOp::create(b, loc, m, tile[i]);
+    return rowReduce(m, /*isMax=*/true);
+  };
+  Value newMaxA = rowMax(maxA, 0), newMaxB = rowMax(maxB, 2);
+  Value safeA = buildSafeRowMax(b, loc, newMaxA),
+        safeB = buildSafeRowMax(b, loc, newMaxB);
+  auto exp2Minus = [&](Value x, Value m) {
+    return math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, x, m));
+  };
+  Value alphaA = exp2Minus(maxA, safeA), alphaB = exp2Minus(maxB, safeB);
+  // Sums stay per thread (the four lanes of a row each add their own
+  // columns) until the epilogue: alpha is the same on all four.
+  Value partA = arith::MulFOp::create(b, loc, sumA, alphaA);
+  Value partB = arith::MulFOp::create(b, loc, sumB, alphaB);
+  SmallVector<std::array<Value, 4>> probs;
+  for (int64_t nt = 0; nt < nTiles; ++nt) {
+    std::array<Value, 4> p;
+    for (int64_t i = 0; i < 4; ++i) {
+      Value e = exp2Minus(scores[nt][i], i < 2 ? safeA : safeB);
+      if (i < 2)
+        partA = arith::AddFOp::create(b, loc, partA, e);
+      else
+        partB = arith::AddFOp::create(b, loc, partB, e);
+      auto [row, col] = elementIndices(nt, i);
+      p[i] = buildDropout(b, loc, sem, e, {batch, head, row, col});
+    }
+    probs.push_back(p);
+  }
+
+  // O = O * alpha + P V; P's C fragments are the A fragments of P V.
+  SmallVector<std::array<Value, 4>> out;
+  for (int64_t dt = 0; dt < vTiles; ++dt)
+    out.push_back({arith::MulFOp::create(b, loc, acc[4 * dt], alphaA),
+                   arith::MulFOp::create(b, loc, acc[4 * dt + 1], alphaA),
+                   arith::MulFOp::create(b, loc, acc[4 * dt + 2], alphaB),
+                   arith::MulFOp::create(b, loc, acc[4 * dt + 3], alphaB)});
+  waitGroups(valueGroup, 0);
+  for (int64_t kc = 0; kc < config.kvTile / 16; ++kc) {
+    auto &lo = probs[2 * kc], &hi = probs[2 * kc + 1];
+    Value aRegs[] = {packPair(lo[0], lo[1]), packPair(lo[2], lo[3]),
+                     packPair(hi[0], hi[1]), packPair(hi[2], hi[3])};
+    Value key0 = add(mul(t, 2), kc * 16);
+    for (int64_t dt = 0; dt < vTiles; ++dt) {
+      Value col = add(g, dt * 8);
+      auto pairAt = [&](Value k) {
+        Value x = memref::LoadOp::create(b, loc, vTile, ValueRange{k, col});
+        Value y = memref::LoadOp::create(b, loc, vTile,
+                                         ValueRange{add(k, 1), col});
+        return asRegister(vector::FromElementsOp::create(
+            b, loc, VectorType::get({2}, element), ValueRange{x, y}));
+      };
+      Value bRegs[] = {pairAt(key0), pairAt(add(key0, 8))};
+      out[dt] = mma(aRegs, bRegs, out[dt]);
+    }
+  }
+  // Every warp is done with this tile before the next copy overwrites it.
+  gpu::BarrierOp::create(b, loc);
+
+  SmallVector<Value> next = {newMaxA, newMaxB, partA, partB};
+  for (auto &tile : out)
+    next.append(tile.begin(), tile.end());
+  return next;
+}
+
+SmallVector<Value> FlashKernelBuilder::buildKeyLoop(Value from, Value to,
+                                                    bool masked,
+                                                    ValueRange init) {
+  auto loop = scf::ForOp::create(
+      b, loc, from, to, index(config.kvTile), init,
+      [&](OpBuilder &nb, Location nl, Value keyStart, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        SmallVector<Value> next = buildStep(keyStart, masked, carried);
+        scf::YieldOp::create(b, loc, next);
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+SmallVector<Value> FlashKernelBuilder::buildKeyLoops(ValueRange init) {
+  MaskAnalysis masks = analyzeMasks(op);
+  if (masks.band.empty)
+    return SmallVector<Value>(init);
+  // Bounds are uniform over the block (the loop body has barriers): the
+  // key range of the block's first and last rows.
+  BandValues values{batch, head, queryLength, kvLength};
+  auto keyRange = [&](bool everyRow) {
+    return buildRowsKeyRange(b, loc, masks.band, rowStart, lastRow, values,
+                             keyCount, everyRow);
+  };
+  Value tile = index(config.kvTile);
+  auto floorToTile = [&](Value x) {
+    return arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, x, tile), tile);
+  };
+  auto ceilToTile = [&](Value x) {
+    return arith::MulIOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, x, tile), tile);
+  };
+  auto [anyStart, end] = keyRange(/*everyRow=*/false);
+  Value first = floorToTile(anyStart);
+  if (!masks.exact)
+    return buildKeyLoop(first, end, /*masked=*/true, init);
+  // Partial tiles, full tiles (no keep condition evaluated), partial
+  // tiles, as in attn-tile.
+  auto [everyRowStart, everyRowEnd] = keyRange(/*everyRow=*/true);
+  Value fullStart = ceilToTile(everyRowStart);
+  Value reachesEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           everyRowEnd, keyCount);
+  Value fullEnd = arith::SelectOp::create(b, loc, reachesEnd, keyCount,
+                                          floorToTile(everyRowEnd));
+  Value mid0 = arith::MinSIOp::create(b, loc, fullStart, end);
+  Value mid1 = arith::MaxSIOp::create(b, loc, mid0, fullEnd);
+  SmallVector<Value> carried = buildKeyLoop(first, mid0, true, init);
+  carried = buildKeyLoop(mid0, mid1, false, carried);
+  return buildKeyLoop(mid1, end, true, carried);
+}
+
+void FlashKernelBuilder::buildEpilogue(ValueRange carried) {
+  Value sumA = rowReduce(carried[2], /*isMax=*/false);
+  Value sumB = rowReduce(carried[3], /*isMax=*/false);
+  ValueRange acc = carried.drop_front(4);
+  auto store = [&](Value row, Value sum, int64_t first) {
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         row, queryLength);
+    auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    for (int64_t dt = 0; dt < config.valueDim / 8; ++dt) {
+      Value x = buildNormalize(b, loc, acc[4 * dt + first], sum);
+      Value y = buildNormalize(b, loc, acc[4 * dt + first + 1], sum);
+      Value pair = vector::FromElementsOp::create(
+          b, loc, VectorType::get({2}, element),
+          ValueRange{arith::TruncFOp::create(b, loc, element, x),
+                     arith::TruncFOp::create(b, loc, element, y)});
+      vector::StoreOp::create(b, loc, pair, out,
+                              {batch, head, row, add(mul(t, 2), dt * 8)},
+                              /*nontemporal=*/false, llvm::Align(4));
+    }
+  };
+  store(rowA, sumA, 0);
+  store(rowB, sumB, 2);
+}
+
+Value FlashKernelBuilder::build() {
+  query = toBuffer(op.getQuery());
+  key = toBuffer(op.getKey());
+  value = toBuffer(op.getValue());
+  if (Value m = op.getMask())
+    mask = toBuffer(m);
+  if (Value lens = op.getKvLens())
+    kvLens = toBuffer(lens);
+
+  // The destination: a fresh buffer the kernel fills completely.
+  auto resultType = op.getResult().getType();
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < resultType.getRank(); ++d)
+    if (resultType.isDynamicDim(d))
+      dynamicSizes.push_back(tensor::DimOp::create(b, loc, op.getInit(), d));
+  out = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get(resultType.getShape(), resultType.getElementType()),
+      dynamicSizes);
+
+  queryLength = memref::DimOp::create(b, loc, query, 2);
+  keyCount = memref::DimOp::create(b, loc, key, 2);
+  Value queryHeads = memref::DimOp::create(b, loc, query, 1);
+  group = arith::DivUIOp::create(b, loc, queryHeads,
+                                 memref::DimOp::create(b, loc, key, 1));
+  Value scale = buildScale(b, loc, sem, op.getQuery(), f32);
+  log2e = f32Const(llvm::numbers::log2e);
+  log2eInScale = !sem.scoreMod && !(sem.hasMask && !sem.boolMask);
+  scoreScale = log2eInScale ? arith::MulFOp::create(b, loc, scale, log2e)
+                            : scale;
+
+  Value queryTiles = arith::CeilDivUIOp::create(
+      b, loc, queryLength, index(config.getQueryTile()));
+  // The K and V tiles live in dynamic shared memory, which the NVVM
+  // lowering aligns to 16 bytes as cp.async needs (static workgroup
+  // buffers get the element type's alignment).
+  Value sharedBytes = arith::ConstantIntOp::create(
+      b, loc, b.getI32Type(), config.getSharedMemoryBytes());
+  auto launch = gpu::LaunchOp::create(
+      b, loc, queryTiles, queryHeads, memref::DimOp::create(b, loc, query, 0),
+      index(config.getThreads()), index(1), index(1), sharedBytes);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    Value shared = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), workgroup));
+    auto tileView = [&](int64_t dim, int64_t byteOffset) -> Value {
+      auto type = MemRefType::get({config.kvTile, dim + 8}, element,
+                                  MemRefLayoutAttrInterface(), workgroup);
+      return memref::ViewOp::create(b, loc, type, shared, index(byteOffset),
+                                    ValueRange{});
+    };
+    kTile = tileView(config.headDim, 0);
+    vTile = tileView(config.valueDim, config.kvTile * (config.headDim + 8) * 2);
+    buildPrologue(launch);
+    double negInf = -std::numeric_limits<double>::infinity();
+    SmallVector<Value> init = {f32Const(negInf), f32Const(negInf),
+                               f32Const(0), f32Const(0)};
+    init.append(4 * (config.valueDim / 8), f32Const(0));
+    buildEpilogue(buildKeyLoops(init));
+    gpu::TerminatorOp::create(b, loc);
+  }
+  return bufferization::ToTensorOp::create(b, loc, resultType, out,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+struct AttnLowerToGPUPass
+    : attn::impl::AttnLowerToGPUBase<AttnLowerToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<SdpaOp> ops;
+    getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
+    for (SdpaOp op : ops) {
+      std::string why;
+      FailureOr<GpuFlashConfig> config = getGpuFlashConfig(op, kvTile, why);
+      if (failed(config)) {
+        if (explain)
+          op.emitRemark() << "left for the reference lowering: " << why;
+        continue;
+      }
+      if (explain)
+        op.emitRemark() << "flash kernel: " << config->warps << " warps, "
+                        << config->getQueryTile() << " query rows x "
+                        << config->kvTile << " keys per step, "
+                        << config->getSharedMemoryBytes()
+                        << " bytes of shared memory";
+      OpBuilder b(op);
+      FlashKernelBuilder builder(op, b, *config);
+      Value result = builder.build();
+      op.getResult().replaceAllUsesWith(result);
+      op.erase();
+    }
+  }
+};
+
+} // namespace
