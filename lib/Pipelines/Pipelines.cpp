@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
@@ -168,6 +169,9 @@ void attn::buildCudaKernelPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
 
+  // Copies into strided views (multihead's concatenations) become
+  // linalg.copy, so that they get a kernel like any other linalg op.
+  pm.addPass(createAttnStridedCopyToLinalg());
   // What is left in linalg (the reference lowering, multihead projections,
   // fills) becomes parallel loops, tiled so that the inner loop maps to
   // the threads of a block and the outer one to the grid.
@@ -186,6 +190,7 @@ void attn::buildCudaPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createAttnGpuExpandIndexMath());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = getPtxFeatures(options.chip);

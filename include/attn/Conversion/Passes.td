@@ -110,10 +110,13 @@ def AttnGpuHostMemory : Pass<"attn-gpu-host-memory", "::mlir::ModuleOp"> {
     the mapping of loops to kernels, this pass rewrites what is left on the
     host: `memref.alloc`/`memref.alloca` become `gpu.alloc`,
     `memref.dealloc` becomes `gpu.dealloc`, and `memref.copy` between
-    contiguous buffers becomes `gpu.memcpy`. Any other host operation that
-    would read or write a buffer's contents (a load, a store, a strided
-    copy) is an error naming the operation: it would dereference a device
-    pointer on the CPU.
+    contiguous buffers becomes `gpu.memcpy`; allocations are freed at the
+    end of their block unless passed on. Any other host operation that
+    reads or writes a buffer's contents and has no results (a sequential
+    loop, e.g. building the block table of a CSR layout) runs as a kernel
+    of one thread. One with results needed on the host, or a copy of a
+    strided view, is an error naming the operation: it would dereference a
+    device pointer on the CPU.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
@@ -138,6 +141,18 @@ def AttnGpuTileParallelLoops
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def AttnGpuExpandIndexMath : Pass<"attn-gpu-expand-index-math"> {
+  let summary = "Rewrite index-typed math ops the NVVM lowering misses";
+  let description = [{
+    `convert-gpu-to-nvvm` converts `math.absi` on `index` only halfway (the
+    result keeps an unresolvable cast), and such ops appear in kernels
+    whenever a `mask_mod` measures a distance (`examples/image-window-2d`).
+    This pass rewrites `math.absi %x : index` as `arith.maxsi %x, (0 - %x)`
+    before kernels are lowered.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 #endif // ATTN_CONVERSION_PASSES_TD

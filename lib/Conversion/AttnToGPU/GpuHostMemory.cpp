@@ -12,6 +12,7 @@
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -30,13 +31,21 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Whether `op` reads or writes the contents of a memref operand (not its
-/// metadata: dim, views, casts and allocation itself are fine).
+/// Whether `op` (or, for control flow, an op nested in it) reads or writes
+/// the contents of a memref (not its metadata: dim, views, casts and
+/// allocation itself are fine).
 bool touchesBufferContents(Operation *op) {
+  if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
+    WalkResult nested = op->walk([&](Operation *inner) {
+      if (inner != op && touchesBufferContents(inner))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return nested.wasInterrupted();
+  }
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
-    return llvm::any_of(op->getOperandTypes(), llvm::IsaPred<MemRefType>) &&
-           !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+    return llvm::any_of(op->getOperandTypes(), llvm::IsaPred<MemRefType>);
   SmallVector<MemoryEffects::EffectInstance> instances;
   effects.getEffects(instances);
   return llvm::any_of(instances, [](const MemoryEffects::EffectInstance &e) {
@@ -77,51 +86,77 @@ void replaceAllocation(RewriterBase &rewriter, Operation *op) {
   gpu::DeallocOp::create(rewriter, loc, Type(), ValueRange(), buffer);
 }
 
+/// Moves `op` into a gpu.launch of one block of one thread.
+void runOnOneThread(RewriterBase &rewriter, Operation *op) {
+  Location loc = op->getLoc();
+  rewriter.setInsertionPoint(op);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto launch = gpu::LaunchOp::create(rewriter, loc, one, one, one, one, one,
+                                      one);
+  Block &body = launch.getBody().front();
+  rewriter.setInsertionPointToStart(&body);
+  gpu::TerminatorOp::create(rewriter, loc);
+  rewriter.moveOpBefore(op, body.getTerminator());
+}
+
 struct AttnGpuHostMemoryPass
     : attn::impl::AttnGpuHostMemoryBase<AttnGpuHostMemoryPass> {
   void runOnOperation() override {
+    // Host operations, outside kernels and device modules.
+    SmallVector<Operation *> hostOps;
+    getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp, gpu::GPUModuleOp>(op))
+        return WalkResult::skip();
+      hostOps.push_back(op);
+      // Control flow over buffers is taken (or refused) as a whole.
+      if (op->getNumRegions() && !isa<func::FuncOp, ModuleOp>(op) &&
+          touchesBufferContents(op))
+        return WalkResult::skip();
+      return WalkResult::advance();
+    });
     IRRewriter rewriter(&getContext());
-    WalkResult result = getOperation()->walk<WalkOrder::PreOrder>(
-        [&](Operation *op) -> WalkResult {
-          // Kernels and device modules are device code.
-          if (isa<gpu::LaunchOp, gpu::GPUModuleOp>(op))
-            return WalkResult::skip();
-          rewriter.setInsertionPoint(op);
-          if (isa<memref::AllocOp, memref::AllocaOp>(op)) {
-            replaceAllocation(rewriter, op);
-            return WalkResult::advance();
-          }
-          if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-            rewriter.replaceOpWithNewOp<gpu::DeallocOp>(
-                dealloc, Type(), ValueRange(), dealloc.getMemref());
-            return WalkResult::advance();
-          }
-          if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-            auto source = cast<MemRefType>(copy.getSource().getType());
-            auto target = cast<MemRefType>(copy.getTarget().getType());
-            if (!source.getLayout().isIdentity() ||
-                !target.getLayout().isIdentity()) {
-              copy.emitOpError()
-                  << "copies a strided view on the host; compiled for "
-                     "CUDA, only whole contiguous buffers can be copied "
-                     "there (" << source << " to " << target << ")";
-              return WalkResult::interrupt();
-            }
-            rewriter.replaceOpWithNewOp<gpu::MemcpyOp>(
-                copy, Type(), ValueRange(), copy.getTarget(),
-                copy.getSource());
-            return WalkResult::advance();
-          }
-          if (touchesBufferContents(op)) {
-            op->emitOpError()
-                << "would read or write a device buffer on the host: "
-                   "nothing in the CUDA pipeline mapped it to a kernel";
-            return WalkResult::interrupt();
-          }
-          return WalkResult::advance();
-        });
-    if (result.wasInterrupted())
-      signalPassFailure();
+    for (Operation *op : hostOps) {
+      if (failed(rewrite(rewriter, op)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult rewrite(IRRewriter &rewriter, Operation *op) {
+    rewriter.setInsertionPoint(op);
+    if (isa<memref::AllocOp, memref::AllocaOp>(op)) {
+      replaceAllocation(rewriter, op);
+      return success();
+    }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      rewriter.replaceOpWithNewOp<gpu::DeallocOp>(dealloc, Type(), ValueRange(),
+                                                  dealloc.getMemref());
+      return success();
+    }
+    if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+      auto source = cast<MemRefType>(copy.getSource().getType());
+      auto target = cast<MemRefType>(copy.getTarget().getType());
+      if (!source.getLayout().isIdentity() || !target.getLayout().isIdentity())
+        return copy.emitOpError()
+               << "copies a strided view on the host; compiled for CUDA, only "
+                  "whole contiguous buffers can be copied there ("
+               << source << " to " << target << ")";
+      rewriter.replaceOpWithNewOp<gpu::MemcpyOp>(copy, Type(), ValueRange(),
+                                                 copy.getTarget(),
+                                                 copy.getSource());
+      return success();
+    }
+    if (!touchesBufferContents(op))
+      return success();
+    // Sequential code over buffers (the block table of a CSR layout) runs
+    // as a kernel of one thread: slow, but only ever small bookkeeping.
+    if (op->getNumResults() == 0) {
+      runOnOneThread(rewriter, op);
+      return success();
+    }
+    return op->emitOpError()
+           << "would read or write a device buffer on the host, and its "
+              "results are needed there: nothing in the CUDA pipeline mapped "
+              "it to a kernel";
   }
 };
 

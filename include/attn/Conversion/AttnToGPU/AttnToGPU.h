@@ -16,6 +16,7 @@ class SdpaOp;
 #define GEN_PASS_DECL_ATTNLOWERTOGPU
 #define GEN_PASS_DECL_ATTNGPUHOSTMEMORY
 #define GEN_PASS_DECL_ATTNGPUTILEPARALLELLOOPS
+#define GEN_PASS_DECL_ATTNGPUEXPANDINDEXMATH
 #include "attn/Conversion/Passes.h.inc"
 
 /// Rows of queries one warp owns (the M of `mma.sync.m16n8k16`).
