@@ -7,6 +7,7 @@
 #include "attn/Runner/JitRunner.h"
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/Cuda/CudaCompiler.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -45,6 +46,25 @@ JitFunction::JitFunction(std::unique_ptr<ExecutionEngine> engine,
 
 JitFunction::~JitFunction() = default;
 
+/// JIT-compiles an LLVM-dialect module for the host; `runtimes` are the
+/// shared libraries its code calls.
+static llvm::Expected<std::unique_ptr<ExecutionEngine>>
+createEngine(ModuleOp lowered, const CpuTargetOptions &options,
+             ArrayRef<StringRef> runtimes) {
+  auto machine = createCpuTargetMachine(options);
+  if (!machine)
+    return machine.takeError();
+  // The transformer must outlive `create`, which runs it.
+  auto transformer = makeOptimizingTransformer(options.optLevel,
+                                               /*sizeLevel=*/0, machine->get());
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.sharedLibPaths = runtimes;
+  engineOptions.jitCodeGenOptLevel =
+      static_cast<llvm::CodeGenOptLevel>(options.optLevel);
+  return ExecutionEngine::create(lowered, engineOptions, std::move(*machine));
+}
+
 llvm::Expected<std::unique_ptr<JitFunction>>
 JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
                      const CpuTargetOptions &options,
@@ -54,21 +74,28 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
       "CPU pipeline");
   if (!copy)
     return copy.takeError();
-
-  auto machine = createCpuTargetMachine(options);
-  if (!machine)
-    return machine.takeError();
-  // The transformer must outlive `create`, which runs it.
-  auto transformer = makeOptimizingTransformer(options.optLevel,
-                                               /*sizeLevel=*/0, machine->get());
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
   StringRef runtimes[] = {getOpenMPLibraryPath()};
-  engineOptions.sharedLibPaths = runtimes;
-  engineOptions.jitCodeGenOptLevel =
-      static_cast<llvm::CodeGenOptLevel>(options.optLevel);
-  auto engine =
-      ExecutionEngine::create(**copy, engineOptions, std::move(*machine));
+  auto engine = createEngine(**copy, options, runtimes);
+  if (!engine)
+    return engine.takeError();
+  return std::unique_ptr<JitFunction>(new JitFunction(std::move(*engine), abi));
+}
+
+llvm::Expected<std::unique_ptr<JitFunction>>
+JitFunction::compileCuda(ModuleOp module, const FunctionAbi &abi,
+                         const CpuTargetOptions &host,
+                         const CudaPipelineOptions &pipeline) {
+  StringRef runtime = getCudaRuntimeLibraryPath();
+  if (runtime.empty())
+    return llvm::createStringError(
+        "this build found no CUDA toolkit: there is no CUDA runtime library");
+  auto copy = lowerCopy(
+      module, [&](OpPassManager &pm) { buildCudaPipeline(pm, pipeline); },
+      "CUDA pipeline");
+  if (!copy)
+    return copy.takeError();
+  StringRef runtimes[] = {runtime};
+  auto engine = createEngine(**copy, host, runtimes);
   if (!engine)
     return engine.takeError();
   return std::unique_ptr<JitFunction>(new JitFunction(std::move(*engine), abi));

@@ -5,15 +5,19 @@
 // attn-run FILE.mlir [--entry=NAME] [--inputs=a.npy,...] [--outputs=o.npy,...]
 //          [--seed=N] [--input-shapes=AxB...,...] [--check] [--repeat=N]
 //
-// Compiles the module with the CPU pipeline (the one attnc uses), calls the
-// entry function on .npy or seeded random inputs with NaN-poisoned outputs,
-// and optionally compares every output with the float64 reference: the same
-// module widened by --attn-widen-to-f64 and compiled by the same pipeline.
+// Compiles the module with the CPU pipeline (the one attnc uses), or with
+// --target=cuda the CUDA pipeline (inputs copied to device buffers, outputs
+// poisoned there and copied back, --repeat timed with CUDA events), calls
+// the entry function on .npy or seeded random inputs with NaN-poisoned
+// outputs, and optionally compares every output with the float64 reference:
+// the same module widened by --attn-widen-to-f64 and compiled by the CPU
+// reference pipeline.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Runner/CudaDevice.h"
 #include "attn/Runner/JitRunner.h"
 #include "attn/Tools/DriverSupport.h"
 #include "mlir/IR/MLIRContext.h"
@@ -27,6 +31,7 @@
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
+#include <optional>
 #include <cmath>
 #include <random>
 
@@ -70,6 +75,11 @@ cl::opt<unsigned> repeat("repeat", cl::init(0),
                                   "and GFLOP/s"),
                          cl::cat(category));
 CpuCompileFlags compileFlags(category);
+cl::opt<std::string> targetName("target", cl::init("cpu"),
+                                cl::desc("Where the entry runs: cpu, or cuda "
+                                         "(device 0)"),
+                                cl::cat(category));
+CudaCompileFlags cudaFlags(category);
 
 LogicalResult reportError(const Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
@@ -376,17 +386,81 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
   return success(ok);
 }
 
+/// Device copies of a call's arrays, freed on destruction.
+class DeviceBuffers {
+public:
+  explicit DeviceBuffers(CudaDevice &device) : device(device) {}
+  ~DeviceBuffers() {
+    for (void *pointer : pointers)
+      llvm::consumeError(device.free(pointer));
+  }
+
+  /// Allocates a device buffer per array and copies every array (inputs,
+  /// and the NaN-poisoned outputs) into it.
+  llvm::Error upload(ArrayRef<HostArray> arrays) {
+    for (const HostArray &array : arrays) {
+      auto pointer = device.allocate(array.getByteSize());
+      if (!pointer)
+        return pointer.takeError();
+      pointers.push_back(*pointer);
+      buffers.push_back({array.getElement(), array.getShape(), *pointer});
+      if (llvm::Error err = device.copyToDevice(*pointer, array.getData(),
+                                                array.getByteSize()))
+        return err;
+    }
+    return llvm::Error::success();
+  }
+
+  /// Copies the arrays from `first` on (the outputs) back.
+  llvm::Error download(MutableArrayRef<HostArray> arrays, unsigned first) {
+    for (unsigned i = first; i < arrays.size(); ++i)
+      if (llvm::Error err = device.copyToHost(
+              arrays[i].getData(), pointers[i], arrays[i].getByteSize()))
+        return err;
+    return llvm::Error::success();
+  }
+
+  ArrayRef<JitFunction::Buffer> getBuffers() const { return buffers; }
+
+private:
+  CudaDevice &device;
+  SmallVector<void *> pointers;
+  SmallVector<JitFunction::Buffer> buffers;
+};
+
+/// One call of `function`: on host arrays, or on `deviceBuffers` when the
+/// code runs on the GPU (then the runtime's errors are collected too).
+llvm::Error callOnce(JitFunction &function, MutableArrayRef<HostArray> arrays,
+                     CudaDevice *device, DeviceBuffers *deviceBuffers) {
+  if (!device)
+    return function.call(arrays);
+  if (llvm::Error err = function.call(deviceBuffers->getBuffers()))
+    return err;
+  return device->takeError();
+}
+
 LogicalResult timeCalls(JitFunction &function,
                         MutableArrayRef<HostArray> arrays,
-                        const FunctionAbi &abi, std::optional<int64_t> flops) {
+                        const FunctionAbi &abi, std::optional<int64_t> flops,
+                        CudaDevice *device, DeviceBuffers *deviceBuffers) {
   SmallVector<double> seconds;
   for (unsigned r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error err = function.call(arrays))
+    if (device)
+      if (llvm::Error err = device->startTimer())
+        return reportError(llvm::toString(std::move(err)));
+    if (llvm::Error err = callOnce(function, arrays, device, deviceBuffers))
       return reportError(llvm::toString(std::move(err)));
     std::chrono::duration<double> elapsed =
         std::chrono::steady_clock::now() - start;
-    seconds.push_back(elapsed.count());
+    if (device) {
+      auto ms = device->stopTimer();
+      if (!ms)
+        return reportError(llvm::toString(ms.takeError()));
+      seconds.push_back(*ms * 1e-3);
+    } else {
+      seconds.push_back(elapsed.count());
+    }
   }
   llvm::sort(seconds);
   double best = seconds.front(), median = seconds[seconds.size() / 2];
@@ -405,6 +479,21 @@ LogicalResult run(MLIRContext &context) {
   auto pipelineOptions = compileFlags.parse();
   if (!pipelineOptions)
     return reportError(llvm::toString(pipelineOptions.takeError()));
+  if (targetName != "cpu" && targetName != "cuda")
+    return reportError("unknown target '" + targetName +
+                       "'; attn-run supports: cpu, cuda");
+  auto cudaOptions = cudaFlags.parse();
+  if (!cudaOptions)
+    return reportError(llvm::toString(cudaOptions.takeError()));
+  // The device first: without one there is nothing to compile for.
+  std::unique_ptr<CudaDevice> device;
+  if (targetName == "cuda") {
+    auto opened = CudaDevice::open();
+    if (!opened)
+      return reportError("--target=cuda: " +
+                         llvm::toString(opened.takeError()));
+    device = std::move(*opened);
+  }
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string error;
@@ -469,11 +558,24 @@ LogicalResult run(MLIRContext &context) {
   CpuTargetOptions options;
   options.optLevel = compileFlags.optLevel;
   auto function =
-      JitFunction::compile(*module, *abi, options, **pipelineOptions);
+      device ? JitFunction::compileCuda(*module, *abi, options, **cudaOptions)
+             : JitFunction::compile(*module, *abi, options, **pipelineOptions);
   if (!function)
     return reportError(llvm::toString(function.takeError()));
-  if (llvm::Error err = (*function)->call(arrays))
+  std::optional<DeviceBuffers> deviceBuffers;
+  if (device) {
+    llvm::outs() << "@" << abi->name << ": running on "
+                 << device->getDescription() << "\n";
+    deviceBuffers.emplace(*device);
+    if (llvm::Error err = deviceBuffers->upload(arrays))
+      return reportError(llvm::toString(std::move(err)));
+  }
+  DeviceBuffers *buffers = deviceBuffers ? &*deviceBuffers : nullptr;
+  if (llvm::Error err = callOnce(**function, arrays, device.get(), buffers))
     return reportError(llvm::toString(std::move(err)));
+  if (buffers)
+    if (llvm::Error err = buffers->download(arrays, abi->numInputs))
+      return reportError(llvm::toString(std::move(err)));
 
   for (auto [i, path] : llvm::enumerate(outputFiles))
     if (llvm::Error err = writeNpy(path, arrays[abi->numInputs + i]))
@@ -483,7 +585,8 @@ LogicalResult run(MLIRContext &context) {
   if (check)
     checked = checkOutputs(*module, *func, *abi, arrays, options);
   if (repeat > 0 &&
-      failed(timeCalls(**function, arrays, *abi, analysis->flops)))
+      failed(timeCalls(**function, arrays, *abi, analysis->flops,
+                       device.get(), buffers)))
     return failure();
   return checked;
 }
@@ -496,8 +599,9 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "attn-run: JIT-compile a module of attn ops for the CPU, run it on "
-      ".npy or random inputs, check it against the float64 reference\n");
+      "attn-run: JIT-compile a module of attn ops for the CPU or a CUDA GPU, "
+      "run it on .npy or random inputs, check it against the float64 "
+      "reference\n");
 
   DialectRegistry registry;
   registerCpuDriverDialects(registry);

@@ -36,6 +36,10 @@ public:
   /// The first element; elements are contiguous and row-major.
   void *getData() { return storage.data(); }
   const void *getData() const { return storage.data(); }
+  /// Bytes of element storage (what a device copy of the array takes).
+  size_t getByteSize() const {
+    return numElements * getAbiElementSize(element);
+  }
 
   /// Element `i` (row-major) as a double; halves and bf16 are decoded, i1
   /// reads 0 or 1.

@@ -35,6 +35,15 @@ public:
   compile(ModuleOp module, const FunctionAbi &abi,
           const CpuTargetOptions &options, const CpuPipelineOptions &pipeline);
 
+  /// The same through `buildCudaPipeline`: the host code is JIT-compiled
+  /// for `host` and calls libattn_cuda_runtime (loaded into the process);
+  /// the kernels are the binaries the pipeline embedded. Buffers given to
+  /// `call` must then be device memory (see CudaDevice).
+  static llvm::Expected<std::unique_ptr<JitFunction>>
+  compileCuda(ModuleOp module, const FunctionAbi &abi,
+              const CpuTargetOptions &host,
+              const CudaPipelineOptions &pipeline);
+
   ~JitFunction();
 
   /// A dense row-major buffer the caller owns (a HostArray, a NumPy array,
