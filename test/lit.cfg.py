@@ -50,3 +50,18 @@ if subprocess.call([config.python_executable, "-c", "import numpy"],
 # CUDA integration tests execute only where a GPU is present.
 if shutil.which("nvidia-smi") and os.system("nvidia-smi -L > /dev/null 2>&1") == 0:
     config.available_features.add("cuda-device")
+
+# PTX tests hand the generated PTX to the toolkit's ptxas; the runtime
+# library exists when the build found the toolkit.
+ptxas = shutil.which("ptxas") or shutil.which("ptxas", path=os.path.join(config.cuda_toolkit_root, "bin"))
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+if config.cuda_runtime_library:
+    config.available_features.add("cuda-runtime")
+    # The toolkit's driver stub loads but fails every call: what the runtime
+    # reports then is testable without a driver.
+    stub = os.path.join(config.cuda_toolkit_root, "lib64", "stubs", "libcuda.so")
+    if os.path.exists(stub):
+        config.available_features.add("cuda-stub")
+        config.substitutions.append(("%cuda_stub", stub))

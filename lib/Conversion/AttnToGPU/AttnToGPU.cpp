@@ -88,23 +88,19 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
           "kernel yet)";
     return failure();
   }
-  // 64 keys per tile keeps two products of 8 n-tiles each in flight; past
-  // D = 128 that would exceed 48 KiB of static shared memory.
-  config.kvTile = kvTile > 0 ? kvTile
-                  : std::max(config.headDim, config.valueDim) > 128 ? 32
-                                                                    : 64;
+  // A warp holds its Q fragments (D / 4 registers), its output
+  // accumulators (Dv / 2) and one score tile (kv-tile / 2): the key tile
+  // shrinks as the head grows so that the 255 registers of a thread hold
+  // them all without spilling (test/Target/CUDA checks ptxas' report).
+  int64_t widest = std::max(config.headDim, config.valueDim);
+  config.kvTile = kvTile > 0     ? kvTile
+                  : widest <= 64 ? 64
+                  : widest <= 128 ? 32
+                                  : 16;
   if (config.kvTile % 16 != 0) {
     os << "kv-tile = " << config.kvTile << " (must be a multiple of 16)";
     return failure();
   }
-  // Each thread issues whole rounds of 16-byte copies.
-  for (int64_t dim : {config.headDim, config.valueDim})
-    if ((config.kvTile * dim / 8) % config.getThreads() != 0) {
-      os << "kv-tile * D / 8 = " << config.kvTile * dim / 8
-         << " copies per tile is not a multiple of the block's "
-         << config.getThreads() << " threads";
-      return failure();
-    }
   if (config.getSharedMemoryBytes() > 48 * 1024) {
     os << "kv-tile = " << config.kvTile << " needs "
        << config.getSharedMemoryBytes()
@@ -301,20 +297,37 @@ std::pair<Value, Value> FlashKernelBuilder::buildTileCopies(Value keyStart) {
   auto copyTile = [&](Value src, Value dst, int64_t dim) -> Value {
     SmallVector<Value> tokens;
     int64_t chunksPerRow = dim / 8;
-    int64_t rounds = config.kvTile * chunksPerRow / config.getThreads();
-    for (int64_t r = 0; r < rounds; ++r) {
-      Value chunk = add(tid, r * config.getThreads());
+    int64_t chunks = config.kvTile * chunksPerRow;
+    int64_t threads = config.getThreads();
+    for (int64_t r = 0; r * threads < chunks; ++r) {
+      Value chunk = add(tid, r * threads);
       Value row = arith::DivUIOp::create(b, loc, chunk, index(chunksPerRow));
       Value colv =
           mul(arith::RemUIOp::create(b, loc, chunk, index(chunksPerRow)), 8);
+      Value srcCol = colv;
       Value keyRow = add(keyStart, row);
       Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                            keyRow, keyCount);
+      if ((r + 1) * threads > chunks) {
+        // A last, partial round: threads without a chunk zero-fill the
+        // padding column of some row instead (every thread issues the
+        // same number of copies, and the padding is never read).
+        Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           chunk, index(chunks));
+        Value spare = arith::RemUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, chunk, index(chunks)),
+            index(config.kvTile));
+        row = arith::SelectOp::create(b, loc, real, row, spare);
+        colv = arith::SelectOp::create(b, loc, real, colv, index(dim));
+        srcCol = arith::SelectOp::create(b, loc, real, srcCol, zero);
+        keyRow = add(keyStart, row);
+        inside = arith::AndIOp::create(b, loc, inside, real);
+      }
       Value count = arith::SelectOp::create(b, loc, inside, eight, zero);
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
           ValueRange{row, colv}, src,
-          ValueRange{batch, kvHead, minIndex(keyRow, lastKey), colv},
+          ValueRange{batch, kvHead, minIndex(keyRow, lastKey), srcCol},
           b.getIndexAttr(8), count, /*bypassL1=*/b.getUnitAttr()));
     }
     return nvgpu::DeviceAsyncCreateGroupOp::create(
@@ -392,8 +405,15 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
   Value newMaxA = rowMax(maxA, 0), newMaxB = rowMax(maxB, 2);
   Value safeA = buildSafeRowMax(b, loc, newMaxA),
         safeB = buildSafeRowMax(b, loc, newMaxB);
-  auto exp2Minus = [&](Value x, Value m) {
-    return math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, x, m));
+  // ex2.approx directly: math.exp2 becomes a call to libdevice's
+  // __nv_exp2f, which ptxas does not inline. Subnormal results flush to
+  // zero (ftz), which a softmax term that small does not notice.
+  auto exp2Minus = [&](Value x, Value m) -> Value {
+    Value diff = arith::SubFOp::create(b, loc, x, m);
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+               ValueRange{diff})
+        .getResult(0);
   };
   Value alphaA = exp2Minus(maxA, safeA), alphaB = exp2Minus(maxB, safeB);
   // Sums stay per thread (the four lanes of a row each add their own

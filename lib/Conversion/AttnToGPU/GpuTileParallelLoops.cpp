@@ -68,7 +68,8 @@ struct AttnGpuTileParallelLoopsPass
   void runOnOperation() override {
     if (threadsPerBlock <= 0 || threadsPerBlock > 1024) {
       getOperation().emitError()
-          << "threads-per-block must be in [1, 1024], got " << threadsPerBlock;
+          << "threads-per-block must be in [1, 1024], got "
+          << static_cast<int64_t>(threadsPerBlock);
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> loops;
