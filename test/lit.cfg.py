@@ -31,6 +31,7 @@ tools = [
     "attn-run",
     "attn-translate",
     "attnc",
+    "attn-mma-layout-check",
     # The C compiler the C ABI tests build their programs with.
     ToolSubst("%cc", config.host_cc, unresolved="fatal"),
 ]

@@ -52,6 +52,22 @@ namespace attn {
 using namespace mlir;
 using namespace mlir::attn;
 
+FragmentOffset attn::getMmaFragmentOffset(MmaOperand operand, int64_t reg,
+                                          int64_t element) {
+  switch (operand) {
+  case MmaOperand::A:
+    // {(g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)}.
+    return {(reg % 2) * 8, (reg / 2) * 8 + element};
+  case MmaOperand::B:
+    // {(2t, g), (2t + 8, g)}, consecutive k in a register.
+    return {reg * 8 + element, 0};
+  case MmaOperand::C:
+    // {(g, 2t), (g + 8, 2t)}, consecutive columns in a register.
+    return {reg * 8, element};
+  }
+  llvm_unreachable("covered switch");
+}
+
 FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
                                                   std::string &why) {
   llvm::raw_string_ostream os(why);
@@ -171,6 +187,18 @@ private:
                            ArrayRef<Value> c);
   /// Combines `x` across the four lanes of a row.
   Value rowReduce(Value x, bool isMax);
+  /// The clamped query row at offset 0 (row g) or 8 (row g + 8) of the
+  /// warp's 16.
+  Value clampedRow(int64_t offset) {
+    assert((offset == 0 || offset == 8) && "a warp's rows are g and g + 8");
+    return offset == 0 ? rowAClamped : rowBClamped;
+  }
+  /// The probability that element `e` of register `reg` of P V's A
+  /// fragment over keys [16 kc, 16 kc + 16) needs: the score accumulator
+  /// at the same (row, key), found in the layout table; it is always in
+  /// the same lane, so no data moves between threads.
+  Value probabilityAt(ArrayRef<std::array<Value, 4>> probs, int64_t kc,
+                      int64_t reg, int64_t e);
 
   void buildPrologue(gpu::LaunchOp launch);
   SmallVector<Value> buildKeyLoops(ValueRange init);
@@ -250,6 +278,18 @@ Value FlashKernelBuilder::rowReduce(Value x, bool isMax) {
   return x;
 }
 
+Value FlashKernelBuilder::probabilityAt(ArrayRef<std::array<Value, 4>> probs,
+                                        int64_t kc, int64_t reg, int64_t e) {
+  FragmentOffset a = getMmaFragmentOffset(MmaOperand::A, reg, e);
+  int64_t tile = 2 * kc + a.col / 8;
+  for (int64_t i = 0; i < 4; ++i) {
+    FragmentOffset c = getMmaFragmentOffset(MmaOperand::C, i / 2, i % 2);
+    if (c.row == a.row && c.col == a.col % 8)
+      return probs[tile][i];
+  }
+  llvm_unreachable("an A element with no accumulator in the same lane");
+}
+
 void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
   gpu::KernelDim3 blocks = launch.getBlockIds();
   batch = blocks.z;
@@ -280,12 +320,13 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
   // Q stays in registers as A fragments for the whole key loop.
   Value col = mul(t, 2);
   for (int64_t kc = 0; kc < config.headDim / 16; ++kc) {
-    Value c0 = add(col, kc * 16), c1 = add(col, kc * 16 + 8);
-    queryFragments.push_back(
-        {loadPair(query, {batch, head, rowAClamped, c0}),
-         loadPair(query, {batch, head, rowBClamped, c0}),
-         loadPair(query, {batch, head, rowAClamped, c1}),
-         loadPair(query, {batch, head, rowBClamped, c1})});
+    std::array<Value, 4> fragment;
+    for (int64_t reg = 0; reg < 4; ++reg) {
+      FragmentOffset at = getMmaFragmentOffset(MmaOperand::A, reg, 0);
+      fragment[reg] = loadPair(query, {batch, head, clampedRow(at.row),
+                                       add(col, kc * 16 + at.col)});
+    }
+    queryFragments.push_back(fragment);
   }
 }
 
@@ -358,11 +399,14 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
   SmallVector<std::array<Value, 4>> scores;
   for (int64_t nt = 0; nt < nTiles; ++nt) {
     std::array<Value, 4> c = {zeroF, zeroF, zeroF, zeroF};
+    // B[k][n] = K[n][k]: a register's two k are adjacent in a K row.
     Value keyRow = add(g, nt * 8);
     for (int64_t kc = 0; kc < config.headDim / 16; ++kc) {
-      Value col = add(mul(t, 2), kc * 16);
-      Value bRegs[] = {loadPair(kTile, {keyRow, col}),
-                       loadPair(kTile, {keyRow, add(col, 8)})};
+      Value bRegs[2];
+      for (int64_t reg = 0; reg < 2; ++reg) {
+        FragmentOffset at = getMmaFragmentOffset(MmaOperand::B, reg, 0);
+        bRegs[reg] = loadPair(kTile, {keyRow, add(mul(t, 2), kc * 16 + at.row)});
+      }
       c = mma(queryFragments[kc], bRegs, c);
     }
     scores.push_back(c);
@@ -372,9 +416,11 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
   Value lastKey = arith::SubIOp::create(b, loc, keyCount, index(1));
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  // Accumulator i of score tile nt: register i / 2, element i % 2.
   auto elementIndices = [&](int64_t nt, int64_t i) {
-    Value row = i < 2 ? rowAClamped : rowBClamped;
-    Value col = add(add(keyStart, mul(t, 2)), nt * 8 + i % 2);
+    FragmentOffset at = getMmaFragmentOffset(MmaOperand::C, i / 2, i % 2);
+    Value row = clampedRow(at.row);
+    Value col = add(add(keyStart, mul(t, 2)), nt * 8 + at.col);
     return std::pair<Value, Value>{row, col};
   };
   for (int64_t nt = 0; nt < nTiles; ++nt) {
@@ -394,7 +440,8 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
     }
   }
 
-  // Online softmax per row (A: registers 0-1, B: registers 2-3).
+  // Online softmax per row: rows g ("A", C register 0) and g + 8 ("B", C
+  // register 1).
   auto rowMax = [&](Value running, int64_t first) {
     Value m = running;
     for (auto &tile : scores)
@@ -444,20 +491,27 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
                    arith::MulFOp::create(b, loc, acc[4 * dt + 3], alphaB)});
   waitGroups(valueGroup, 0);
   for (int64_t kc = 0; kc < config.kvTile / 16; ++kc) {
-    auto &lo = probs[2 * kc], &hi = probs[2 * kc + 1];
-    Value aRegs[] = {packPair(lo[0], lo[1]), packPair(lo[2], lo[3]),
-                     packPair(hi[0], hi[1]), packPair(hi[2], hi[3])};
-    Value key0 = add(mul(t, 2), kc * 16);
+    Value aRegs[4];
+    for (int64_t reg = 0; reg < 4; ++reg) {
+      Value pair[2];
+      for (int64_t e = 0; e < 2; ++e)
+        pair[e] = probabilityAt(probs, kc, reg, e);
+      aRegs[reg] = packPair(pair[0], pair[1]);
+    }
     for (int64_t dt = 0; dt < vTiles; ++dt) {
+      // B[k][n] = V[k][n]: a register's two k are two V rows.
       Value col = add(g, dt * 8);
-      auto pairAt = [&](Value k) {
-        Value x = memref::LoadOp::create(b, loc, vTile, ValueRange{k, col});
-        Value y = memref::LoadOp::create(b, loc, vTile,
-                                         ValueRange{add(k, 1), col});
-        return asRegister(vector::FromElementsOp::create(
-            b, loc, VectorType::get({2}, element), ValueRange{x, y}));
-      };
-      Value bRegs[] = {pairAt(key0), pairAt(add(key0, 8))};
+      Value bRegs[2];
+      for (int64_t reg = 0; reg < 2; ++reg) {
+        Value pair[2];
+        for (int64_t e = 0; e < 2; ++e) {
+          FragmentOffset at = getMmaFragmentOffset(MmaOperand::B, reg, e);
+          Value k = add(mul(t, 2), kc * 16 + at.row);
+          pair[e] = memref::LoadOp::create(b, loc, vTile, ValueRange{k, col});
+        }
+        bRegs[reg] = asRegister(vector::FromElementsOp::create(
+            b, loc, VectorType::get({2}, element), ValueRange{pair[0], pair[1]}));
+      }
       out[dt] = mma(aRegs, bRegs, out[dt]);
     }
   }
@@ -527,7 +581,9 @@ void FlashKernelBuilder::buildEpilogue(ValueRange carried) {
   Value sumA = rowReduce(carried[2], /*isMax=*/false);
   Value sumB = rowReduce(carried[3], /*isMax=*/false);
   ValueRange acc = carried.drop_front(4);
-  auto store = [&](Value row, Value sum, int64_t first) {
+  // C register `reg` holds row g + 8 reg: rowA for 0, rowB for 1.
+  auto store = [&](Value row, Value sum, int64_t reg) {
+    int64_t first = 2 * reg;
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                          row, queryLength);
     auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
@@ -540,13 +596,15 @@ void FlashKernelBuilder::buildEpilogue(ValueRange carried) {
           b, loc, VectorType::get({2}, element),
           ValueRange{arith::TruncFOp::create(b, loc, element, x),
                      arith::TruncFOp::create(b, loc, element, y)});
+      FragmentOffset at = getMmaFragmentOffset(MmaOperand::C, reg, 0);
       vector::StoreOp::create(b, loc, pair, out,
-                              {batch, head, row, add(mul(t, 2), dt * 8)},
+                              {batch, head, row,
+                               add(mul(t, 2), dt * 8 + at.col)},
                               /*nontemporal=*/false, llvm::Align(4));
     }
   };
   store(rowA, sumA, 0);
-  store(rowB, sumB, 2);
+  store(rowB, sumB, 1);
 }
 
 Value FlashKernelBuilder::build() {

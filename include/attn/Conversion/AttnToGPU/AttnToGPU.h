@@ -22,6 +22,24 @@ class SdpaOp;
 /// Rows of queries one warp owns (the M of `mma.sync.m16n8k16`).
 constexpr int64_t kGpuRowsPerWarp = 16;
 
+/// The operands of `mma.sync.m16n8k16`: A (16 x 16, M x K), B (16 x 8,
+/// K x N), C and D (16 x 8, M x N).
+enum class MmaOperand { A, B, C };
+
+/// Where element `element` (0 or 1) of register `reg` of a lane's fragment
+/// sits, as offsets from the lane's base coordinates: with g = lane / 4 and
+/// t = lane % 4, A and C hold [g + row][2t + col] and B holds
+/// [2t + row][g] (k, n). Registers: 4 for A, 2 for B, 2 for C (f32 pairs).
+/// The flash kernel derives every fragment address and the reuse of the
+/// score accumulators as P V's A operand from this table;
+/// test/Conversion/AttnToGPU/mma-layout.test checks it against upstream
+/// MLIR's lane/value maps (NVGPU/Utils/MMAUtils.h).
+struct FragmentOffset {
+  int64_t row, col;
+};
+FragmentOffset getMmaFragmentOffset(MmaOperand operand, int64_t reg,
+                                    int64_t element);
+
 /// The tile sizes the flash kernel uses for `op`, or failure with the
 /// reason (`why`) when the kernel does not apply: element types other than
 /// f16/bf16, a head dimension that is dynamic or not a multiple of 16 (or
