@@ -6,6 +6,8 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
+#include <cstdlib>
+
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
@@ -15,8 +17,8 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/OptimizeForNVVM.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -184,20 +186,65 @@ void attn::buildCudaKernelPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+std::string attn::getCudaToolkitPath() {
+  for (const char *name : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
+    if (const char *value = std::getenv(name); value && *value)
+      return value;
+  return ATTN_CUDA_TOOLKIT_ROOT;
+}
+
 void attn::buildCudaPipeline(OpPassManager &pm,
                              const CudaPipelineOptions &options) {
   buildCudaKernelPipeline(pm, options);
+
+  // Kernels outlined into gpu.modules with the NVVM target; host and device
+  // code lowered to the LLVM dialect side by side.
+  pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // Host-side gpu ops take async tokens (gpu-to-llvm needs them): one
+  // stream per function, synchronised before it returns.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createAttnGpuExpandIndexMath());
-  gpu::GPUToNVVMPipelineOptions nvvm;
-  nvvm.cubinChip = options.chip;
-  nvvm.cubinFeatures = getPtxFeatures(options.chip);
-  nvvm.cubinFormat = options.format;
-  nvvm.cmdOptions = options.ptxasOptions;
-  nvvm.optLevel = 3;
-  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = getPtxFeatures(options.chip);
+  target.optLevel = 3;
+  target.cmdOptions = options.ptxasOptions;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Device code: NVVM, then one binary per gpu.module.
+  pm.addNestedPass<gpu::GPUModuleOp>(createStripDebugInfoPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addNestedPass<gpu::GPUModuleOp>(LLVM::createNVVMOptimizeForTargetPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+
+  // Host code: launches become calls into the runtime (mgpu*); ptxas and
+  // libdevice come from the toolkit found at build time (or $CUDA_HOME),
+  // not from whatever the environment of the caller says.
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = options.toolkit.empty() ? getCudaToolkitPath()
+                                               : std::string(options.toolkit);
+  binary.cmdOptions = options.ptxasOptions;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void attn::registerAttnPipelines() {

@@ -110,7 +110,9 @@ def AttnGpuHostMemory : Pass<"attn-gpu-host-memory", "::mlir::ModuleOp"> {
     the mapping of loops to kernels, this pass rewrites what is left on the
     host: `memref.alloc`/`memref.alloca` become `gpu.alloc`,
     `memref.dealloc` becomes `gpu.dealloc`, and `memref.copy` between
-    contiguous buffers becomes `gpu.memcpy`; allocations are freed at the
+    contiguous buffers becomes `gpu.memcpy`; a constant buffer
+    (`memref.get_global`, e.g. document ids a `mask_mod` reads) is copied to
+    a device buffer where it is taken; allocations are freed at the
     end of their block unless passed on. Any other host operation that
     reads or writes a buffer's contents and has no results (a sequential
     loop, e.g. building the block table of a CSR layout) runs as a kernel

@@ -111,11 +111,21 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
       llvm::cl::desc("Threads per block of the kernels that linalg ops "
                      "(reference lowering, projections) are mapped to"),
       llvm::cl::init(128)};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit whose ptxas and libdevice compile the "
+                     "kernels (default: $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, "
+                     "else the toolkit the build found)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> ptxasOptions{
       *this, "ptxas-options",
       llvm::cl::desc("Extra options for ptxas (e.g. \"-v\")"),
       llvm::cl::init("")};
 };
+
+/// The CUDA toolkit the CUDA pipeline compiles kernels with: $CUDA_HOME,
+/// $CUDA_ROOT or $CUDA_PATH when set, else the one the build found.
+std::string getCudaToolkitPath();
 
 /// The PTX ISA version to request for `chip` (`+ptx80` for sm_90a).
 std::string getPtxFeatures(llvm::StringRef chip);

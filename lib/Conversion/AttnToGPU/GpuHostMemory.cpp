@@ -86,6 +86,24 @@ void replaceAllocation(RewriterBase &rewriter, Operation *op) {
   gpu::DeallocOp::create(rewriter, loc, Type(), ValueRange(), buffer);
 }
 
+/// A constant buffer (a tensor constant in the source, e.g. document ids a
+/// mask_mod reads) lives in host memory: kernels get a device copy, made
+/// where the host took its address and freed at the end of the block.
+void copyGlobalToDevice(RewriterBase &rewriter, memref::GetGlobalOp global) {
+  Location loc = global.getLoc();
+  rewriter.setInsertionPointAfter(global);
+  auto type = global.getType();
+  Value copy = gpu::AllocOp::create(rewriter, loc, type, Type(), ValueRange(),
+                                    ValueRange(), ValueRange(),
+                                    /*hostShared=*/false)
+                   .getMemref();
+  rewriter.replaceAllUsesWith(global.getResult(), copy);
+  gpu::MemcpyOp::create(rewriter, loc, Type(), ValueRange(), copy,
+                        global.getResult());
+  rewriter.setInsertionPoint(copy.getParentBlock()->getTerminator());
+  gpu::DeallocOp::create(rewriter, loc, Type(), ValueRange(), copy);
+}
+
 /// Moves `op` into a gpu.launch of one block of one thread.
 void runOnOneThread(RewriterBase &rewriter, Operation *op) {
   Location loc = op->getLoc();
@@ -125,6 +143,10 @@ struct AttnGpuHostMemoryPass
     rewriter.setInsertionPoint(op);
     if (isa<memref::AllocOp, memref::AllocaOp>(op)) {
       replaceAllocation(rewriter, op);
+      return success();
+    }
+    if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+      copyGlobalToDevice(rewriter, global);
       return success();
     }
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {

@@ -63,3 +63,26 @@ func.func @host_needs_value(%lens: memref<2xi32>) -> i32 {
   %v = memref.load %lens[%c0] : memref<2xi32>
   return %v : i32
 }
+
+// -----
+
+// Constant buffers are copied to the device where the host takes them.
+memref.global "private" constant @docs : memref<4xi64> = dense<[0, 0, 1, 1]>
+// CHECK-LABEL: func.func @constant
+// CHECK:         %[[HOST:.*]] = memref.get_global @docs : memref<4xi64>
+// CHECK:         %[[DEV:.*]] = gpu.alloc () : memref<4xi64>
+// CHECK:         gpu.memcpy  %[[DEV]], %[[HOST]] : memref<4xi64>, memref<4xi64>
+// CHECK:         gpu.launch
+// CHECK:           memref.load %[[DEV]]
+// CHECK:         gpu.dealloc  %[[DEV]]
+func.func @constant(%out: memref<4xi64>) {
+  %c1 = arith.constant 1 : index
+  %docs = memref.get_global @docs : memref<4xi64>
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+             threads(%tx, %ty, %tz) in (%a = %c1, %b = %c1, %c = %c1) {
+    %v = memref.load %docs[%tx] : memref<4xi64>
+    memref.store %v, %out[%tx] : memref<4xi64>
+    gpu.terminator
+  }
+  return
+}
