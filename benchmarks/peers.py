@@ -244,19 +244,30 @@ def iree_callable(source, operands):
     return lambda: function(*device).to_host()
 
 
-def memref(array):
-    """A memref descriptor (docs/CpuABI.md) of any rank for a C-contiguous
-    array, to pass by reference to a `_mlir_ciface_` function."""
-    assert array.flags.c_contiguous
-    rank = array.ndim
+def memref_descriptor(pointer, shape, strides=None):
+    """A memref descriptor (docs/CpuABI.md) of any rank for the buffer at
+    `pointer` (host memory, or device memory for CUDA code), to pass by
+    reference to a `_mlir_ciface_` function; row-major unless `strides`
+    (in elements) say otherwise."""
+    rank = len(shape)
+    if strides is None:
+        strides, step = [], 1
+        for size in reversed(shape):
+            strides.insert(0, step)
+            step *= size
     fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
               ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
               ("strides", ctypes.c_int64 * rank)]
     descriptor = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
-    pointer = array.ctypes.data
-    strides = [s // array.itemsize for s in array.strides]
-    return descriptor(pointer, pointer, 0, (ctypes.c_int64 * rank)(*array.shape),
+    return descriptor(pointer, pointer, 0, (ctypes.c_int64 * rank)(*shape),
                       (ctypes.c_int64 * rank)(*strides))
+
+
+def memref(array):
+    """The descriptor of a C-contiguous NumPy array."""
+    assert array.flags.c_contiguous
+    return memref_descriptor(array.ctypes.data, array.shape,
+                             [s // array.itemsize for s in array.strides])
 
 
 class AttnMlir:

@@ -248,7 +248,8 @@ void Program::emitShared(const std::string &path, const std::string &pipeline,
       llvmModule ? optimizeLLVMModule(**llvmModule, **machine, optLevel)
                  : llvmModule.takeError();
   if (!error)
-    error = emitSharedLibrary(**llvmModule, **machine, path);
+    error = emitSharedLibrary(**llvmModule, **machine, path,
+                              {getOpenMPLibraryPath().str()});
   if (error)
     throw nb::value_error(llvm::toString(std::move(error)).c_str());
 }

@@ -70,6 +70,12 @@ cl::opt<bool> check("check",
                     cl::desc("Compare every output with the float64 "
                              "reference; exit 1 above tolerance"),
                     cl::cat(category));
+cl::opt<std::string> dumpDir(
+    "dump", cl::value_desc("dir"),
+    cl::desc("Write the inputs (inN.npy), the outputs (outN.npy) and, with "
+             "--check, the float64 reference (refN.npy) into this existing "
+             "directory: a case another machine can check"),
+    cl::cat(category));
 cl::opt<unsigned> repeat("repeat", cl::init(0),
                          cl::desc("Time N more calls; print min/median time "
                                   "and GFLOP/s"),
@@ -333,6 +339,20 @@ Comparison compare(const HostArray &got, const HostArray &want) {
   return result;
 }
 
+/// With --dump, writes arrays [first, end) as `<prefix>N.npy`.
+LogicalResult dumpArrays(ArrayRef<HostArray> arrays, unsigned first,
+                         StringRef prefix) {
+  if (dumpDir.empty())
+    return success();
+  for (unsigned i = first; i < arrays.size(); ++i) {
+    std::string path =
+        (dumpDir + "/" + prefix + Twine(i - first) + ".npy").str();
+    if (llvm::Error err = writeNpy(path, arrays[i]))
+      return reportError(llvm::toString(std::move(err)));
+  }
+  return success();
+}
+
 /// Runs the float64 reference on `arrays`' inputs and compares each output.
 LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
                            const FunctionAbi &abi, ArrayRef<HostArray> arrays,
@@ -364,6 +384,8 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
   }
   if (llvm::Error err = (*reference)->call(wideArrays))
     return reportError(llvm::toString(std::move(err)));
+  if (failed(dumpArrays(wideArrays, abi.numInputs, "ref")))
+    return failure();
 
   bool ok = true;
   for (unsigned i = abi.numInputs; i < abi.params.size(); ++i) {
@@ -580,6 +602,10 @@ LogicalResult run(MLIRContext &context) {
   for (auto [i, path] : llvm::enumerate(outputFiles))
     if (llvm::Error err = writeNpy(path, arrays[abi->numInputs + i]))
       return reportError(llvm::toString(std::move(err)));
+  if (failed(dumpArrays(ArrayRef(arrays).take_front(abi->numInputs), 0,
+                        "in")) ||
+      failed(dumpArrays(arrays, abi->numInputs, "out")))
+    return failure();
 
   LogicalResult checked = success();
   if (check)

@@ -295,9 +295,9 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   // A shared library: an object in a temporary file, linked.
   codegenTimer.stop();
   TimingScope linkTimer = root.nest("machine code and link");
-  SmallVector<std::string> libraries;
-  if (cuda)
-    libraries.push_back(attn::getCudaRuntimeLibraryPath().str());
+  SmallVector<std::string> libraries = {
+      cuda ? attn::getCudaRuntimeLibraryPath().str()
+           : attn::getOpenMPLibraryPath().str()};
   if (llvm::Error err =
           attn::emitSharedLibrary(**llvmModule, **machine, output, libraries))
     return reportError(std::move(err));

@@ -117,10 +117,15 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
     os << "kv-tile = " << config.kvTile << " (must be a multiple of 16)";
     return failure();
   }
-  if (config.getSharedMemoryBytes() > 48 * 1024) {
+  // Past D = 128 the Q fragments would not fit the registers next to the
+  // output accumulators: Q waits in shared memory instead.
+  config.queryInShared = config.headDim > 128;
+  // Every sm_80+ GPU gives a block at least 99 KiB when asked (the runtime
+  // asks past 48 KiB).
+  if (config.getSharedMemoryBytes() > 99 * 1024) {
     os << "kv-tile = " << config.kvTile << " needs "
        << config.getSharedMemoryBytes()
-       << " bytes of shared memory (at most 49152)";
+       << " bytes of shared memory (at most 101376)";
     return failure();
   }
   return config;
@@ -147,9 +152,9 @@ private:
   bool log2eInScale = false;
 
   // Kernel-side values.
-  Value batch, head, kvHead, lane, tid, g, t, rowStart, lastRow;
+  Value batch, head, kvHead, lane, tid, warp, g, t, rowStart, lastRow;
   Value rowA, rowB, rowAClamped, rowBClamped, kvLength;
-  Value kTile, vTile;
+  Value kTile, vTile, qTile;
   /// Q as A fragments, D / 16 of them, four registers each.
   SmallVector<std::array<Value, 4>> queryFragments;
 
@@ -193,6 +198,9 @@ private:
     assert((offset == 0 || offset == 8) && "a warp's rows are g and g + 8");
     return offset == 0 ? rowAClamped : rowBClamped;
   }
+  /// The A fragment of Q's columns [16 kc, 16 kc + 16) for the warp's
+  /// rows, from the shared Q tile.
+  std::array<Value, 4> loadQueryFragment(int64_t kc);
   /// The probability that element `e` of register `reg` of P V's A
   /// fragment over keys [16 kc, 16 kc + 16) needs: the score accumulator
   /// at the same (row, key), found in the layout table; it is always in
@@ -206,8 +214,11 @@ private:
                                   ValueRange init);
   SmallVector<Value> buildStep(Value keyStart, bool masked,
                                ValueRange carried);
-  /// Issues the copies of the K and V tiles; returns their two groups.
-  std::pair<Value, Value> buildTileCopies(Value keyStart);
+  /// Copies `rows` rows of `dim` elements of `src`[batch, head], from
+  /// `firstRow` on, into the shared tile `dst` with cp.async; rows at or
+  /// past `rowCount` are zero-filled. Returns the commit group.
+  Value copyRows(Value src, Value head, Value firstRow, Value rowCount,
+                 Value dst, int64_t rows, int64_t dim);
   void buildEpilogue(ValueRange carried);
 };
 
@@ -278,6 +289,17 @@ Value FlashKernelBuilder::rowReduce(Value x, bool isMax) {
   return x;
 }
 
+std::array<Value, 4> FlashKernelBuilder::loadQueryFragment(int64_t kc) {
+  std::array<Value, 4> fragment;
+  Value warpRow = add(mul(warp, kGpuRowsPerWarp), g);
+  for (int64_t reg = 0; reg < 4; ++reg) {
+    FragmentOffset at = getMmaFragmentOffset(MmaOperand::A, reg, 0);
+    fragment[reg] = loadPair(
+        qTile, {add(warpRow, at.row), add(mul(t, 2), kc * 16 + at.col)});
+  }
+  return fragment;
+}
+
 Value FlashKernelBuilder::probabilityAt(ArrayRef<std::array<Value, 4>> probs,
                                         int64_t kc, int64_t reg, int64_t e) {
   FragmentOffset a = getMmaFragmentOffset(MmaOperand::A, reg, e);
@@ -296,7 +318,7 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
   head = blocks.y;
   tid = launch.getThreadIds().x;
   kvHead = arith::DivUIOp::create(b, loc, head, group);
-  Value warp = arith::DivUIOp::create(b, loc, tid, index(32));
+  warp = arith::DivUIOp::create(b, loc, tid, index(32));
   lane = arith::RemUIOp::create(b, loc, tid, index(32));
   g = arith::DivUIOp::create(b, loc, lane, index(4));
   t = arith::RemUIOp::create(b, loc, lane, index(4));
@@ -317,6 +339,14 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
     kvLength = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
   }
 
+  if (config.queryInShared) {
+    // The block's 64 query rows, once, into shared memory.
+    Value group = copyRows(query, head, rowStart, queryLength, qTile,
+                           config.getQueryTile(), config.headDim);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
   // Q stays in registers as A fragments for the whole key loop.
   Value col = mul(t, 2);
   for (int64_t kc = 0; kc < config.headDim / 16; ++kc) {
@@ -330,52 +360,51 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
   }
 }
 
-std::pair<Value, Value> FlashKernelBuilder::buildTileCopies(Value keyStart) {
-  // 16-byte cp.async per thread and round; rows past Skv are zero-filled
-  // (no byte is read: the source row is clamped only to stay in bounds).
-  Value lastKey = arith::SubIOp::create(b, loc, keyCount, index(1));
+Value FlashKernelBuilder::copyRows(Value src, Value head, Value firstRow,
+                                   Value rowCount, Value dst, int64_t rows,
+                                   int64_t dim) {
+  // 16-byte cp.async per thread and round; rows past `rowCount` are
+  // zero-filled (no byte is read: the source row is clamped only to stay in
+  // bounds).
+  Value lastRow = arith::SubIOp::create(b, loc, rowCount, index(1));
   Value eight = index(8), zero = index(0);
-  auto copyTile = [&](Value src, Value dst, int64_t dim) -> Value {
-    SmallVector<Value> tokens;
-    int64_t chunksPerRow = dim / 8;
-    int64_t chunks = config.kvTile * chunksPerRow;
-    int64_t threads = config.getThreads();
-    for (int64_t r = 0; r * threads < chunks; ++r) {
-      Value chunk = add(tid, r * threads);
-      Value row = arith::DivUIOp::create(b, loc, chunk, index(chunksPerRow));
-      Value colv =
-          mul(arith::RemUIOp::create(b, loc, chunk, index(chunksPerRow)), 8);
-      Value srcCol = colv;
-      Value keyRow = add(keyStart, row);
-      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           keyRow, keyCount);
-      if ((r + 1) * threads > chunks) {
-        // A last, partial round: threads without a chunk zero-fill the
-        // padding column of some row instead (every thread issues the
-        // same number of copies, and the padding is never read).
-        Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           chunk, index(chunks));
-        Value spare = arith::RemUIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, chunk, index(chunks)),
-            index(config.kvTile));
-        row = arith::SelectOp::create(b, loc, real, row, spare);
-        colv = arith::SelectOp::create(b, loc, real, colv, index(dim));
-        srcCol = arith::SelectOp::create(b, loc, real, srcCol, zero);
-        keyRow = add(keyStart, row);
-        inside = arith::AndIOp::create(b, loc, inside, real);
-      }
-      Value count = arith::SelectOp::create(b, loc, inside, eight, zero);
-      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
-          ValueRange{row, colv}, src,
-          ValueRange{batch, kvHead, minIndex(keyRow, lastKey), srcCol},
-          b.getIndexAttr(8), count, /*bypassL1=*/b.getUnitAttr()));
+  SmallVector<Value> tokens;
+  int64_t chunksPerRow = dim / 8;
+  int64_t chunks = rows * chunksPerRow;
+  int64_t threads = config.getThreads();
+  for (int64_t r = 0; r * threads < chunks; ++r) {
+    Value chunk = add(tid, r * threads);
+    Value row = arith::DivUIOp::create(b, loc, chunk, index(chunksPerRow));
+    Value col =
+        mul(arith::RemUIOp::create(b, loc, chunk, index(chunksPerRow)), 8);
+    Value srcCol = col;
+    Value srcRow = add(firstRow, row);
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         srcRow, rowCount);
+    if ((r + 1) * threads > chunks) {
+      // A last, partial round: threads without a chunk zero-fill the
+      // padding column of some row instead (every thread issues the same
+      // number of copies, and the padding is never read).
+      Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         chunk, index(chunks));
+      Value spare = arith::RemUIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, chunk, index(chunks)),
+          index(rows));
+      row = arith::SelectOp::create(b, loc, real, row, spare);
+      col = arith::SelectOp::create(b, loc, real, col, index(dim));
+      srcCol = arith::SelectOp::create(b, loc, real, srcCol, zero);
+      srcRow = add(firstRow, row);
+      inside = arith::AndIOp::create(b, loc, inside, real);
     }
-    return nvgpu::DeviceAsyncCreateGroupOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
-  };
-  Value keys = copyTile(key, kTile, config.headDim);
-  return {keys, copyTile(value, vTile, config.valueDim)};
+    Value count = arith::SelectOp::create(b, loc, inside, eight, zero);
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+        ValueRange{row, col}, src,
+        ValueRange{batch, head, minIndex(srcRow, lastRow), srcCol},
+        b.getIndexAttr(8), count, /*bypassL1=*/b.getUnitAttr()));
+  }
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
 }
 
 SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
@@ -385,7 +414,10 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
         sumB = carried[3];
   ValueRange acc = carried.drop_front(4);
 
-  auto [keyGroup, valueGroup] = buildTileCopies(keyStart);
+  Value keyGroup = copyRows(key, kvHead, keyStart, keyCount, kTile,
+                            config.kvTile, config.headDim);
+  Value valueGroup = copyRows(value, kvHead, keyStart, keyCount, vTile,
+                              config.kvTile, config.valueDim);
   auto waitGroups = [&](Value group, int64_t pending) {
     nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
                                      b.getI32IntegerAttr(pending));
@@ -394,22 +426,26 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
   // K has landed (V may still be in flight).
   waitGroups(keyGroup, 1);
 
-  // S = Q K^T, one 16 x 8 tile per 8 keys.
+  // S = Q K^T, one 16 x 8 tile per 8 keys. Q's fragments are registers,
+  // or, for wide heads, loaded from shared memory one 16-column slice at a
+  // time (so only that slice is live).
   Value zeroF = f32Const(0);
-  SmallVector<std::array<Value, 4>> scores;
-  for (int64_t nt = 0; nt < nTiles; ++nt) {
-    std::array<Value, 4> c = {zeroF, zeroF, zeroF, zeroF};
-    // B[k][n] = K[n][k]: a register's two k are adjacent in a K row.
-    Value keyRow = add(g, nt * 8);
-    for (int64_t kc = 0; kc < config.headDim / 16; ++kc) {
+  SmallVector<std::array<Value, 4>> scores(
+      nTiles, std::array<Value, 4>{zeroF, zeroF, zeroF, zeroF});
+  for (int64_t kc = 0; kc < config.headDim / 16; ++kc) {
+    std::array<Value, 4> aRegs =
+        config.queryInShared ? loadQueryFragment(kc) : queryFragments[kc];
+    for (int64_t nt = 0; nt < nTiles; ++nt) {
+      // B[k][n] = K[n][k]: a register's two k are adjacent in a K row.
+      Value keyRow = add(g, nt * 8);
       Value bRegs[2];
       for (int64_t reg = 0; reg < 2; ++reg) {
         FragmentOffset at = getMmaFragmentOffset(MmaOperand::B, reg, 0);
-        bRegs[reg] = loadPair(kTile, {keyRow, add(mul(t, 2), kc * 16 + at.row)});
+        bRegs[reg] =
+            loadPair(kTile, {keyRow, add(mul(t, 2), kc * 16 + at.row)});
       }
-      c = mma(queryFragments[kc], bRegs, c);
+      scores[nt] = mma(aRegs, bRegs, scores[nt]);
     }
-    scores.push_back(c);
   }
 
   // Scores on global indices (log2 units), -inf past Skv.
@@ -657,14 +693,20 @@ Value FlashKernelBuilder::build() {
         b, loc,
         MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                         MemRefLayoutAttrInterface(), workgroup));
-    auto tileView = [&](int64_t dim, int64_t byteOffset) -> Value {
-      auto type = MemRefType::get({config.kvTile, dim + 8}, element,
+    auto tileView = [&](int64_t rows, int64_t dim,
+                        int64_t byteOffset) -> Value {
+      auto type = MemRefType::get({rows, dim + 8}, element,
                                   MemRefLayoutAttrInterface(), workgroup);
       return memref::ViewOp::create(b, loc, type, shared, index(byteOffset),
                                     ValueRange{});
     };
-    kTile = tileView(config.headDim, 0);
-    vTile = tileView(config.valueDim, config.kvTile * (config.headDim + 8) * 2);
+    int64_t keyBytes = config.kvTile * (config.headDim + 8) * 2;
+    int64_t valueBytes = config.kvTile * (config.valueDim + 8) * 2;
+    kTile = tileView(config.kvTile, config.headDim, 0);
+    vTile = tileView(config.kvTile, config.valueDim, keyBytes);
+    if (config.queryInShared)
+      qTile = tileView(config.getQueryTile(), config.headDim,
+                       keyBytes + valueBytes);
     buildPrologue(launch);
     double negInf = -std::numeric_limits<double>::infinity();
     SmallVector<Value> init = {f32Const(negInf), f32Const(negInf),
@@ -698,7 +740,9 @@ struct AttnLowerToGPUPass
                         << config->getQueryTile() << " query rows x "
                         << config->kvTile << " keys per step, "
                         << config->getSharedMemoryBytes()
-                        << " bytes of shared memory";
+                        << " bytes of shared memory"
+                        << (config->queryInShared ? ", Q in shared memory"
+                                                  : "");
       OpBuilder b(op);
       FlashKernelBuilder builder(op, b, *config);
       Value result = builder.build();

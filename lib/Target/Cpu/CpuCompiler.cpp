@@ -138,13 +138,12 @@ llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
     return llvm::createStringError("cannot create a temporary file: " +
                                    ec.message());
   // -z defs: a symbol nothing provides is an error now, not when a user
-  // loads the library. libomp (for threaded code) is found through an
-  // rpath: LLVM's library directory is not on the loader's default path.
-  std::string rpath =
-      ("-Wl,-rpath," + llvm::sys::path::parent_path(ATTN_OPENMP_LIBRARY)).str();
+  // loads the library. Each library is found at load time through an rpath
+  // to its directory (LLVM's library directory, where libomp lives, is not
+  // on the loader's default path).
   SmallVector<StringRef> args = {*driver,    "-shared",  "-o",
                                  outputPath, objectPath, "-Wl,-z,defs",
-                                 "-lm",      rpath,      ATTN_OPENMP_LIBRARY};
+                                 "-lm"};
   SmallVector<std::string> rpaths;
   for (const std::string &library : libraries)
     rpaths.push_back(

@@ -59,15 +59,22 @@ func.func @causal_gqa_f16(%q: tensor<1x2x100x16xf16>, %k: tensor<1x1x130x16xf16>
 
 // -----
 
-// bf16 registers are passed to mma.sync as i32; D = 256 takes 16-key tiles.
+// bf16 registers are passed to mma.sync as i32; D = 256 takes 16-key tiles
+// and keeps Q in shared memory (64 x 264 bf16 after the K and V tiles),
+// copied once before the key loop.
 // CHECK-LABEL: func.func @bf16_d256
-// CHECK:         dynamic_shared_memory_size %c16896_i32
-// CHECK:         vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK:         dynamic_shared_memory_size %c50688_i32
+// CHECK:         %[[QT:.*]] = memref.view %{{.*}}[%c16896][] {{.*}} to memref<64x264xbf16, #gpu.address_space<workgroup>>
+// CHECK:         nvgpu.device_async_copy %{{.*}}[{{.*}}], %[[QT]][{{.*}}], 8
+// CHECK:         nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-NEXT:    gpu.barrier
 // CHECK:         scf.for {{.*}} step %c16
-// CHECK:         nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32)
+// CHECK:           vector.load %[[QT]]
+// CHECK:           vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK:           nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32)
 func.func @bf16_d256(%q: tensor<2x1x8x256xbf16>, %k: tensor<2x1x40x256xbf16>, %v: tensor<2x1x40x256xbf16>) -> tensor<2x1x8x256xbf16> {
   %e = tensor.empty() : tensor<2x1x8x256xbf16>
-  // expected-remark @below {{flash kernel: 4 warps, 64 query rows x 16 keys per step, 16896 bytes of shared memory}}
+  // expected-remark @below {{flash kernel: 4 warps, 64 query rows x 16 keys per step, 50688 bytes of shared memory, Q in shared memory}}
   %o = attn.sdpa %q, %k, %v outs(%e)
      : tensor<2x1x8x256xbf16>, tensor<2x1x40x256xbf16>, tensor<2x1x40x256xbf16> -> tensor<2x1x8x256xbf16>
   return %o : tensor<2x1x8x256xbf16>

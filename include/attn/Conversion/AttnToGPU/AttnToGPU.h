@@ -48,12 +48,17 @@ struct GpuFlashConfig {
   int64_t warps = 4;
   int64_t kvTile = 64;
   int64_t headDim = 0, valueDim = 0;
+  /// Q's fragments are read from shared memory, not kept in registers
+  /// (wide heads).
+  bool queryInShared = false;
   int64_t getQueryTile() const { return warps * kGpuRowsPerWarp; }
   int64_t getThreads() const { return warps * 32; }
-  /// Bytes of the K and V tiles in shared memory (rows padded by 8
-  /// elements so that the fragment loads of a warp hit 32 distinct banks).
+  /// Bytes of the K and V tiles (and the Q tile when queryInShared) in
+  /// shared memory; rows are padded by 8 elements so that the fragment
+  /// loads of a warp hit 32 distinct banks.
   int64_t getSharedMemoryBytes() const {
-    return kvTile * (headDim + 8) * 2 + kvTile * (valueDim + 8) * 2;
+    return kvTile * (headDim + 8) * 2 + kvTile * (valueDim + 8) * 2 +
+           (queryInShared ? getQueryTile() * (headDim + 8) * 2 : 0);
   }
 };
 FailureOr<GpuFlashConfig> getGpuFlashConfig(SdpaOp op, int64_t kvTile,

@@ -74,7 +74,8 @@ llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &target,
 /// Links the object file `objectPath` into the shared library `outputPath`
 /// with the system's C compiler driver (which knows where libc and libm
 /// are), against the shared `libraries` (full paths, found at load time
-/// through an rpath); the error carries the linker's own message.
+/// through an rpath: getOpenMPLibraryPath() for CPU code, the CUDA runtime
+/// for CUDA code); the error carries the linker's own message.
 llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
                               llvm::StringRef outputPath,
                               llvm::ArrayRef<std::string> libraries = {});
