@@ -50,6 +50,26 @@ static void addAttentionLowering(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
+/// Inputs read-only, one-shot bufferization with identity layouts at
+/// function boundaries (the C ABI passes plain contiguous buffers), and
+/// results as caller-allocated out parameters (docs/CpuABI.md; a statically
+/// shaped result is computed in place in the caller's buffer). Both targets
+/// share this ABI.
+static void addBufferizationWithOutParams(OpPassManager &pm,
+                                          bool allowReturnAllocsFromLoops) {
+  pm.addPass(createAttnReadOnlyInputs());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.allowReturnAllocsFromLoops = allowReturnAllocsFromLoops;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+}
+
 void attn::buildReferencePipeline(OpPassManager &pm) {
   addAttentionLowering(pm, /*tile=*/std::nullopt, /*approximateExp=*/false);
 }
@@ -71,27 +91,11 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
     pm.addPass(createAttnVectorizeTiles(
         AttnVectorizeTilesOptions{options.mBlock, options.nBlock}));
 
-  // Inputs are never written (the C ABI declares them const); function
-  // boundaries get identity layouts so that the C ABI passes plain
-  // contiguous buffers.
-  pm.addPass(createAttnReadOnlyInputs());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
   // The tiled loop carries (max, sum, acc) tiles whose new values are
   // computed out of place; they may be fresh buffers each iteration.
-  bufferize.allowReturnAllocsFromLoops = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-
-  // Results become caller-allocated out parameters (docs/CpuABI.md); a
-  // statically shaped result is computed in place in the caller's buffer.
-  // This runs before deallocation so that replaced allocations are not
-  // freed and the rest are.
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Out parameters come before deallocation so that replaced allocations
+  // are not freed and the rest are.
+  addBufferizationWithOutParams(pm, /*allowReturnAllocsFromLoops=*/true);
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
 }
@@ -159,16 +163,9 @@ void attn::buildCudaKernelPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
-  pm.addPass(createAttnReadOnlyInputs());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // No deallocation pipeline: its helpers read pointer tables in host
+  // memory; attn-gpu-host-memory frees device buffers instead.
+  addBufferizationWithOutParams(pm, /*allowReturnAllocsFromLoops=*/false);
   pm.addPass(createCanonicalizerPass());
 
   // Copies into strided views (multihead's concatenations) become

@@ -213,7 +213,8 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
     auto file = openOutput(output);
     if (!file)
       return failure();
-    attn::emitCHeader(*abis, getHeaderGuard(output), inputFilename, file->os());
+    attn::emitCHeader(*abis, getHeaderGuard(output), inputFilename, file->os(),
+                      /*deviceBuffers=*/cuda);
     file->keep();
     return success();
   }

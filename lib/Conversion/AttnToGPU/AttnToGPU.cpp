@@ -581,36 +581,18 @@ SmallVector<Value> FlashKernelBuilder::buildKeyLoops(ValueRange init) {
   // Bounds are uniform over the block (the loop body has barriers): the
   // key range of the block's first and last rows.
   BandValues values{batch, head, queryLength, kvLength};
-  auto keyRange = [&](bool everyRow) {
-    return buildRowsKeyRange(b, loc, masks.band, rowStart, lastRow, values,
-                             keyCount, everyRow);
-  };
-  Value tile = index(config.kvTile);
-  auto floorToTile = [&](Value x) {
-    return arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, x, tile), tile);
-  };
-  auto ceilToTile = [&](Value x) {
-    return arith::MulIOp::create(
-        b, loc, arith::CeilDivUIOp::create(b, loc, x, tile), tile);
-  };
-  auto [anyStart, end] = keyRange(/*everyRow=*/false);
-  Value first = floorToTile(anyStart);
+  KeyTileRanges tiles =
+      buildKeyTileRanges(b, loc, masks.band, rowStart, lastRow, values,
+                         keyCount, config.kvTile);
   if (!masks.exact)
-    return buildKeyLoop(first, end, /*masked=*/true, init);
+    return buildKeyLoop(tiles.first, tiles.end, /*masked=*/true, init);
   // Partial tiles, full tiles (no keep condition evaluated), partial
   // tiles, as in attn-tile.
-  auto [everyRowStart, everyRowEnd] = keyRange(/*everyRow=*/true);
-  Value fullStart = ceilToTile(everyRowStart);
-  Value reachesEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           everyRowEnd, keyCount);
-  Value fullEnd = arith::SelectOp::create(b, loc, reachesEnd, keyCount,
-                                          floorToTile(everyRowEnd));
-  Value mid0 = arith::MinSIOp::create(b, loc, fullStart, end);
-  Value mid1 = arith::MaxSIOp::create(b, loc, mid0, fullEnd);
-  SmallVector<Value> carried = buildKeyLoop(first, mid0, true, init);
-  carried = buildKeyLoop(mid0, mid1, false, carried);
-  return buildKeyLoop(mid1, end, true, carried);
+  SmallVector<Value> carried =
+      buildKeyLoop(tiles.first, tiles.fullStart, /*masked=*/true, init);
+  carried = buildKeyLoop(tiles.fullStart, tiles.fullEnd, /*masked=*/false,
+                         carried);
+  return buildKeyLoop(tiles.fullEnd, tiles.end, /*masked=*/true, carried);
 }
 
 void FlashKernelBuilder::buildEpilogue(ValueRange carried) {

@@ -86,9 +86,11 @@ FailureOr<SmallVector<FunctionAbi>> getModuleAbi(ModuleOp module);
 /// Writes a self-contained C header declaring every function of `abis`: the
 /// descriptor structs, the `_mlir_ciface_` entry points and a plain-pointer
 /// convenience wrapper `attn_<name>` for each. `guard` names the include
-/// guard; `source` is quoted in the banner.
+/// guard; `source` is quoted in the banner, which says, with
+/// `deviceBuffers` (code compiled for CUDA), that pointers are device
+/// memory.
 void emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard, StringRef source,
-                 llvm::raw_ostream &os);
+                 llvm::raw_ostream &os, bool deviceBuffers = false);
 
 } // namespace attn
 } // namespace mlir

@@ -539,3 +539,32 @@ attn::buildRowsKeyRange(OpBuilder &b, Location loc, const KeyBand &band,
                                everyRow ? firstRow : lastRow, values));
   return {start, end};
 }
+
+KeyTileRanges attn::buildKeyTileRanges(OpBuilder &b, Location loc,
+                                       const KeyBand &band, Value firstRow,
+                                       Value lastRow, const BandValues &values,
+                                       Value keyCount, int64_t tile) {
+  Value tileSize = arith::ConstantIndexOp::create(b, loc, tile);
+  auto floorToTile = [&](Value x) -> Value {
+    return arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, x, tileSize), tileSize);
+  };
+  auto ceilToTile = [&](Value x) -> Value {
+    return arith::MulIOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, x, tileSize), tileSize);
+  };
+  // Steps start on tile boundaries.
+  auto [anyStart, end] = buildRowsKeyRange(b, loc, band, firstRow, lastRow,
+                                           values, keyCount, /*everyRow=*/false);
+  Value first = floorToTile(anyStart);
+  auto [everyStart, everyEnd] = buildRowsKeyRange(
+      b, loc, band, firstRow, lastRow, values, keyCount, /*everyRow=*/true);
+  Value reachesEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           everyEnd, keyCount);
+  Value fullEnd = arith::SelectOp::create(b, loc, reachesEnd, keyCount,
+                                          floorToTile(everyEnd));
+  Value fullStart =
+      arith::MinSIOp::create(b, loc, ceilToTile(everyStart), end);
+  fullEnd = arith::MaxSIOp::create(b, loc, fullStart, fullEnd);
+  return {first, fullStart, fullEnd, end};
+}

@@ -131,18 +131,6 @@ private:
                           Value kvHead, Value rowStart, Value rows,
                           ValueRange init);
 
-  /// `x` rounded down (up) to a multiple of kvTile, for x >= 0.
-  Value floorToTile(Value x) {
-    Value t = constIndex(kvTile);
-    return arith::MulIOp::create(b, loc,
-                                 arith::DivUIOp::create(b, loc, x, t), t);
-  }
-  Value ceilToTile(Value x) {
-    Value t = constIndex(kvTile);
-    return arith::MulIOp::create(b, loc,
-                                 arith::CeilDivUIOp::create(b, loc, x, t), t);
-  }
-
   /// (b, h, i, j) of element (row, key) of the current score tile, inside
   /// a linalg.generic over [rows, keys].
   SmallVector<Value> globalIndices(OpBuilder &nb, Location nl, Value batch,
@@ -402,13 +390,8 @@ ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
   BandValues values{batch, head, queryLength, kvLength};
   Value lastRow = arith::AddIOp::create(
       b, loc, rowStart, arith::SubIOp::create(b, loc, rows, constIndex(1)));
-  auto keyRange = [&](bool everyRow) {
-    return buildRowsKeyRange(b, loc, masks.band, rowStart, lastRow, values,
-                             keyCount, everyRow);
-  };
-  // Steps start on tile boundaries: they read whole packed K tiles.
-  auto [anyStart, end] = keyRange(/*everyRow=*/false);
-  Value first = floorToTile(anyStart);
+  KeyTileRanges tiles = buildKeyTileRanges(b, loc, masks.band, rowStart,
+                                           lastRow, values, keyCount, kvTile);
   auto loop = [&](Value from, Value to, bool masked, ValueRange carried) {
     return buildKeyLoop(from, to, masked, qTileValue, batch, head, kvHead,
                         rowStart, rows, carried);
@@ -416,23 +399,11 @@ ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
   // Block classes decide per tile; without them and without an exact band,
   // every tile in the band is evaluated with the masks.
   if (op.getBlockClasses() || !masks.exact)
-    return loop(first, end, /*masked=*/true, init);
-
-  // Full tiles: [fullStart, fullEnd). The last tile may be short, so a
-  // band that reaches Skv takes it in whole.
-  auto [everyRowStart, everyRowEnd] = keyRange(/*everyRow=*/true);
-  Value fullStart = ceilToTile(everyRowStart);
-  Value reachesEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           everyRowEnd, keyCount);
-  Value fullEnd = arith::SelectOp::create(b, loc, reachesEnd, keyCount,
-                                          floorToTile(everyRowEnd));
-  // Partial tiles before, full tiles, partial tiles after; when no tile is
-  // full, the first loop covers the whole range.
-  Value mid0 = arith::MinSIOp::create(b, loc, fullStart, end);
-  Value mid1 = arith::MaxSIOp::create(b, loc, mid0, fullEnd);
-  ValueRange carried = loop(first, mid0, /*masked=*/true, init);
-  carried = loop(mid0, mid1, /*masked=*/false, carried);
-  return loop(mid1, end, /*masked=*/true, carried);
+    return loop(tiles.first, tiles.end, /*masked=*/true, init);
+  // Partial tiles before, full tiles, partial tiles after.
+  ValueRange carried = loop(tiles.first, tiles.fullStart, /*masked=*/true, init);
+  carried = loop(tiles.fullStart, tiles.fullEnd, /*masked=*/false, carried);
+  return loop(tiles.fullEnd, tiles.end, /*masked=*/true, carried);
 }
 
 Value TileBuilder::build() {

@@ -129,6 +129,24 @@ std::pair<Value, Value> buildRowsKeyRange(OpBuilder &b, Location loc,
                                           const BandValues &values,
                                           Value keyCount, bool everyRow);
 
+/// The key tiles (of `tile` keys, aligned to multiples of `tile`) a block
+/// of rows [firstRow, lastRow] visits, in three ranges: [first, fullStart)
+/// and [fullEnd, end) hold the partial tiles, [fullStart, fullEnd) the full
+/// ones, where every row sees every key (no keep condition to evaluate; the
+/// last tile may be short, so a band that reaches keyCount takes it in
+/// whole). An empty band gives four zeros; when no tile is full,
+/// fullStart = fullEnd and the first range covers everything. Both the
+/// CPU's attn-tile and the CUDA kernel loop over these ranges; they are
+/// meaningful only for an exact band (MaskAnalysis::exact), [first, end)
+/// for any band.
+struct KeyTileRanges {
+  Value first, fullStart, fullEnd, end;
+};
+KeyTileRanges buildKeyTileRanges(OpBuilder &b, Location loc,
+                                 const KeyBand &band, Value firstRow,
+                                 Value lastRow, const BandValues &values,
+                                 Value keyCount, int64_t tile);
+
 } // namespace attn
 } // namespace mlir
 
