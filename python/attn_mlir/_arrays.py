@@ -50,11 +50,11 @@ def element(x):
 
 
 def as_array(x, name):
-    """`x` as something the native call takes: a C-contiguous CPU array or
-    tensor (copied only when it is not one already)."""
+    """`x` as something the native call takes: a C-contiguous array or
+    tensor (copied only when it is not one already). Torch tensors stay on
+    their device; the compiled function checks it is the one its target
+    runs on."""
     if is_torch(x):
-        if x.device.type != "cpu":
-            raise ValueError(f"{name} is on {x.device}; attn_mlir runs on the CPU")
         return x.detach().contiguous()
     x = np.ascontiguousarray(x)
     if _NP_BF16 is not None and x.dtype == _NP_BF16:
@@ -69,10 +69,16 @@ def empty_like_kind(reference, shape, elem):
         torch = _torch()
         dtype = {"f32": torch.float32, "f16": torch.float16,
                  "bf16": torch.bfloat16, "f64": torch.float64}[elem]
-        return torch.full(tuple(shape), float("nan"), dtype=dtype)
+        return torch.full(tuple(shape), float("nan"), dtype=dtype,
+                          device=reference.device)
     dtype = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
              "bf16": _NP_BF16}[elem]
     return np.full(tuple(shape), np.nan, dtype=dtype)
+
+
+def device(x):
+    """'cpu' for NumPy arrays and CPU tensors, 'cuda' for CUDA tensors."""
+    return x.device.type if is_torch(x) else "cpu"
 
 
 def shape(x):

@@ -3,7 +3,9 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 # `compile(ir_text)` compiles a module with the CPU pipeline (the same
-# passes as attnc and attn-run) and returns a callable. The entry points of
+# passes as attnc and attn-run), or with target="cuda" the CUDA pipeline
+# (docs/CUDA.md: a shared library calling libattn_cuda_runtime, called on
+# torch CUDA tensors), and returns a callable. The entry points of
 # this package generate IR whose text is a function of the op
 # configuration, shapes and dtypes, so (IR, target, entry, pipeline, -O)
 # is the cache key:
@@ -68,15 +70,80 @@ class _SharedLibrary:
         self._function(*[ctypes.byref(d) for d in descriptors])
 
 
+class _CudaLibrary(_SharedLibrary):
+    """A function compiled for CUDA: the runtime library is loaded first
+    (the function's library needs its mgpu* symbols), tensors are passed by
+    their device pointers, the function runs on PyTorch's current stream and
+    returns when its kernels are done; the runtime's error (which names the
+    CUDA call that failed) becomes a RuntimeError."""
+
+    _runtime = None
+
+    def __init__(self, path, name):
+        # Loaded at the first call: loading initialises the driver and the
+        # GPU, which compiling (e.g. to fill the disk cache) does not need.
+        self._path, self._name, self._function = path, name, None
+        self._types = {}
+
+    def _load(self):
+        runtime = _CudaLibrary._load_runtime()
+        super().__init__(self._path, self._name)
+        self._raise_runtime_error(f"loading {self._path}")
+        return runtime
+
+    @classmethod
+    def _load_runtime(cls):
+        if cls._runtime is None:
+            path = _native.cuda_runtime_library()
+            if not path:
+                raise RuntimeError("target='cuda': this build of attn-mlir found no CUDA "
+                                   "toolkit, so it has no CUDA runtime library")
+            try:
+                runtime = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            except OSError as e:
+                raise RuntimeError(f"target='cuda': cannot load the CUDA runtime: {e} "
+                                   "(is the NVIDIA driver installed?)") from None
+            runtime.attnCudaGetError.restype = ctypes.c_char_p
+            runtime.attnCudaSetStream.argtypes = [ctypes.c_void_p]
+            cls._runtime = runtime
+        return cls._runtime
+
+    @classmethod
+    def _raise_runtime_error(cls, what):
+        message = cls._runtime.attnCudaGetError()
+        if message:
+            cls._runtime.attnCudaClearError()
+            raise RuntimeError(f"{what}: {message.decode()}")
+
+    def call(self, arrays):
+        if self._function is None:
+            self._load()
+        torch = _arrays._torch()
+        stream = torch.cuda.current_stream(arrays[0].device)
+        self._runtime.attnCudaSetStream(ctypes.c_void_p(stream.cuda_stream or None))
+        super().call(arrays)
+        self._raise_runtime_error("running the CUDA function")
+
+
+def _default_gpu_arch():
+    """sm_XY of the first GPU PyTorch sees (sm_90a on Hopper), else sm_90a."""
+    torch = _arrays._torch()
+    if torch is not None and torch.cuda.is_available():
+        major, minor = torch.cuda.get_device_capability(0)
+        return f"sm_{major}{minor}" + ("a" if major == 9 else "")
+    return "sm_90a"
+
+
 class CompiledFunction:
     """A compiled function. Call it with its inputs (NumPy arrays or CPU
     torch tensors, in argument order); it allocates its results, runs, and
     returns one result or a tuple of them (torch tensors if any input was
     one)."""
 
-    def __init__(self, program, backend, compile_seconds):
+    def __init__(self, program, backend, compile_seconds, target="cpu"):
         self._program, self._backend = program, backend
         self.compile_seconds = compile_seconds
+        self.target = target
 
     @property
     def name(self):
@@ -101,11 +168,20 @@ class CompiledFunction:
         return self.run_arrays(arrays, like)
 
     def _check(self, arrays):
-        """The checks the C++ runner makes, for the shared-library path."""
+        """The checks the C++ runner makes, for the shared-library path,
+        and that every array is where the target runs."""
         params = self._program.inputs + self._program.outputs
         n_in = len(self._program.inputs)
         for i, (array, (elem, shape)) in enumerate(zip(arrays, params)):
             what = f"input #{i}" if i < n_in else f"output #{i - n_in}"
+            where = _arrays.device(array)
+            if self.target == "cuda" and where != "cuda":
+                raise TypeError(f"{what} of @{self.name} is "
+                                f"{'a NumPy array' if not _arrays.is_torch(array) else 'on the CPU'}; "
+                                "target='cuda' takes torch CUDA tensors")
+            if self.target == "cpu" and where != "cpu":
+                raise ValueError(f"{what} of @{self.name} is on {array.device}; this "
+                                 "function was compiled for target='cpu'")
             got = _arrays.element(array)
             if got != elem:
                 raise TypeError(f"{what} of @{self.name} has element type {got}, "
@@ -131,9 +207,6 @@ class CompiledFunction:
 def _check_target(target):
     if target not in _TARGETS:
         raise ValueError(f"target must be one of {', '.join(_TARGETS)}, got {target!r}")
-    if target == "cuda":
-        raise NotImplementedError(
-            "target='cuda': attn-mlir has no CUDA backend yet; use target='cpu'")
 
 
 def cache_dir():
@@ -151,14 +224,30 @@ def _compiler_identity():
     return f"{__version__}:{st.st_size}:{st.st_mtime_ns}"
 
 
-def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3):
+_scratch = None
+
+
+def _scratch_dir():
+    """Where CUDA libraries go when the disk cache is off (ctypes loads
+    files), removed with the process."""
+    global _scratch
+    if _scratch is None:
+        _scratch = tempfile.TemporaryDirectory(prefix="attn_mlir-")
+    return _scratch.name
+
+
+def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=None):
     """Compiles the module `ir` (text) for `target` and returns its entry
     (`entry`, or the only public function) as a CompiledFunction.
     `pipeline` takes the options of attnc's --cpu-pipeline
-    ("q-tile=64 kv-tile=64", ...). Bad IR raises ValueError with the
+    ("q-tile=64 kv-tile=64", ...), or for target="cuda" those of
+    --cuda-pipeline ("kv-tile=32", ...); `gpu_arch` (cuda) defaults to the
+    GPU PyTorch sees, else sm_90a. Bad IR raises ValueError with the
     compiler's diagnostics."""
     _check_target(target)
-    key = (ir, target, entry, pipeline, opt_level)
+    if target == "cuda":
+        gpu_arch = gpu_arch or _default_gpu_arch()
+    key = (ir, target, entry, pipeline, opt_level, gpu_arch)
     function = _cache.get(key)
     if function is not None:
         _stats["cache_hits"] += 1
@@ -166,6 +255,8 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3):
     start = time.perf_counter()
     program = Program.parse(ir, entry)
     directory = cache_dir()
+    if directory is None and target == "cuda":
+        directory = _scratch_dir()
     if directory is None:
         backend = program.jit(pipeline, opt_level)
         compiled = True
@@ -178,12 +269,13 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3):
             fd, partial = tempfile.mkstemp(suffix=".so", dir=directory)
             os.close(fd)
             try:
-                program.emit_shared(partial, pipeline, opt_level)
+                program.emit_shared(partial, pipeline, opt_level, target,
+                                    gpu_arch or "sm_90a")
                 os.replace(partial, path)  # atomic: other processes see all or nothing
             finally:
                 if os.path.exists(partial):
                     os.unlink(partial)
-        backend = _SharedLibrary(path, program.name)
+        backend = (_CudaLibrary if target == "cuda" else _SharedLibrary)(path, program.name)
     seconds = time.perf_counter() - start
     if compiled:
         _stats["compiles"] += 1
@@ -191,7 +283,7 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3):
         _stats["last_compile_seconds"] = seconds
     else:
         _stats["disk_hits"] += 1
-    function = CompiledFunction(program, backend, seconds)
+    function = CompiledFunction(program, backend, seconds, target)
     _cache[key] = function
     return function
 

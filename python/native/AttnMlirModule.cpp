@@ -15,6 +15,7 @@
 #include "attn/Runner/JitRunner.h"
 #include "attn/Target/Cpu/CpuABI.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
+#include "attn/Target/Cuda/CudaCompiler.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
 #include "attn/Tools/DriverSupport.h"
@@ -152,10 +153,12 @@ public:
     return result;
   }
 
-  /// Runs the CPU pipeline on a copy and writes a shared library exporting
+  /// Runs the CPU pipeline (or, for target "cuda", the CUDA pipeline for
+  /// `gpuArch`) on a copy and writes a shared library exporting
   /// `_mlir_ciface_<name>` (what attnc --emit=shared makes).
   void emitShared(const std::string &path, const std::string &pipeline,
-                  unsigned optLevel) const;
+                  unsigned optLevel, const std::string &targetName,
+                  const std::string &gpuArch) const;
 
 private:
   OwningOpRef<ModuleOp> module;
@@ -224,17 +227,35 @@ std::shared_ptr<Program> Program::parse(const std::string &source,
 }
 
 void Program::emitShared(const std::string &path, const std::string &pipeline,
-                         unsigned optLevel) const {
-  std::unique_ptr<CpuPipelineOptions> options =
-      parsePipeline(pipeline, optLevel);
+                         unsigned optLevel, const std::string &targetName,
+                         const std::string &gpuArch) const {
+  bool cuda = targetName == "cuda";
+  if (!cuda && targetName != "cpu")
+    throw nb::value_error(("unknown target '" + targetName + "'").c_str());
+  if (cuda && getCudaRuntimeLibraryPath().empty())
+    throw nb::value_error("target='cuda': this build of attn-mlir found no "
+                          "CUDA toolkit, so it has no CUDA runtime library");
   llvm::SourceMgr sourceMgr;
   addSource(sourceMgr, source);
   DiagnosticCollector diagnostics(sourceMgr);
   OwningOpRef<ModuleOp> copy = getModule().clone();
   PassManager pm(&getContext());
-  buildCpuPipeline(pm, *options);
+  if (cuda) {
+    std::unique_ptr<CudaPipelineOptions> options =
+        CudaPipelineOptions::createFromString(pipeline);
+    if (!options)
+      throw nb::value_error(
+          ("cannot parse the CUDA pipeline options '" + pipeline + "'")
+              .c_str());
+    options->chip = gpuArch;
+    buildCudaPipeline(pm, *options);
+  } else {
+    buildCpuPipeline(pm, *parsePipeline(pipeline, optLevel));
+  }
   if (failed(pm.run(*copy)))
-    throw nb::value_error(("the CPU pipeline failed:\n" + diagnostics.take())
+    throw nb::value_error(((cuda ? "the CUDA pipeline failed:\n"
+                                 : "the CPU pipeline failed:\n") +
+                           diagnostics.take())
                               .c_str());
   CpuTargetOptions target;
   target.optLevel = optLevel;
@@ -249,7 +270,8 @@ void Program::emitShared(const std::string &path, const std::string &pipeline,
                  : llvmModule.takeError();
   if (!error)
     error = emitSharedLibrary(**llvmModule, **machine, path,
-                              {getOpenMPLibraryPath().str()});
+                              {cuda ? getCudaRuntimeLibraryPath().str()
+                                    : getOpenMPLibraryPath().str()});
   if (error)
     throw nb::value_error(llvm::toString(std::move(error)).c_str());
 }
@@ -366,8 +388,11 @@ NB_MODULE(_native, m) {
            "The shape of every result for inputs of these shapes.")
       .def("emit_shared", &Program::emitShared, nb::arg("path"),
            nb::arg("pipeline") = "", nb::arg("opt_level") = 3,
+           nb::arg("target") = "cpu", nb::arg("gpu_arch") = "sm_90a",
            "Compiles with the CPU pipeline (options as attnc's "
-           "--cpu-pipeline) into a shared library at `path`.")
+           "--cpu-pipeline), or with target='cuda' the CUDA pipeline "
+           "(options as --cuda-pipeline) for `gpu_arch`, into a shared "
+           "library at `path`.")
       .def("jit", &Kernel::compile, nb::arg("pipeline") = "",
            nb::arg("opt_level") = 3,
            "JIT-compiles the entry with the CPU pipeline.");
@@ -376,6 +401,9 @@ NB_MODULE(_native, m) {
       .def("call", &Kernel::call, nb::arg("arrays"),
            "Calls the function on C-contiguous CPU arrays: inputs, then "
            "one output per result (written in place).");
+  m.def("cuda_runtime_library",
+        []() { return getCudaRuntimeLibraryPath().str(); },
+        "libattn_cuda_runtime as built (\"\" without a CUDA toolkit).");
   m.def("explain_sparsity", &explainSparsity, nb::arg("source"),
         nb::arg("q_tile") = 128, nb::arg("kv_tile") = 64,
         "attn-sparsify's remark for each attn.sdpa of the module.");
