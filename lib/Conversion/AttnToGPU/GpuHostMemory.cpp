@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
@@ -31,13 +32,20 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Whether `op` (or, for control flow, an op nested in it) reads or writes
-/// the contents of a memref (not its metadata: dim, views, casts and
-/// allocation itself are fine).
+/// Whether `op` (or, for control flow, an op nested in it outside kernels)
+/// reads or writes the contents of a memref on the host (not its metadata:
+/// dim, views, casts and allocation itself are fine). Kernels and calls
+/// (whose callee is rewritten on its own) do not count.
 bool touchesBufferContents(Operation *op) {
+  if (isa<gpu::LaunchOp, CallOpInterface>(op))
+    return false;
   if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
-    WalkResult nested = op->walk([&](Operation *inner) {
-      if (inner != op && touchesBufferContents(inner))
+    WalkResult nested = op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
+      if (inner == op)
+        return WalkResult::advance();
+      if (isa<gpu::LaunchOp>(inner))
+        return WalkResult::skip();
+      if (touchesBufferContents(inner))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });

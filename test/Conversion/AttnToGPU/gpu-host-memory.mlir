@@ -86,3 +86,31 @@ func.func @constant(%out: memref<4xi64>) {
   }
   return
 }
+
+// -----
+
+// Calls and loops of kernel launches stay on the host: the callee and the
+// kernels are device code already.
+func.func private @callee(%b: memref<4xf32>)
+// CHECK-LABEL: func.func @calls_and_launch_loops
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0
+// CHECK:         call @callee(%arg0)
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      gpu.launch
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @calls_and_launch_loops(%buf: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  call @callee(%buf) : (memref<4xf32>) -> ()
+  scf.for %i = %c0 to %c2 step %c1 {
+    gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+               threads(%tx, %ty, %tz) in (%a = %c1, %b = %c1, %c = %c1) {
+      %v = memref.load %buf[%i] : memref<4xf32>
+      memref.store %v, %buf[%tx] : memref<4xf32>
+      gpu.terminator
+    }
+  }
+  return
+}
