@@ -8,10 +8,12 @@ On the build machine (LLVM/MLIR 22 and the CUDA toolkit, no GPU needed):
 
 writes
   libattn_cuda_runtime.so        the runtime the compiled code calls
-  cases/<entry>.so               every entry of test/Integration/CUDA/flash.mlir,
-  cases/<entry>/inN.npy, refN.npy  compiled by attnc --target=cuda --emit=shared,
-                                 with fresh random inputs and the float64
-                                 reference attn-run computed for them on the CPU
+  cases/<entry>.so               every entry of test/Integration/CUDA/flash.mlir
+  cases/<entry>/inN.npy, refN.npy  and of the CPU integration tests (named
+                                 <file>.<entry>), compiled by attnc
+                                 --target=cuda --emit=shared, with fresh
+                                 random inputs and the float64 reference
+                                 attn-run computed for them on the CPU
   bench/<name>.so                the benchmark configurations (bf16, B=4 H=16
                                  D=128, S = 1k..16k, causal and not)
   manifest.json                  what each library takes
@@ -30,7 +32,14 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CASES = os.path.join(ROOT, "test", "Integration", "CUDA", "flash.mlir")
+INTEGRATION = os.path.join(ROOT, "test", "Integration")
+# The flash kernel's cases, then every op form of the CPU integration tests
+# (the reference path on the GPU); entries and their attn-run arguments are
+# read from the RUN lines.
+SOURCES = [os.path.join(INTEGRATION, "CUDA", "flash.mlir")] + [
+    os.path.join(INTEGRATION, "CPU", name) for name in (
+        "run-sdpa-masks.mlir", "run-sdpa-regions.mlir", "run-sdpa-shapes.mlir",
+        "run-weights.mlir", "run-multihead.mlir", "sparse.mlir", "tiled-odd-shapes.mlir")]
 
 BENCH_B, BENCH_H, BENCH_D = 4, 16, 128
 BENCH_LENGTHS = [1024, 2048, 4096, 8192, 16384]
@@ -73,37 +82,42 @@ def main():
     arch = [f"--gpu-arch={args.gpu_arch}"]
 
     # The test entries, with the same input shapes the lit tests use.
-    source = open(CASES).read()
     entries = []
-    for line in source.splitlines():
-        m = re.search(r"--entry=(\w+)(.*?)\|", line)
-        if m and m.group(1) not in [e for e, _ in entries]:
-            entries.append((m.group(1), m.group(2).split()))
+    for path in SOURCES:
+        source = open(path).read()
+        stem = os.path.basename(path)[:-len(".mlir")]
+        for line in source.splitlines():
+            m = re.search(r"--entry=(\w+)(.*?)\|", line)
+            name = m and (m.group(1) if stem == "flash" else f"{stem}.{m.group(1)}")
+            if m and name not in [n for n, _, _, _ in entries]:
+                # Pipeline flags of the CPU tests do not apply here.
+                extra = [a for a in m.group(2).split() if not a.startswith("--cpu-pipeline")]
+                entries.append((name, m.group(1), extra, source))
     manifest = {"gpu_arch": args.gpu_arch, "cases": [], "bench": []}
     with tempfile.TemporaryDirectory() as tmp:
-        for entry, extra in entries:
-            print(f"case {entry}", flush=True)
+        for name, entry, extra, source in entries:
+            print(f"case {name}", flush=True)
             # One function per library: the entry alone.
-            single = os.path.join(tmp, f"{entry}.mlir")
+            single = os.path.join(tmp, f"{name}.mlir")
             body = re.search(rf"(func\.func @{entry}\(.*?\n}}\n)", source, re.S).group(1)
             open(single, "w").write(body)
-            library = os.path.join("cases", f"{entry}.so")
+            library = os.path.join("cases", f"{name}.so")
             run([attnc, "--target=cuda", "--emit=shared", *arch, single,
                  "-o", os.path.join(args.out, library)])
             header = run([attnc, "--target=cuda", "--emit=header", single, "-o", "-"])
-            case_dir = os.path.join(args.out, "cases", entry)
+            case_dir = os.path.join(args.out, "cases", name)
             os.makedirs(case_dir)
             out = run([attn_run, single, "--check", f"--dump={case_dir}", *extra])
             files = sorted(os.listdir(case_dir))
             manifest["cases"].append({
-                "name": entry,
+                "name": name,
                 "library": library,
                 "symbol": f"_mlir_ciface_{entry}",
                 # The C element types of the declaration, in argument order.
                 "signature": re.search(rf"_mlir_ciface_{entry}\((.*?)\);", header).group(1),
-                "inputs": [os.path.join("cases", entry, f) for f in files if f.startswith("in")],
-                "outputs": [os.path.join("cases", entry, f) for f in files if f.startswith("out")],
-                "references": [os.path.join("cases", entry, f) for f in files if f.startswith("ref")],
+                "inputs": [os.path.join("cases", name, f) for f in files if f.startswith("in")],
+                "outputs": [os.path.join("cases", name, f) for f in files if f.startswith("out")],
+                "references": [os.path.join("cases", name, f) for f in files if f.startswith("ref")],
                 "cpu_check": out.strip().splitlines()[-1],
             })
         for s in BENCH_LENGTHS:

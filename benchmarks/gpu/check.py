@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs every case of a GPU bundle (bundle.py) on the GPU and compares each
+"""Runs every case of a GPU bundle (bundle.py: the flash kernel's cases and
+every op form of the CPU integration tests) on the GPU and compares each
 output with the float64 reference computed on the CPU for the same inputs:
 relative error ||out - ref|| / ||ref||, f16/bf16 within 1e-2, f32 within
 1e-5, every element written (outputs start as NaN). --repeat runs each case
@@ -23,7 +24,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_kernel import Kernel, Runtime, parse_signature, torch_dtype  # noqa: E402
 
 TOLERANCE = {"f16": 1e-2, "bf16": 1e-2, "f32": 1e-5, "f64": 1e-12}
-QUICK = ["causal_gqa_f16", "documents_causal_bf16", "fully_masked_rows_f16", "d80_f16"]
+QUICK = ["causal_gqa_f16", "documents_causal_bf16", "fully_masked_rows_f16", "d80_f16",
+         "d256_bf16", "run-weights.plain", "sparse.logsparse_causal"]
 
 
 def main():
