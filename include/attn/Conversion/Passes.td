@@ -58,10 +58,11 @@ def AttnLowerToGPU : Pass<"attn-lower-to-gpu", "::mlir::ModuleOp"> {
     it on tensor cores; the rest are left for `attn-lower-to-linalg`. With
     `explain`, each op gets a remark saying which kernel it got and why.
 
-    Work decomposition (docs/CUDA.md): one thread block of `warps` warps per
-    (query tile of 16 x `warps` rows, head, batch), grid
-    `(ceil(Sq / (16 warps)), Hq, B)`; each warp owns 16 query rows, holds
-    its Q fragments in registers for the whole loop, and walks the key tiles
+    Work decomposition (docs/CUDA.md): one thread block of 4 warps per
+    (query tile of 64 rows, head, batch), grid
+    `(ceil(Sq / 64), Hq, B)`; each warp owns 16 query rows, holds
+    its Q fragments in registers for the whole loop (past D = 128 the
+    block's Q tile waits in shared memory instead), and walks the key tiles
     the mask band leaves (the same analysis and three-loop split as
     `attn-tile`: tiles outside the band are never visited, tiles inside it
     evaluate no keep condition). Per key tile of `kv-tile` keys, the block
@@ -81,9 +82,10 @@ def AttnLowerToGPU : Pass<"attn-lower-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"kvTile", "kv-tile", "int64_t", /*default=*/"0",
-           "Keys per shared-memory tile (a multiple of 16); 0 chooses 64, "
-           "or 32 when D or Dv exceeds 128 so that the tiles stay under "
-           "48 KiB">,
+           "Keys per shared-memory tile (a multiple of 16); 0 chooses 64 "
+           "up to D = Dv = 64, 32 up to 128 and 16 beyond, so that a "
+           "thread's registers hold its Q fragments, output accumulators "
+           "and one score tile">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark on each attn.sdpa: the flash kernel, or why not">
   ];
