@@ -4,6 +4,7 @@
 //
 // attn-run FILE.mlir [--entry=NAME] [--inputs=a.npy,...] [--outputs=o.npy,...]
 //          [--seed=N] [--input-shapes=AxB...,...] [--check] [--repeat=N]
+//          [--dump=DIR] [--target=cpu|cuda] [--gpu-arch=sm_XY]
 //
 // Compiles the module with the CPU pipeline (the one attnc uses), or with
 // --target=cuda the CUDA pipeline (inputs copied to device buffers, outputs
@@ -31,8 +32,8 @@
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
-#include <optional>
 #include <cmath>
+#include <optional>
 #include <random>
 
 using namespace mlir;
