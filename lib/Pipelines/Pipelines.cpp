@@ -148,12 +148,6 @@ void attn::buildCpuPipeline(OpPassManager &pm,
   buildCpuLowerToLLVMPipeline(pm, options);
 }
 
-std::string attn::getPtxFeatures(StringRef chip) {
-  // sm_90a needs PTX 8.0; the older chips take the same (CUDA >= 12).
-  (void)chip;
-  return "+ptx80";
-}
-
 void attn::buildCudaKernelPipeline(OpPassManager &pm,
                                    const CudaPipelineOptions &options) {
   pm.addPass(createAttnDecomposeMultihead());
@@ -210,9 +204,10 @@ void attn::buildCudaPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
-  target.features = getPtxFeatures(options.chip);
+  // PTX ISA 8.0: what sm_90a needs, and what every sm_80+ chip takes from
+  // a CUDA 12+ ptxas.
+  target.features = "+ptx80";
   target.optLevel = 3;
-  target.cmdOptions = options.ptxasOptions;
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -468,22 +468,24 @@ LogicalResult timeCalls(JitFunction &function,
                         CudaDevice *device, DeviceBuffers *deviceBuffers) {
   SmallVector<double> seconds;
   for (unsigned r = 0; r < repeat; ++r) {
+    // GPU calls are timed by CUDA events around them, CPU calls by the
+    // host clock.
     auto start = std::chrono::steady_clock::now();
     if (device)
       if (llvm::Error err = device->startTimer())
         return reportError(llvm::toString(std::move(err)));
     if (llvm::Error err = callOnce(function, arrays, device, deviceBuffers))
       return reportError(llvm::toString(std::move(err)));
-    std::chrono::duration<double> elapsed =
-        std::chrono::steady_clock::now() - start;
-    if (device) {
-      auto ms = device->stopTimer();
-      if (!ms)
-        return reportError(llvm::toString(ms.takeError()));
-      seconds.push_back(*ms * 1e-3);
-    } else {
+    if (!device) {
+      std::chrono::duration<double> elapsed =
+          std::chrono::steady_clock::now() - start;
       seconds.push_back(elapsed.count());
+      continue;
     }
+    auto ms = device->stopTimer();
+    if (!ms)
+      return reportError(llvm::toString(ms.takeError()));
+    seconds.push_back(*ms * 1e-3);
   }
   llvm::sort(seconds);
   double best = seconds.front(), median = seconds[seconds.size() / 2];
@@ -505,12 +507,14 @@ LogicalResult run(MLIRContext &context) {
   if (targetName != "cpu" && targetName != "cuda")
     return reportError("unknown target '" + targetName +
                        "'; attn-run supports: cpu, cuda");
-  auto cudaOptions = cudaFlags.parse();
-  if (!cudaOptions)
-    return reportError(llvm::toString(cudaOptions.takeError()));
   // The device first: without one there is nothing to compile for.
   std::unique_ptr<CudaDevice> device;
+  std::unique_ptr<CudaPipelineOptions> cudaOptions;
   if (targetName == "cuda") {
+    auto parsed = cudaFlags.parse();
+    if (!parsed)
+      return reportError(llvm::toString(parsed.takeError()));
+    cudaOptions = std::move(*parsed);
     auto opened = CudaDevice::open();
     if (!opened)
       return reportError("--target=cuda: " +
@@ -581,7 +585,7 @@ LogicalResult run(MLIRContext &context) {
   CpuTargetOptions options;
   options.optLevel = compileFlags.optLevel;
   auto function =
-      device ? JitFunction::compileCuda(*module, *abi, options, **cudaOptions)
+      device ? JitFunction::compileCuda(*module, *abi, options, *cudaOptions)
              : JitFunction::compile(*module, *abi, options, **pipelineOptions);
   if (!function)
     return reportError(llvm::toString(function.takeError()));

@@ -180,9 +180,13 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   auto pipelineOptions = compileFlags.parse();
   if (!pipelineOptions)
     return reportError(pipelineOptions.takeError());
-  auto cudaOptions = cudaFlags.parse();
-  if (!cudaOptions)
-    return reportError(cudaOptions.takeError());
+  std::unique_ptr<attn::CudaPipelineOptions> cudaOptions;
+  if (cuda) {
+    auto parsed = cudaFlags.parse();
+    if (!parsed)
+      return reportError(parsed.takeError());
+    cudaOptions = std::move(*parsed);
+  }
   if (cuda && emit == Emit::Shared && attn::getCudaRuntimeLibraryPath().empty())
     return reportError("--target=cuda --emit=shared: this build found no "
                        "CUDA toolkit, so there is no runtime library to "
@@ -225,8 +229,8 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
     TimingScope timer = root.nest("MLIR pipeline");
     PassManager pm(&context);
     if (cuda) {
-      (*cudaOptions)->format = emit == Emit::Ptx ? "isa" : "bin";
-      attn::buildCudaPipeline(pm, **cudaOptions);
+      cudaOptions->format = emit == Emit::Ptx ? "isa" : "bin";
+      attn::buildCudaPipeline(pm, *cudaOptions);
     } else {
       attn::buildCpuPipeline(pm, **pipelineOptions);
     }

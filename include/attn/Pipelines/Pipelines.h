@@ -127,9 +127,6 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
 /// $CUDA_ROOT or $CUDA_PATH when set, else the one the build found.
 std::string getCudaToolkitPath();
 
-/// The PTX ISA version to request for `chip` (`+ptx80` for sm_90a).
-std::string getPtxFeatures(llvm::StringRef chip);
-
 /// Appends the first half of the CUDA pipeline: attn lowered (the flash
 /// kernel where it applies, the reference lowering elsewhere), bufferized
 /// with the out-parameter ABI, every linalg op mapped to a kernel, host

@@ -148,11 +148,11 @@ public:
 private:
   // Host-side values the kernel captures.
   Value query, key, value, out, mask, kvLens;
-  Value queryLength, keyCount, group, scoreScale, log2e;
-  bool log2eInScale = false;
+  Value queryLength, keyCount, group;
+  Log2ScoreScale scale;
 
   // Kernel-side values.
-  Value batch, head, kvHead, lane, tid, warp, g, t, rowStart, lastRow;
+  Value batch, head, kvHead, tid, warp, g, t, rowStart, lastRow, lastKey;
   Value rowA, rowB, rowAClamped, rowBClamped, kvLength;
   Value kTile, vTile, qTile;
   /// Q as A fragments, D / 16 of them, four registers each.
@@ -319,7 +319,7 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
   tid = launch.getThreadIds().x;
   kvHead = arith::DivUIOp::create(b, loc, head, group);
   warp = arith::DivUIOp::create(b, loc, tid, index(32));
-  lane = arith::RemUIOp::create(b, loc, tid, index(32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, index(32));
   g = arith::DivUIOp::create(b, loc, lane, index(4));
   t = arith::RemUIOp::create(b, loc, lane, index(4));
   rowStart = mul(blocks.x, config.getQueryTile());
@@ -333,6 +333,7 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
   rowAClamped = minIndex(rowA, lastQuery);
   rowBClamped = minIndex(rowB, lastQuery);
 
+  lastKey = arith::SubIOp::create(b, loc, keyCount, index(1));
   kvLength = keyCount;
   if (kvLens) {
     Value len = memref::LoadOp::create(b, loc, kvLens, batch);
@@ -341,9 +342,9 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
 
   if (config.queryInShared) {
     // The block's 64 query rows, once, into shared memory.
-    Value group = copyRows(query, head, rowStart, queryLength, qTile,
-                           config.getQueryTile(), config.headDim);
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+    Value copied = copyRows(query, head, rowStart, queryLength, qTile,
+                            config.getQueryTile(), config.headDim);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, copied, b.getI32IntegerAttr(0));
     gpu::BarrierOp::create(b, loc);
     return;
   }
@@ -450,7 +451,6 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
 
   // Scores on global indices (log2 units), -inf past Skv.
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
-  Value lastKey = arith::SubIOp::create(b, loc, keyCount, index(1));
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   // Accumulator i of score tile nt: register i / 2, element i % 2.
   auto elementIndices = [&](int64_t nt, int64_t i) {
@@ -466,10 +466,8 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
       SmallVector<Value> idx = {batch, head, row, colClamped};
       Value maskValue =
           mask ? buildMaskElement(b, loc, mask, idx) : Value();
-      Value s = buildModifiedScore(b, loc, stepSem, scores[nt][i], scoreScale,
-                                   idx, maskValue, kvLength, queryLength);
-      if (!log2eInScale)
-        s = arith::MulFOp::create(b, loc, s, log2e);
+      Value s = buildLog2ModifiedScore(b, loc, stepSem, scores[nt][i], scale,
+                                       idx, maskValue, kvLength, queryLength);
       Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                            col, keyCount);
       scores[nt][i] = arith::SelectOp::create(b, loc, inside, s, negInf);
@@ -650,11 +648,7 @@ Value FlashKernelBuilder::build() {
   Value queryHeads = memref::DimOp::create(b, loc, query, 1);
   group = arith::DivUIOp::create(b, loc, queryHeads,
                                  memref::DimOp::create(b, loc, key, 1));
-  Value scale = buildScale(b, loc, sem, op.getQuery(), f32);
-  log2e = f32Const(llvm::numbers::log2e);
-  log2eInScale = !sem.scoreMod && !(sem.hasMask && !sem.boolMask);
-  scoreScale = log2eInScale ? arith::MulFOp::create(b, loc, scale, log2e)
-                            : scale;
+  scale = buildLog2ScoreScale(b, loc, sem, op.getQuery(), f32);
 
   Value queryTiles = arith::CeilDivUIOp::create(
       b, loc, queryLength, index(config.getQueryTile()));
@@ -718,7 +712,7 @@ struct AttnLowerToGPUPass
         continue;
       }
       if (explain)
-        op.emitRemark() << "flash kernel: " << config->warps << " warps, "
+        op.emitRemark() << "flash kernel: " << GpuFlashConfig::kWarps << " warps, "
                         << config->getQueryTile() << " query rows x "
                         << config->kvTile << " keys per step, "
                         << config->getSharedMemoryBytes()

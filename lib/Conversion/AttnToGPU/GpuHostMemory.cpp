@@ -32,25 +32,9 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Whether `op` (or, for control flow, an op nested in it outside kernels)
-/// reads or writes the contents of a memref on the host (not its metadata:
-/// dim, views, casts and allocation itself are fine). Kernels and calls
-/// (whose callee is rewritten on its own) do not count.
-bool touchesBufferContents(Operation *op) {
-  if (isa<gpu::LaunchOp, CallOpInterface>(op))
-    return false;
-  if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
-    WalkResult nested = op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
-      if (inner == op)
-        return WalkResult::advance();
-      if (isa<gpu::LaunchOp>(inner))
-        return WalkResult::skip();
-      if (touchesBufferContents(inner))
-        return WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    return nested.wasInterrupted();
-  }
+/// Whether `op` itself (not what its regions hold) reads or writes a
+/// memref's contents.
+bool opTouchesBufferContents(Operation *op) {
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return llvm::any_of(op->getOperandTypes(), llvm::IsaPred<MemRefType>);
@@ -60,6 +44,24 @@ bool touchesBufferContents(Operation *op) {
     return isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()) &&
            e.getValue() && isa<MemRefType>(e.getValue().getType());
   });
+}
+
+/// Whether `op` (or, for control flow, an op nested in it outside kernels)
+/// reads or writes the contents of a memref on the host (not its metadata:
+/// dim, views, casts and allocation itself are fine). Kernels and calls
+/// (whose callee is rewritten on its own) do not count.
+bool touchesBufferContents(Operation *op) {
+  // One walk: control flow (recursive effects) is looked into; any other op
+  // answers for itself, its regions (a function's body) not included.
+  WalkResult found = op->walk<WalkOrder::PreOrder>([](Operation *inner) {
+    if (isa<gpu::LaunchOp, CallOpInterface>(inner))
+      return WalkResult::skip();
+    if (inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    return opTouchesBufferContents(inner) ? WalkResult::interrupt()
+                                          : WalkResult::skip();
+  });
+  return found.wasInterrupted();
 }
 
 /// Replaces a host allocation by a device one, freed at the end of its

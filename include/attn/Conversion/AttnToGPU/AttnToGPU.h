@@ -45,14 +45,15 @@ FragmentOffset getMmaFragmentOffset(MmaOperand operand, int64_t reg,
 /// f16/bf16, a head dimension that is dynamic or not a multiple of 16 (or
 /// larger than 256), a block-sparse layout or block classes.
 struct GpuFlashConfig {
-  int64_t warps = 4;
+  /// Warps of a block; each owns kGpuRowsPerWarp query rows.
+  static constexpr int64_t kWarps = 4;
   int64_t kvTile = 64;
   int64_t headDim = 0, valueDim = 0;
   /// Q's fragments are read from shared memory, not kept in registers
   /// (wide heads).
   bool queryInShared = false;
-  int64_t getQueryTile() const { return warps * kGpuRowsPerWarp; }
-  int64_t getThreads() const { return warps * 32; }
+  int64_t getQueryTile() const { return kWarps * kGpuRowsPerWarp; }
+  int64_t getThreads() const { return kWarps * 32; }
   /// Bytes of the K and V tiles (and the Q tile when queryInShared) in
   /// shared memory; rows are padded by 8 elements so that the fragment
   /// loads of a warp hit 32 distinct banks.

@@ -157,12 +157,9 @@ private:
   int64_t qTile, kvTile;
   Type element, acc;
   // Problem-wide values, set by build().
-  Value scale, queryLength, keyCount, kvLength;
-  // Scores are kept in log2 units. Where the score is linear in the scale
-  // (no score_mod, no additive mask) log2(e) is folded into the scale the
-  // score builder applies; otherwise the modified score is multiplied by it.
-  Value log2e, scoreScale;
-  bool log2eInScale = false;
+  Value queryLength, keyCount, kvLength;
+  // Scores are kept in log2 units (exp2 in the softmax).
+  Log2ScoreScale scale;
   // K packed by packKeyTiles, once for all query tiles.
   Value keyT;
 };
@@ -209,12 +206,10 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
             Value maskValue =
                 stepSem.hasMask ? buildMaskElement(nb, nl, op.getMask(), idx)
                                 : Value();
-            Value score =
-                buildModifiedScore(nb, nl, stepSem, args[0], scoreScale, idx,
-                                   maskValue, kvLength, queryLength);
-            if (!log2eInScale)
-              score = arith::MulFOp::create(nb, nl, score, log2e);
-            linalg::YieldOp::create(nb, nl, score);
+            linalg::YieldOp::create(
+                nb, nl,
+                buildLog2ModifiedScore(nb, nl, stepSem, args[0], scale, idx,
+                                       maskValue, kvLength, queryLength));
           })
           .getResult(0);
 
@@ -424,11 +419,7 @@ Value TileBuilder::build() {
                 arith::CeilDivUIOp::create(b, loc, queryLength, qTileC))
           : OpFoldResult(
                 b.getIndexAttr(llvm::divideCeil(staticQueryLength, qTile)));
-  scale = buildScale(b, loc, sem, query, acc);
-  log2e = arith::ConstantOp::create(b, loc, accAttr(llvm::numbers::log2e));
-  log2eInScale = !sem.scoreMod && !(sem.hasMask && !sem.boolMask);
-  scoreScale =
-      log2eInScale ? arith::MulFOp::create(b, loc, scale, log2e) : scale;
+  scale = buildLog2ScoreScale(b, loc, sem, query, acc);
   OpFoldResult outDim = tensor::getMixedSize(b, loc, value, 3);
   // One O(Skv D) copy per call instead of a transpose in every step. Q, K
   // and V tiles are converted to the accumulator type once (bf16/f16

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <cmath>
 #include <limits>
 
@@ -71,6 +73,17 @@ Value attn::buildScale(OpBuilder &b, Location loc, const ScoreSemantics &sem,
   return math::RsqrtOp::create(b, loc, dimF);
 }
 
+Log2ScoreScale attn::buildLog2ScoreScale(OpBuilder &b, Location loc,
+                                         const ScoreSemantics &sem,
+                                         Value query, Type acc) {
+  Value scale = buildScale(b, loc, sem, query, acc);
+  Value log2e = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(acc, llvm::numbers::log2e));
+  if (!sem.scoreMod && !(sem.hasMask && !sem.boolMask))
+    return {arith::MulFOp::create(b, loc, scale, log2e), Value()};
+  return {scale, log2e};
+}
+
 //===----------------------------------------------------------------------===//
 // Scores
 //===----------------------------------------------------------------------===//
@@ -87,6 +100,17 @@ static Value inlineModifier(OpBuilder &b, Region &region, ValueRange args) {
   // outside it (the greedy driver hoists constants out of it, for example).
   return mapping.lookupOrDefault(
       cast<YieldOp>(block.getTerminator()).getValue());
+}
+
+Value attn::buildLog2ModifiedScore(OpBuilder &b, Location loc,
+                                   const ScoreSemantics &sem, Value s,
+                                   const Log2ScoreScale &scale,
+                                   ArrayRef<Value> idx, Value maskValue,
+                                   Value kvLength, Value queryLength) {
+  Value score = buildModifiedScore(b, loc, sem, s, scale.scale, idx, maskValue,
+                                   kvLength, queryLength);
+  return scale.log2e ? Value(arith::MulFOp::create(b, loc, score, scale.log2e))
+                     : score;
 }
 
 Value attn::buildKeep(OpBuilder &b, Location loc, const ScoreSemantics &sem,

@@ -58,6 +58,25 @@ ScoreSemantics getScoreSemantics(WeightsOp op);
 Value buildScale(OpBuilder &b, Location loc, const ScoreSemantics &sem,
                  Value query, Type acc);
 
+/// How a lowering that keeps scores in log2 units (softmax by exp2) scales
+/// them: where the score is linear in the scale (no score_mod, no additive
+/// mask) log2(e) is folded into `scale` and `log2e` is null; otherwise each
+/// modified score is multiplied by `log2e`.
+struct Log2ScoreScale {
+  Value scale;
+  Value log2e;
+};
+Log2ScoreScale buildLog2ScoreScale(OpBuilder &b, Location loc,
+                                   const ScoreSemantics &sem, Value query,
+                                   Type acc);
+
+/// buildModifiedScore in log2 units under `scale` (see Log2ScoreScale).
+Value buildLog2ModifiedScore(OpBuilder &b, Location loc,
+                             const ScoreSemantics &sem, Value s,
+                             const Log2ScoreScale &scale, ArrayRef<Value> idx,
+                             Value maskValue, Value kvLength,
+                             Value queryLength);
+
 /// The score of element `idx` = (b, h, i, j) (indices into the whole
 /// problem, not a tile), from the raw product `s` (type `acc`): scaled,
 /// plus an additive `maskValue`, through `score_mod`; -inf where a keep
