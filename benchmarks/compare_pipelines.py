@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import AttnMlir, Config, Torch, Unavailable  # noqa: E402
-from run import ROOT, time_interleaved  # noqa: E402
+from run import ROOT, cpu_model, time_interleaved  # noqa: E402
 
 
 def main():
@@ -50,6 +50,7 @@ def main():
     for variant in args.variants:
         runs[variant or "(default)"] = AttnMlir(attnc, variant or None).prepare(cfg, q, k, v)
     best = time_interleaved(runs, args.repeat)
+    print(f"# CPU: {cpu_model(args.build)}")
     print(f"# {cfg.label()}, min of {args.repeat} interleaved calls")
     for name, t in best.items():
         ratio = f", torch/this {best['torch'] / t:.2f}" if "torch" in best else ""

@@ -48,6 +48,16 @@ def sweep(args):
     return configs
 
 
+def cpu_model(build):
+    """The CPU every number of a run is measured on, as attnc's target model
+    names it (the OS's model name and LLVM's CPU), plus its core count."""
+    attnc = os.path.join(build, "bin", "attnc")
+    out = subprocess.run([attnc, "--print-target"], capture_output=True,
+                         text=True, check=True).stderr
+    target = out.splitlines()[0].removeprefix("target: ")
+    return f"{target}, {os.cpu_count()} CPUs"
+
+
 def fma_peak(build):
     probe = os.path.join(build, "bin", "attn-fma-peak")
     if not os.path.exists(probe):
@@ -99,6 +109,7 @@ def main():
     ours = AttnMlir(os.path.join(args.build, "bin", "attnc"), args.pipeline)
     peers = [PEERS[name](args.build) for name in args.peers]
     peak, peak_text = fma_peak(args.build)
+    print(f"# CPU: {cpu_model(args.build)}")
     print(f"# {peak_text}", flush=True)
     print(f"| problem | {ours.name} ms (GFLOP/s) | "
           + " | ".join(f"{p.name} ms (GFLOP/s, ×)" for p in peers) + " |")

@@ -39,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import memref  # noqa: E402
-from run import time_interleaved  # noqa: E402
+from run import cpu_model, time_interleaved  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QB, KB = 128, 64  # the default tiles of attn-cpu-pipeline
@@ -175,6 +175,7 @@ def main():
     p.add_argument("--plot", help="write the ratios as a PNG (attn_mlir.viz, matplotlib)")
     a = p.parse_args()
     B, H, S, D = 1, a.heads, a.seq, a.dim
+    print(f"# CPU: {cpu_model(a.build)}", flush=True)
     rng = np.random.default_rng()
     q, k, v = (rng.standard_normal((B, H, S, D)).astype(np.float32) for _ in range(3))
     e = (rng.standard_normal((a.rank, S)) / np.sqrt(S)).astype(np.float32)

@@ -74,22 +74,56 @@ void attn::buildReferencePipeline(OpPassManager &pm) {
   addAttentionLowering(pm, /*tile=*/std::nullopt, /*approximateExp=*/false);
 }
 
+CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
+                                         const CpuTargetModel &target) {
+  CpuKernelConfig config = chooseCpuKernelConfig(target);
+  llvm::raw_string_ostream why(config.reasons);
+  auto override = [&](int64_t &size, int64_t given, StringRef name) {
+    if (given == 0)
+      return;
+    size = given;
+    why << "  " << name << "=" << given << ": given explicitly\n";
+  };
+  override(config.qTile, options.qTile, "q-tile");
+  override(config.kvTile, options.kvTile, "kv-tile");
+  override(config.mBlock, options.mBlock, "m-block");
+  override(config.nBlock, options.nBlock, "n-block");
+  override(config.maxRowElements, options.rowElements, "row-elements");
+  return config;
+}
+
+llvm::Expected<CpuTargetModel>
+attn::getCpuPipelineTarget(const CpuPipelineOptions &options) {
+  if (options.targetTriple.empty() && options.targetCpu.empty() &&
+      options.targetFeatures.empty())
+    return CpuTargetModel::getGeneric();
+  CpuTargetOptions target;
+  target.triple = options.targetTriple;
+  target.cpu = options.targetCpu.getValue();
+  if (target.cpu == "host")
+    target.cpu.clear();
+  target.features = options.targetFeatures;
+  return CpuTargetModel::get(target);
+}
+
 void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
-                                         const CpuPipelineOptions &options) {
+                                         const CpuPipelineOptions &options,
+                                         const CpuTargetModel &target) {
+  CpuKernelConfig config = getCpuKernelConfig(options, target);
   // The attention lowering; everything after it works on any
   // linalg/scf-on-tensors form. f32 exp/exp2 become arithmetic that
   // vectorises.
   std::optional<AttnTileOptions> tile;
   if (options.lowering == SdpaLowering::Tiled)
-    tile = AttnTileOptions{options.qTile, options.kvTile};
+    tile = AttnTileOptions{config.qTile, config.kvTile};
   addAttentionLowering(pm, tile, /*approximateExp=*/true);
   // Contractions outside the attention's parallel loop (the multihead
   // projections) get a parallel loop of their own.
   if (options.threads)
     pm.addPass(createAttnParallelizeContractions());
   if (options.vectorize)
-    pm.addPass(createAttnVectorizeTiles(
-        AttnVectorizeTilesOptions{options.mBlock, options.nBlock}));
+    pm.addPass(createAttnVectorizeTiles(AttnVectorizeTilesOptions{
+        config.mBlock, config.nBlock, config.maxRowElements}));
 
   // The tiled loop carries (max, sum, acc) tiles whose new values are
   // computed out of place; they may be fresh buffers each iteration.
@@ -143,8 +177,9 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
 }
 
 void attn::buildCpuPipeline(OpPassManager &pm,
-                            const CpuPipelineOptions &options) {
-  buildCpuBufferizationPipeline(pm, options);
+                            const CpuPipelineOptions &options,
+                            const CpuTargetModel &target) {
+  buildCpuBufferizationPipeline(pm, options, target);
   buildCpuLowerToLLVMPipeline(pm, options);
 }
 
@@ -246,12 +281,29 @@ void attn::registerAttnPipelines() {
       "linalg/tensor/arith/math: decompose multihead, lower attention, clean "
       "up",
       buildReferencePipeline);
-  PassPipelineRegistration<CpuPipelineOptions>(
+  // Registered by hand rather than with PassPipelineRegistration so that an
+  // unknown target-cpu is a pipeline error, not a crash.
+  registerPassPipeline(
       "attn-cpu-pipeline",
-      "Compile a module of attn ops for the CPU: lower attention, bufferize "
-      "with the out-parameter ABI of docs/CpuABI.md, lower to the LLVM "
-      "dialect with C wrappers",
-      buildCpuPipeline);
+      "Compile a module of attn ops for the CPU: lower attention with tile "
+      "and register-block sizes from the target (target-cpu=..., else the "
+      "generic model), bufferize with the out-parameter ABI of "
+      "docs/CpuABI.md, lower to the LLVM dialect with C wrappers",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        CpuPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        auto target = getCpuPipelineTarget(options);
+        if (!target)
+          return errorHandler("attn-cpu-pipeline: " +
+                              llvm::toString(target.takeError()));
+        buildCpuPipeline(pm, options, *target);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(CpuPipelineOptions());
+      });
   PassPipelineRegistration<CudaPipelineOptions>(
       "attn-cuda-pipeline",
       "Compile a module of attn ops for NVIDIA GPUs: the tensor-core flash "

@@ -42,24 +42,62 @@ OwningOpRef<ModuleOp> attn::parseModuleFile(StringRef path,
 CpuCompileFlags::CpuCompileFlags(cl::OptionCategory &category)
     : cpuPipeline("cpu-pipeline", cl::value_desc("options"),
                   cl::desc("Options of --attn-cpu-pipeline, e.g. "
-                           "\"lowering=tiled q-tile=32 kv-tile=64\" (default: "
-                           "lowering=tiled q-tile=64 kv-tile=64)"),
+                           "\"lowering=tiled q-tile=32 m-block=2\" (sizes "
+                           "not given come from the target: --print-target)"),
                   cl::cat(category)),
       optLevel("O", cl::Prefix, cl::init(3), cl::ZeroOrMore,
                cl::desc("LLVM optimisation level (-O0 to -O3)"),
-               cl::cat(category)) {}
+               cl::cat(category)),
+      mtriple("mtriple", cl::value_desc("triple"),
+              cl::desc("Target triple, e.g. aarch64-linux-gnu (default: the "
+                       "host's)"),
+              cl::cat(category)),
+      mcpu("mcpu", cl::value_desc("cpu"),
+           cl::desc("CPU to generate code for, e.g. znver3, sapphirerapids, "
+                    "neoverse-v2 (default: the host's; generic for another "
+                    "triple)"),
+           cl::cat(category)),
+      mattr("mattr", cl::value_desc("features"),
+            cl::desc("CPU features, e.g. +avx512f,-amx-tile (default: the "
+                     "host's, or the CPU's)"),
+            cl::cat(category)),
+      printTarget("print-target",
+                  cl::desc("Print the target model and the tile and "
+                           "register-block sizes chosen from it (stderr)"),
+                  cl::cat(category)) {}
 
-llvm::Expected<std::unique_ptr<CpuPipelineOptions>>
-CpuCompileFlags::parse() const {
+llvm::Expected<CpuCompileSettings> CpuCompileFlags::parse() const {
   if (optLevel > 3)
     return llvm::createStringError("-O" + Twine(optLevel.getValue()) +
                                    " is not one of -O0, -O1, -O2, -O3");
-  std::unique_ptr<CpuPipelineOptions> options =
-      CpuPipelineOptions::createFromString(cpuPipeline);
-  if (!options)
+  CpuCompileSettings settings;
+  settings.pipeline = CpuPipelineOptions::createFromString(cpuPipeline);
+  if (!settings.pipeline)
     return llvm::createStringError("--cpu-pipeline: cannot parse '" +
                                    cpuPipeline + "'");
-  return options;
+  const CpuPipelineOptions &pipeline = *settings.pipeline;
+  if (!pipeline.targetTriple.empty() || !pipeline.targetCpu.empty() ||
+      !pipeline.targetFeatures.empty())
+    return llvm::createStringError(
+        "--cpu-pipeline: name the target with --mtriple, --mcpu and --mattr, "
+        "not target-triple, target-cpu or target-features");
+  settings.target.optLevel = optLevel;
+  settings.target.triple = mtriple;
+  settings.target.cpu = mcpu;
+  settings.target.features = mattr;
+  auto model = CpuTargetModel::get(settings.target);
+  if (!model)
+    return model.takeError();
+  settings.model = std::move(*model);
+  // The OpenMP runtime linked into shared libraries is the build machine's:
+  // code for another architecture runs on one thread unless asked.
+  if (!isHostTriple(settings.target.triple) && !pipeline.threads.hasValue())
+    settings.pipeline->threads = false;
+  if (printTarget) {
+    settings.model.print(llvm::errs());
+    getCpuKernelConfig(pipeline, settings.model).print(llvm::errs());
+  }
+  return settings;
 }
 
 CudaCompileFlags::CudaCompileFlags(cl::OptionCategory &category)

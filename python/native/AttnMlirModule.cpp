@@ -176,6 +176,10 @@ std::unique_ptr<CpuPipelineOptions> parsePipeline(const std::string &pipeline,
     throw nb::value_error(("cannot parse the CPU pipeline options '" +
                            pipeline + "'")
                               .c_str());
+  if (!options->targetTriple.empty() || !options->targetCpu.empty() ||
+      !options->targetFeatures.empty())
+    throw nb::value_error("the pipeline options cannot name a target: "
+                          "attn_mlir compiles for this machine");
   if (optLevel > 3)
     throw nb::value_error(("opt_level must be 0 to 3, got " +
                            std::to_string(optLevel))
@@ -250,7 +254,10 @@ void Program::emitShared(const std::string &path, const std::string &pipeline,
     options->chip = gpuArch;
     buildCudaPipeline(pm, *options);
   } else {
-    buildCpuPipeline(pm, *parsePipeline(pipeline, optLevel));
+    auto host = CpuTargetModel::get(CpuTargetOptions());
+    if (!host)
+      throw nb::value_error(llvm::toString(host.takeError()).c_str());
+    buildCpuPipeline(pm, *parsePipeline(pipeline, optLevel), *host);
   }
   if (failed(pm.run(*copy)))
     throw nb::value_error(((cuda ? "the CUDA pipeline failed:\n"

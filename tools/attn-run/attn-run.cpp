@@ -501,9 +501,9 @@ LogicalResult timeCalls(JitFunction &function,
 }
 
 LogicalResult run(MLIRContext &context) {
-  auto pipelineOptions = compileFlags.parse();
-  if (!pipelineOptions)
-    return reportError(llvm::toString(pipelineOptions.takeError()));
+  auto settings = compileFlags.parse();
+  if (!settings)
+    return reportError(llvm::toString(settings.takeError()));
   if (targetName != "cpu" && targetName != "cuda")
     return reportError("unknown target '" + targetName +
                        "'; attn-run supports: cpu, cuda");
@@ -582,11 +582,11 @@ LogicalResult run(MLIRContext &context) {
     arrays.back().poison();
   }
 
-  CpuTargetOptions options;
-  options.optLevel = compileFlags.optLevel;
+  const CpuTargetOptions &options = settings->target;
   auto function =
       device ? JitFunction::compileCuda(*module, *abi, options, *cudaOptions)
-             : JitFunction::compile(*module, *abi, options, **pipelineOptions);
+             : JitFunction::compile(*module, *abi, options,
+                                    *settings->pipeline);
   if (!function)
     return reportError(llvm::toString(function.takeError()));
   std::optional<DeviceBuffers> deviceBuffers;

@@ -47,7 +47,7 @@ enum class Emit { Mlir, Llvm, Asm, Obj, Shared, Header, Ptx, Cubin };
 
 cl::OptionCategory category("attnc options");
 
-cl::opt<std::string> inputFilename(cl::Positional, cl::Required,
+cl::opt<std::string> inputFilename(cl::Positional, cl::Optional,
                                    cl::desc("<input .mlir file>"),
                                    cl::cat(category));
 cl::opt<std::string> outputFilename(
@@ -73,18 +73,12 @@ cl::opt<Emit> emit(
     cl::cat(category));
 attn::CpuCompileFlags compileFlags(category);
 attn::CudaCompileFlags cudaFlags(category);
-cl::opt<std::string> mcpu("mcpu",
-                          cl::desc("CPU to generate code for "
-                                   "(default: the host)"),
-                          cl::cat(category));
-cl::opt<std::string> mattr("mattr",
-                           cl::desc("CPU features, e.g. +avx512f,-amx-tile "
-                                    "(default: the host's)"),
-                           cl::cat(category));
 cl::opt<bool> printPipeline("print-pipeline",
                             cl::desc("Print the MLIR pass pipeline to stderr"),
                             cl::cat(category));
-cl::opt<bool> verbose("v", cl::desc("Print the time each stage takes"),
+cl::opt<bool> verbose("v",
+                      cl::desc("Print the target, the sizes chosen for it "
+                               "and the time each stage takes"),
                       cl::cat(category));
 
 StringRef getExtension(Emit kind) {
@@ -177,9 +171,22 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   bool cuda = targetName == "cuda";
   if (!cuda && (emit == Emit::Ptx || emit == Emit::Cubin))
     return reportError("--emit=ptx and --emit=cubin need --target=cuda");
-  auto pipelineOptions = compileFlags.parse();
-  if (!pipelineOptions)
-    return reportError(pipelineOptions.takeError());
+  auto settings = compileFlags.parse();
+  if (!settings)
+    return reportError(settings.takeError());
+  // -v says what the CPU code is generated for (--print-target already
+  // did).
+  if (verbose && !cuda && !compileFlags.printTarget) {
+    settings->model.print(llvm::errs());
+    attn::getCpuKernelConfig(*settings->pipeline, settings->model)
+        .print(llvm::errs());
+  }
+  // `attnc --print-target` alone only says what the target is.
+  if (inputFilename.empty())
+    return compileFlags.printTarget
+               ? success()
+               : reportError("no input file; usage: attnc IN.mlir -o OUT "
+                             "[options] (--help lists them)");
   std::unique_ptr<attn::CudaPipelineOptions> cudaOptions;
   if (cuda) {
     auto parsed = cudaFlags.parse();
@@ -232,7 +239,7 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
       cudaOptions->format = emit == Emit::Ptx ? "isa" : "bin";
       attn::buildCudaPipeline(pm, *cudaOptions);
     } else {
-      attn::buildCpuPipeline(pm, **pipelineOptions);
+      attn::buildCpuPipeline(pm, *settings->pipeline, settings->model);
     }
     if (printPipeline) {
       pm.printAsTextualPipeline(llvm::errs());
@@ -255,11 +262,7 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   }
 
   // LLVM: translate, optimise, generate code.
-  attn::CpuTargetOptions targetOptions;
-  targetOptions.optLevel = compileFlags.optLevel;
-  targetOptions.cpu = mcpu;
-  targetOptions.features = mattr;
-  auto machine = attn::createCpuTargetMachine(targetOptions);
+  auto machine = attn::createCpuTargetMachine(settings->target);
   if (!machine)
     return reportError(machine.takeError());
   llvm::LLVMContext llvmContext;

@@ -7,6 +7,7 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Target/Cpu/CpuTargetModel.h"
 #include "mlir/Pass/PassOptions.h"
 
 #include <string>
@@ -39,13 +40,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "attn-tile: online softmax over key/value tiles"))};
   PassOptions::Option<int64_t> qTile{
       *this, "q-tile",
-      llvm::cl::desc("Query rows per tile (tiled). 128: each tile streams "
-                     "all of K and V once, so larger tiles halve that "
-                     "traffic at long S (benchmarks/RESULTS.md)"),
-      llvm::cl::init(128)};
+      llvm::cl::desc("Query rows per tile (tiled; 0: from the target's L2, "
+                     "see chooseCpuKernelConfig)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> kvTile{
-      *this, "kv-tile", llvm::cl::desc("Keys per inner step (tiled)"),
-      llvm::cl::init(64)};
+      *this, "kv-tile",
+      llvm::cl::desc("Keys per inner step (tiled; 0: from the target)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Register-block and vectorise the contractions "
@@ -54,12 +55,36 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> mBlock{
       *this, "m-block",
-      llvm::cl::desc("Output rows per register block (vectorize)"),
-      llvm::cl::init(4)};
+      llvm::cl::desc("Output rows per register block (vectorize; 0: what "
+                     "fits the target's register file)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> nBlock{
       *this, "n-block",
-      llvm::cl::desc("Output columns per register block (vectorize)"),
-      llvm::cl::init(64)};
+      llvm::cl::desc("Output columns per register block (vectorize; 0: "
+                     "from the target)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> rowElements{
+      *this, "row-elements",
+      llvm::cl::desc("Longest row the row ops vectorise whole (vectorize; "
+                     "0: 16 of the target's vector registers)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> targetTriple{
+      *this, "target-triple",
+      llvm::cl::desc("LLVM triple the sizes are chosen for (attn-opt; the "
+                     "drivers take --mtriple). With target-cpu and "
+                     "target-features empty too: the generic model"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> targetCpu{
+      *this, "target-cpu",
+      llvm::cl::desc("CPU the sizes are chosen for, e.g. znver3, "
+                     "sapphirerapids, neoverse-v2, or host (attn-opt; the "
+                     "drivers take --mcpu)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> targetFeatures{
+      *this, "target-features",
+      llvm::cl::desc("LLVM features of that CPU, e.g. -avx512f (attn-opt; "
+                     "the drivers take --mattr)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> threads{
       *this, "threads",
       llvm::cl::desc("Run the tiled lowering's parallel loop on OpenMP "
@@ -71,12 +96,24 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 /// attn-to-linalg lowering and cleanup. Output is linalg/tensor/arith/math.
 void buildReferencePipeline(OpPassManager &pm);
 
+/// The tile and register-block sizes the CPU pipeline uses for `target`:
+/// those `options` give (non-zero), the rest chooseCpuKernelConfig's; the
+/// reasons say which are explicit.
+CpuKernelConfig getCpuKernelConfig(const CpuPipelineOptions &options,
+                                   const CpuTargetModel &target);
+
+/// The target model of `options`' target-* fields: the generic model when
+/// all are empty, the host's for target-cpu=host.
+llvm::Expected<CpuTargetModel>
+getCpuPipelineTarget(const CpuPipelineOptions &options);
+
 /// Appends the first half of the CPU pipeline: attn lowered to linalg on
-/// tensors (as `options` say), bufferized, public functions given the
-/// out-parameter ABI (docs/CpuABI.md), deallocations inserted. Output is
-/// linalg/scf/memref.
+/// tensors (as `options` say, sizes from `target` where they say 0),
+/// bufferized, public functions given the out-parameter ABI
+/// (docs/CpuABI.md), deallocations inserted. Output is linalg/scf/memref.
 void buildCpuBufferizationPipeline(OpPassManager &pm,
-                                   const CpuPipelineOptions &options);
+                                   const CpuPipelineOptions &options,
+                                   const CpuTargetModel &target);
 
 /// Appends the second half of the CPU pipeline: linalg/scf/memref/arith/math
 /// to the LLVM dialect (parallel loops to OpenMP when `options.threads`),
@@ -84,9 +121,10 @@ void buildCpuBufferizationPipeline(OpPassManager &pm,
 void buildCpuLowerToLLVMPipeline(OpPassManager &pm,
                                  const CpuPipelineOptions &options);
 
-/// Appends the whole CPU pipeline (both halves above): what
+/// Appends the whole CPU pipeline (both halves above) for `target`: what
 /// `attn-opt --attn-cpu-pipeline`, `attnc --target=cpu` and `attn-run` run.
-void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options,
+                      const CpuTargetModel &target);
 
 /// Options of `--attn-cuda-pipeline` (and of attnc/attn-run's
 /// `--cuda-pipeline=` and `--gpu-arch=`).

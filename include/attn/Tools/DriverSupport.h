@@ -12,6 +12,7 @@
 #define ATTN_TOOLS_DRIVERSUPPORT_H
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/Cpu/CpuTargetModel.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/CommandLine.h"
@@ -41,17 +42,32 @@ OwningOpRef<ModuleOp> parseModuleFile(llvm::StringRef path,
                                       llvm::SourceMgr &sourceMgr,
                                       MLIRContext *context, std::string &error);
 
-/// `--cpu-pipeline=` and `-O<n>`, registered in `category` when constructed
-/// (a driver holds one as a global, like any cl::opt).
+/// What the CPU flags of a driver say: the pipeline's options, the target
+/// LLVM generates code for and its model.
+struct CpuCompileSettings {
+  std::unique_ptr<CpuPipelineOptions> pipeline;
+  CpuTargetOptions target;
+  CpuTargetModel model;
+};
+
+/// `--cpu-pipeline=`, `-O<n>`, `--mtriple`, `--mcpu`, `--mattr` and
+/// `--print-target`, registered in `category` when constructed (a driver
+/// holds one as a global, like any cl::opt).
 struct CpuCompileFlags {
   explicit CpuCompileFlags(llvm::cl::OptionCategory &category);
 
   llvm::cl::opt<std::string> cpuPipeline;
   llvm::cl::opt<unsigned> optLevel;
+  llvm::cl::opt<std::string> mtriple;
+  llvm::cl::opt<std::string> mcpu;
+  llvm::cl::opt<std::string> mattr;
+  llvm::cl::opt<bool> printTarget;
 
-  /// Checks `-O` and parses `--cpu-pipeline`; the error names the bad flag
-  /// and value.
-  llvm::Expected<std::unique_ptr<CpuPipelineOptions>> parse() const;
+  /// Checks `-O`, parses `--cpu-pipeline` (whose target-* options the
+  /// drivers take as --mtriple/--mcpu/--mattr instead) and builds the
+  /// target model; the error names the bad flag and value. With
+  /// --print-target, prints the model and the sizes chosen to stderr.
+  llvm::Expected<CpuCompileSettings> parse() const;
 };
 
 /// `--gpu-arch=` and `--cuda-pipeline=`, for the drivers' CUDA target.

@@ -45,30 +45,60 @@ static std::string getHostFeatures() {
   return llvm::join(features, ",");
 }
 
+/// The target triple `options` name, normalised; the host's when empty.
+static llvm::Triple getTriple(const CpuTargetOptions &options) {
+  return llvm::Triple(llvm::Triple::normalize(
+      options.triple.empty() ? llvm::sys::getDefaultTargetTriple()
+                             : options.triple));
+}
+
+/// Whether code for `triple` runs on this machine's OS and architecture.
+static bool runsOnHost(const llvm::Triple &triple) {
+  llvm::Triple host(llvm::sys::getDefaultTargetTriple());
+  return triple.getArch() == host.getArch() && triple.getOS() == host.getOS();
+}
+
+bool attn::isHostTriple(StringRef triple) {
+  CpuTargetOptions options;
+  options.triple = triple.str();
+  return runsOnHost(getTriple(options));
+}
+
+bool attn::isHostTarget(const CpuTargetOptions &options) {
+  return runsOnHost(getTriple(options)) &&
+         (options.cpu.empty() || options.cpu == llvm::sys::getHostCPUName());
+}
+
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 attn::createCpuTargetMachine(const CpuTargetOptions &options) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
+    // Every target LLVM was built with: cross-compilation (--mtriple) needs
+    // more than the native one.
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+    llvm::InitializeAllAsmParsers();
   });
   if (options.optLevel > 3)
     return llvm::createStringError("optimisation level " +
                                    Twine(options.optLevel) +
                                    " is not one of 0, 1, 2, 3");
 
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  llvm::Triple triple = getTriple(options);
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return llvm::createStringError("no LLVM target for " + triple.str() + ": " +
-                                   error);
-  std::string cpu =
-      options.cpu.empty() ? llvm::sys::getHostCPUName().str() : options.cpu;
+    return llvm::createStringError("no LLVM target for triple '" +
+                                   triple.str() + "': " + error);
+  bool hostTriple = runsOnHost(triple);
+  std::string cpu = options.cpu;
+  if (cpu.empty())
+    cpu = hostTriple ? llvm::sys::getHostCPUName().str() : "generic";
   std::string features = options.features;
-  if (features.empty() && options.cpu.empty())
+  if (features.empty() && options.cpu.empty() && hostTriple)
     features = getHostFeatures();
   std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
       target->createMCSubtargetInfo(triple, cpu, features));
@@ -77,8 +107,12 @@ attn::createCpuTargetMachine(const CpuTargetOptions &options) {
                                    triple.str());
 
   auto level = static_cast<llvm::CodeGenOptLevel>(options.optLevel);
+  // Assembly carries LLVM's comments: loop nesting, spills and reloads
+  // (what test/Target/Cpu checks).
+  llvm::TargetOptions targetOptions;
+  targetOptions.MCOptions.AsmVerbose = true;
   std::unique_ptr<llvm::TargetMachine> machine(
-      target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(),
+      target->createTargetMachine(triple, cpu, features, targetOptions,
                                   llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     return llvm::createStringError("could not create a target machine for " +

@@ -35,18 +35,29 @@ namespace attn {
 struct CpuTargetOptions {
   /// LLVM optimisation level, 0 to 3.
   unsigned optLevel = 3;
-  /// `-mcpu` spelling; empty means the host CPU.
+  /// `-mtriple` spelling; empty means the host's triple.
+  std::string triple;
+  /// `-mcpu` spelling; empty means the host CPU when the triple is the
+  /// host's, "generic" otherwise.
   std::string cpu;
   /// `-mattr` spelling (`+avx512f,-amx-tile`); empty means the host's
   /// features when `cpu` is empty, the CPU's defaults otherwise.
   std::string features;
 };
 
-/// Registers the LLVM targets of the host once and returns a target machine
-/// for `options`, position independent so that objects can go into shared
-/// libraries.
+/// Registers every LLVM target once and returns a target machine for
+/// `options`, position independent so that objects can go into shared
+/// libraries; the error names an unknown triple or CPU.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createCpuTargetMachine(const CpuTargetOptions &options);
+
+/// Whether code for `triple` (empty: the host's) runs on this machine's OS
+/// and architecture.
+bool isHostTriple(llvm::StringRef triple);
+
+/// Whether code for `options` runs on this machine: the triple is the
+/// host's (or empty) and the CPU is the host's (or empty).
+bool isHostTarget(const CpuTargetOptions &options);
 
 /// Adds the translations from the dialects the CPU pipeline produces to
 /// LLVM IR.

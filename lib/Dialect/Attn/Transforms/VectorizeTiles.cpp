@@ -38,9 +38,6 @@ using namespace mlir;
 /// the end of the pass.
 static constexpr llvm::StringLiteral kBlockMarker = "attn.register_block";
 
-/// The longest row vectorised whole: 16 AVX-512 registers of f32.
-static constexpr int64_t kMaxRowElements = 256;
-
 /// The contraction dimensions of `op` if it is a contraction on tensors this
 /// pass blocks: any batch dimensions, one or more M, one or more N, one K.
 /// `n` is reordered so that its last entry is the N dimension innermost in
@@ -326,11 +323,13 @@ struct AttnVectorizeTilesPass
 
   void runOnOperation() override {
     Operation *root = getOperation();
-    if (mBlock <= 0 || nBlock <= 0) {
+    if (mBlock <= 0 || nBlock <= 0 || rowElements <= 0) {
       root->emitError() << "attn-vectorize-tiles: block sizes must be "
                            "positive, got m-block = "
                         << static_cast<int64_t>(mBlock)
-                        << " and n-block = " << static_cast<int64_t>(nBlock);
+                        << ", n-block = " << static_cast<int64_t>(nBlock)
+                        << " and row-elements = "
+                        << static_cast<int64_t>(rowElements);
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
@@ -348,7 +347,7 @@ struct AttnVectorizeTilesPass
         others.push_back(op);
     });
     for (linalg::LinalgOp op : others)
-      tileIntoRows(rewriter, op, kMaxRowElements);
+      tileIntoRows(rewriter, op, rowElements);
     if (failed(canonicalize(root)))
       return signalPassFailure();
 

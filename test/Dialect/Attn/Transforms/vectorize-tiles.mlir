@@ -1,9 +1,13 @@
 // RUN: attn-opt %s --attn-vectorize-tiles="m-block=8 n-block=32" --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-vectorize-tiles="m-block=4 n-block=16" --split-input-file | FileCheck %s --check-prefix=SMALL
-// RUN: attn-opt %s --attn-vectorize-tiles --split-input-file | FileCheck %s --check-prefix=DEFAULT
+// The pass's default block is the generic CPU model's, 4 x 16 (AVX2).
+// RUN: attn-opt %s --attn-vectorize-tiles --split-input-file | FileCheck %s --check-prefix=SMALL
+// RUN: attn-opt %s --attn-vectorize-tiles="m-block=4 n-block=64" --split-input-file | FileCheck %s --check-prefix=WIDE
 // RUN: not attn-opt %s --attn-vectorize-tiles="n-block=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not attn-opt %s --attn-vectorize-tiles="row-elements=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADROW
 
-// BAD: error: attn-vectorize-tiles: block sizes must be positive, got m-block = 4 and n-block = 0
+// BAD: error: attn-vectorize-tiles: block sizes must be positive, got m-block = 4, n-block = 0 and row-elements = 128
+// BADROW: error: attn-vectorize-tiles: block sizes must be positive, got m-block = 4, n-block = 16 and row-elements = -1
 
 // A 16x64 by 64x40 contraction in (i, k, j) order: 8x32 register blocks,
 // K innermost with the accumulator block carried in registers (read once
@@ -21,11 +25,11 @@
 // CHECK: scf.for %{{.*}} -> (vector<8x8xf32>)
 // CHECK-COUNT-8: vector.fma %{{.*}} : vector<8xf32>
 // CHECK-NOT: linalg.generic
-// The default block, 4 x 64, is wider than N = 40: one 4 x 40 block per
+// A 4 x 64 block (AVX-512's) is wider than N = 40: one 4 x 40 block per
 // four rows.
-// DEFAULT-LABEL: func.func @block
-// DEFAULT: scf.for %{{.*}} -> (vector<4x40xf32>)
-// DEFAULT-COUNT-4: vector.fma %{{.*}} : vector<40xf32>
+// WIDE-LABEL: func.func @block
+// WIDE: scf.for %{{.*}} -> (vector<4x40xf32>)
+// WIDE-COUNT-4: vector.fma %{{.*}} : vector<40xf32>
 // SMALL-LABEL: func.func @block
 // SMALL: scf.for %{{.*}} -> (vector<4x16xf32>)
 // SMALL-COUNT-4: vector.fma %{{.*}} : vector<16xf32>

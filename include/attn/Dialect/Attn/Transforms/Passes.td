@@ -222,14 +222,17 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       last of each are static. A static block becomes a `vector.contract`
       whose accumulator stays in registers across the K loop (its
       read/write pair is hoisted), lowered to one outer product per K step:
-      `m-block` broadcasts times an `n-block`-wide row. With AVX-512 and
-      f32 the default 4 x 64 block keeps 16 accumulators, four RHS vectors
-      and a broadcast in registers and issues 16 FMAs per 4 loads and 4
-      broadcasts (measured against 8 x 32, 2 x 64 and 16 x 16 in
-      benchmarks/RESULTS.md). Partial blocks stay scalar loops.
+      `m-block` broadcasts times an `n-block`-wide row. The block must fit
+      the register file with its operands: with AVX-512 and f32 a 4 x 64
+      block keeps 16 accumulators, four RHS vectors and a broadcast in
+      registers (21 of 32) and issues 16 FMAs per 4 loads and 4 broadcasts;
+      with AVX2 (16 registers of 8 lanes) 4 x 16 keeps 8 + 2 + 1. The CPU
+      pipeline chooses the block from its target model
+      (`chooseCpuKernelConfig`); this pass's defaults are the generic
+      model's. Partial blocks stay scalar loops.
     - Elementwise and row-reduction ops of rank 1, or rank 2 with a
       parallel outer loop, whose rows are bounded by a constant of at most
-      256 elements (value-bounds analysis: a tile size `min(64, n - i)` is
+      `row-elements` (value-bounds analysis: a tile size `min(64, n - i)` is
       bounded by 64) are tiled one row at a time and vectorised with masks,
       so that partial rows need no scalar remainder. Ops reading i1 (bool
       masks) stay scalar: memory holds one i1 per byte, a vector of i1 is
@@ -242,8 +245,10 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
   let options = [
     Option<"mBlock", "m-block", "int64_t", /*default=*/"4",
            "Rows of the output block held in registers">,
-    Option<"nBlock", "n-block", "int64_t", /*default=*/"64",
+    Option<"nBlock", "n-block", "int64_t", /*default=*/"16",
            "Columns of the output block held in registers">,
+    Option<"rowElements", "row-elements", "int64_t", /*default=*/"128",
+           "Longest row (elements) the row ops vectorise whole">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

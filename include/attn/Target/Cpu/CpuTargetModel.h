@@ -1,0 +1,110 @@
+//===- CpuTargetModel.h - what the CPU pipeline knows of its target -*- C++ -*-===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// The CPU the code is generated for, as the passes need it: vector width
+// and register count (from LLVM's TargetTransformInfo for the chosen
+// triple, CPU and features), FMA, the bf16 / int8 dot-product extensions,
+// and cache sizes (the OS's for the host, documented per-CPU defaults
+// otherwise). The CPU pipeline derives its tile and register-block sizes
+// from it (chooseCpuKernelConfig) so that accumulators plus operands fit
+// the register file; options given explicitly override.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TARGET_CPU_CPUTARGETMODEL_H
+#define ATTN_TARGET_CPU_CPUTARGETMODEL_H
+
+#include "attn/Target/Cpu/CpuCompiler.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+namespace attn {
+
+/// A CPU target as the passes see it.
+struct CpuTargetModel {
+  /// What LLVM generates code for (resolved: never empty).
+  std::string triple, cpu, features;
+  /// The CPU's name for records: the OS's model name and LLVM's CPU name
+  /// for the host, the CPU name otherwise.
+  std::string description;
+  /// Whether the code runs on this machine (the triple and CPU are the
+  /// host's): what the JIT and the autotuner need.
+  bool isHost = false;
+
+  /// Widest fixed-length vector register usable for f32 FMAs, in bits
+  /// (TargetTransformInfo with no narrower preference), and how many.
+  unsigned vectorBits = 128;
+  unsigned vectorRegisters = 16;
+  /// Fused multiply-add on vectors (x86 FMA3, every AArch64 SIMD unit).
+  bool fma = false;
+  /// Dot-product instructions on bf16 pairs with f32 accumulation.
+  bool avx512Bf16 = false; ///< x86 vdpbf16ps.
+  bool amxBf16 = false;    ///< x86 tdpbf16ps.
+  bool armBf16 = false;    ///< AArch64 bfdot/bfmmla.
+  bool armI8mm = false;    ///< AArch64 smmla/usmmla.
+  bool sve = false;        ///< AArch64 scalable vectors.
+
+  /// Per-core data caches and the shared last level, in bytes.
+  uint64_t l1dBytes = 0, l2Bytes = 0, l3Bytes = 0;
+  /// Where the cache sizes come from (the OS, a per-CPU table, defaults).
+  std::string cacheSource;
+
+  /// f32 lanes of one vector register.
+  unsigned getF32Lanes() const { return vectorBits / 32; }
+
+  /// The model of the target `options` name (their triple, CPU and
+  /// features; empty ones are the host's) from LLVM's target machine for
+  /// it; an error names an unknown triple or CPU.
+  static llvm::Expected<CpuTargetModel> get(const CpuTargetOptions &options);
+
+  /// The model attn-opt's pipeline uses when no target is named: 16
+  /// registers of 256 bits with FMA (x86-64-v3, the widest ISA nearly every
+  /// x86-64 server of the last decade has), 32 KiB L1d, 512 KiB L2, 16 MiB
+  /// L3. Code for it runs well on AVX-512 CPUs too; compiled as LLVM IR
+  /// it runs on any CPU.
+  static CpuTargetModel getGeneric();
+
+  /// A few lines for `attnc --print-target`.
+  void print(llvm::raw_ostream &os) const;
+};
+
+/// The tile and register-block sizes of the CPU pipeline.
+struct CpuKernelConfig {
+  /// Query rows and keys per attention tile (attn-sparsify, attn-tile).
+  int64_t qTile = 0, kvTile = 0;
+  /// Register block of every contraction (attn-vectorize-tiles): mBlock
+  /// rows by nBlock columns of accumulators.
+  int64_t mBlock = 0, nBlock = 0;
+  /// Longest row the row ops (masks, max, exp2, sums) vectorise whole.
+  int64_t maxRowElements = 0;
+  /// Why, one line per choice, for `--print-target`.
+  std::string reasons;
+
+  /// Vector registers a block of this shape keeps live on `target`: the
+  /// accumulators, one row of the right operand and one broadcast.
+  static int64_t getLiveRegisters(int64_t mBlock, int64_t nBlock,
+                                  const CpuTargetModel &target);
+
+  void print(llvm::raw_ostream &os) const;
+};
+
+/// The sizes derived from `target`:
+/// - the register block M x N (N a multiple of the vector length) with the
+///   most accumulators among those whose live registers fit the register
+///   file, ties broken by fewer operand loads per FMA, then by more rows;
+///   M is a power of two (it divides every power-of-two query tile);
+/// - q-tile 128 and kv-tile 64 while a tile's working set at D = 128
+///   (Q, O, S, K and V tiles: 224 KiB in f32) fits in half the L2, else
+///   halved until it does (never below 32 x 32);
+/// - rows of up to 16 vector registers vectorised whole.
+CpuKernelConfig chooseCpuKernelConfig(const CpuTargetModel &target);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TARGET_CPU_CPUTARGETMODEL_H

@@ -1,0 +1,342 @@
+//===- CpuTargetModel.cpp - what the CPU pipeline knows of its target -----===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Target/Cpu/CpuTargetModel.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Caches
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Per-core L1d and L2 and the shared L3 of a CPU, in KiB.
+struct CacheSizes {
+  const char *cpu;
+  uint64_t l1d, l2, l3;
+};
+} // namespace
+
+/// Cache sizes of CPUs code is cross-compiled for, from the vendors'
+/// documentation (L3 per socket of a common part). CPUs not listed get the
+/// generic model's sizes.
+static const CacheSizes kKnownCaches[] = {
+    {"haswell", 32, 256, 8 * 1024},
+    {"skylake", 32, 256, 8 * 1024},
+    {"skylake-avx512", 32, 1024, 27 * 1024},
+    {"cascadelake", 32, 1024, 27 * 1024},
+    {"icelake-server", 48, 1280, 36 * 1024},
+    {"sapphirerapids", 48, 2048, 60 * 1024},
+    {"emeraldrapids", 48, 2048, 160 * 1024},
+    {"graniterapids", 48, 2048, 256 * 1024},
+    {"znver2", 32, 512, 16 * 1024},
+    {"znver3", 32, 512, 32 * 1024},
+    {"znver4", 32, 1024, 32 * 1024},
+    {"znver5", 48, 1024, 32 * 1024},
+    {"neoverse-n1", 64, 1024, 32 * 1024},
+    {"neoverse-v1", 64, 1024, 32 * 1024},
+    {"neoverse-n2", 64, 1024, 32 * 1024},
+    {"neoverse-v2", 64, 1024, 114 * 1024},
+    {"apple-m1", 128, 4096, 8 * 1024},
+};
+
+/// The generic model's caches (KiB).
+static constexpr CacheSizes kGenericCaches = {"generic", 32, 512, 16 * 1024};
+
+/// Parses a sysfs cache size ("48K", "1024K", "32M").
+static uint64_t parseCacheSize(StringRef text) {
+  text = text.trim();
+  uint64_t scale = 1;
+  if (text.consume_back("K"))
+    scale = 1024;
+  else if (text.consume_back("M"))
+    scale = 1024 * 1024;
+  uint64_t value = 0;
+  if (text.getAsInteger(10, value))
+    return 0;
+  return value * scale;
+}
+
+/// Reads one line of a sysfs file, empty if it cannot.
+static std::string readSysfs(const Twine &path) {
+  // sysfs files report a size they do not have: read them as streams.
+  auto buffer = llvm::MemoryBuffer::getFileAsStream(path);
+  if (!buffer)
+    return "";
+  return (*buffer)->getBuffer().trim().str();
+}
+
+/// The host's data caches from Linux's sysfs (cpu0's view); false where
+/// the OS does not say.
+static bool readHostCaches(CpuTargetModel &model) {
+  for (unsigned index = 0;; ++index) {
+    std::string dir =
+        ("/sys/devices/system/cpu/cpu0/cache/index" + Twine(index)).str();
+    std::string level = readSysfs(dir + "/level");
+    if (level.empty())
+      break;
+    std::string type = readSysfs(dir + "/type");
+    if (type == "Instruction")
+      continue;
+    uint64_t size = parseCacheSize(readSysfs(dir + "/size"));
+    if (level == "1")
+      model.l1dBytes = size;
+    else if (level == "2")
+      model.l2Bytes = size;
+    else if (level == "3")
+      model.l3Bytes = size;
+  }
+  return model.l1dBytes && model.l2Bytes;
+}
+
+static void setCaches(CpuTargetModel &model, const CacheSizes &sizes) {
+  model.l1dBytes = sizes.l1d * 1024;
+  model.l2Bytes = sizes.l2 * 1024;
+  model.l3Bytes = sizes.l3 * 1024;
+}
+
+/// The OS's name of the host CPU (Linux: /proc/cpuinfo's model name).
+static std::string getHostModelName() {
+  auto buffer = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo");
+  if (!buffer)
+    return "";
+  SmallVector<StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n');
+  for (StringRef line : lines) {
+    auto [key, value] = line.split(':');
+    if (key.trim() == "model name")
+      return value.trim().str();
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// CpuTargetModel
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<CpuTargetModel>
+CpuTargetModel::get(const CpuTargetOptions &options) {
+  auto machine = createCpuTargetMachine(options);
+  if (!machine)
+    return machine.takeError();
+  llvm::TargetMachine &tm = **machine;
+
+  CpuTargetModel model;
+  model.triple = tm.getTargetTriple().str();
+  model.cpu = tm.getTargetCPU().str();
+  model.features = tm.getTargetFeatureString().str();
+  model.isHost = isHostTarget(options);
+
+  // TargetTransformInfo answers for a function; the attributes say not to
+  // prefer narrower vectors than the ISA has (LLVM's x86 tuning prefers
+  // 256 bits on some AVX-512 CPUs for auto-vectorised loops, but code from
+  // MLIR, which sets no vector-width attributes, uses all 512).
+  llvm::LLVMContext context;
+  llvm::Module module("attn-target-probe", context);
+  module.setTargetTriple(tm.getTargetTriple());
+  module.setDataLayout(tm.createDataLayout());
+  auto *function = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
+      llvm::GlobalValue::ExternalLinkage, "probe", module);
+  function->addFnAttr("target-cpu", model.cpu);
+  function->addFnAttr("target-features", model.features);
+  function->addFnAttr("prefer-vector-width", "4096");
+  function->addFnAttr("min-legal-vector-width", "0");
+  llvm::TargetTransformInfo tti = tm.getTargetTransformInfo(*function);
+  model.vectorBits = std::max<uint64_t>(
+      128,
+      tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector)
+          .getFixedValue());
+  model.vectorRegisters =
+      tti.getNumberOfRegisters(tti.getRegisterClassForType(/*Vector=*/true));
+
+  const llvm::MCSubtargetInfo &sti = *tm.getMCSubtargetInfo();
+  llvm::Triple triple = tm.getTargetTriple();
+  if (triple.isX86()) {
+    model.fma = sti.checkFeatures("+fma");
+    model.avx512Bf16 = sti.checkFeatures("+avx512bf16");
+    model.amxBf16 = sti.checkFeatures("+amx-bf16");
+  } else if (triple.isAArch64()) {
+    model.fma = true; // FMLA is part of every AArch64 SIMD unit.
+    model.armBf16 = sti.checkFeatures("+bf16");
+    model.armI8mm = sti.checkFeatures("+i8mm");
+    model.sve = sti.checkFeatures("+sve");
+  }
+
+  if (model.isHost) {
+    std::string name = getHostModelName();
+    model.description = name.empty()
+                            ? model.cpu
+                            : llvm::formatv("{0} ({1})", name, model.cpu).str();
+    if (readHostCaches(model))
+      model.cacheSource = "the OS (sysfs)";
+  } else {
+    model.description = model.cpu;
+  }
+  if (model.cacheSource.empty()) {
+    const CacheSizes *known =
+        llvm::find_if(kKnownCaches, [&](const CacheSizes &sizes) {
+          return model.cpu == sizes.cpu;
+        });
+    if (known != std::end(kKnownCaches)) {
+      setCaches(model, *known);
+      model.cacheSource = "attn-mlir's table for " + model.cpu;
+    } else {
+      setCaches(model, kGenericCaches);
+      model.cacheSource =
+          "generic defaults; " + model.cpu + " is not in attn-mlir's table";
+    }
+  }
+  return model;
+}
+
+CpuTargetModel CpuTargetModel::getGeneric() {
+  CpuTargetModel model;
+  model.triple = "x86_64-unknown-linux-gnu";
+  model.cpu = "x86-64-v3";
+  model.description = "generic (no target named: x86-64-v3's registers)";
+  model.vectorBits = 256;
+  model.vectorRegisters = 16;
+  model.fma = true;
+  setCaches(model, kGenericCaches);
+  model.cacheSource = "generic defaults";
+  return model;
+}
+
+void CpuTargetModel::print(llvm::raw_ostream &os) const {
+  os << "target: " << description << "\n";
+  os << "  triple " << triple << ", cpu " << cpu << (isHost ? " (host)" : "")
+     << "\n";
+  os << "  vectors: " << vectorRegisters << " x " << vectorBits
+     << " bits (" << getF32Lanes() << " f32 lanes), FMA "
+     << (fma ? "yes" : "no") << "\n";
+  SmallVector<StringRef> dots;
+  if (avx512Bf16)
+    dots.push_back("avx512bf16");
+  if (amxBf16)
+    dots.push_back("amx-bf16");
+  if (armBf16)
+    dots.push_back("bf16");
+  if (armI8mm)
+    dots.push_back("i8mm");
+  if (sve)
+    dots.push_back("sve");
+  os << "  dot-product extensions: "
+     << (dots.empty() ? std::string("none") : llvm::join(dots, ", ")) << "\n";
+  os << llvm::formatv("  caches: L1d {0} KiB, L2 {1} KiB, L3 {2} KiB (from "
+                      "{3})\n",
+                      l1dBytes / 1024, l2Bytes / 1024, l3Bytes / 1024,
+                      cacheSource);
+}
+
+//===----------------------------------------------------------------------===//
+// CpuKernelConfig
+//===----------------------------------------------------------------------===//
+
+int64_t CpuKernelConfig::getLiveRegisters(int64_t mBlock, int64_t nBlock,
+                                          const CpuTargetModel &target) {
+  int64_t lanes = target.getF32Lanes();
+  int64_t rowVectors = llvm::divideCeil(nBlock, lanes);
+  return mBlock * rowVectors + rowVectors + 1;
+}
+
+void CpuKernelConfig::print(llvm::raw_ostream &os) const {
+  os << llvm::formatv("kernel: q-tile={0} kv-tile={1} m-block={2} "
+                      "n-block={3} row-elements={4}\n",
+                      qTile, kvTile, mBlock, nBlock, maxRowElements);
+  os << reasons;
+}
+
+/// f32 bytes of one attention tile's working set at head size `d`: the Q
+/// and output tiles (qTile x d), the scores (qTile x kvTile), the K and V
+/// tiles (kvTile x d).
+static int64_t getTileWorkingSet(int64_t qTile, int64_t kvTile, int64_t d) {
+  return 4 * (2 * qTile * d + qTile * kvTile + 2 * kvTile * d);
+}
+
+CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
+  CpuKernelConfig config;
+  llvm::raw_string_ostream why(config.reasons);
+  const int64_t lanes = target.getF32Lanes();
+  const int64_t registers = target.vectorRegisters;
+
+  // Tiles: as large as keeps a tile's working set in half the L2 (the
+  // other half holds the next K/V tiles streaming in).
+  constexpr int64_t kHeadSize = 128;
+  config.qTile = 128;
+  config.kvTile = 64;
+  int64_t budget = static_cast<int64_t>(target.l2Bytes / 2);
+  while (getTileWorkingSet(config.qTile, config.kvTile, kHeadSize) > budget &&
+         (config.qTile > 32 || config.kvTile > 32)) {
+    if (config.qTile >= config.kvTile && config.qTile > 32)
+      config.qTile /= 2;
+    else
+      config.kvTile /= 2;
+  }
+  why << llvm::formatv(
+      "  q-tile x kv-tile: {0} x {1}: a tile's working set at D = {2} is "
+      "{3} KiB, half the L2 is {4} KiB\n",
+      config.qTile, config.kvTile, kHeadSize,
+      getTileWorkingSet(config.qTile, config.kvTile, kHeadSize) / 1024,
+      budget / 1024);
+
+  // Register block: the most accumulators that fit, then the fewest loads
+  // (M broadcasts plus N/lanes row vectors) per FMA, then more rows. N is
+  // at most one key tile wide.
+  int64_t bestM = 1, bestN = lanes;
+  auto better = [&](int64_t m, int64_t n) {
+    int64_t acc = m * (n / lanes), bestAcc = bestM * (bestN / lanes);
+    if (acc != bestAcc)
+      return acc > bestAcc;
+    // loads/FMA compared as fractions: (m + n/l) / acc.
+    int64_t loads = m + n / lanes, bestLoads = bestM + bestN / lanes;
+    if (loads != bestLoads)
+      return loads < bestLoads;
+    return m > bestM;
+  };
+  for (int64_t m = 1; m <= 16; m *= 2)
+    for (int64_t vectors = 1; vectors <= 8; vectors *= 2) {
+      int64_t n = vectors * lanes;
+      if (n > config.kvTile ||
+          CpuKernelConfig::getLiveRegisters(m, n, target) > registers)
+        continue;
+      if (better(m, n)) {
+        bestM = m;
+        bestN = n;
+      }
+    }
+  config.mBlock = bestM;
+  config.nBlock = bestN;
+  why << llvm::formatv(
+      "  m-block x n-block: {0} x {1}: {2} accumulators + {3} row vectors + "
+      "1 broadcast = {4} of {5} vector registers ({6} f32 lanes)\n",
+      bestM, bestN, bestM * (bestN / lanes), bestN / lanes,
+      CpuKernelConfig::getLiveRegisters(bestM, bestN, target), registers,
+      lanes);
+
+  // Row ops are elementwise or reductions with few live values at a time:
+  // a row of up to 16 registers is one vector op per register.
+  constexpr int64_t kRowRegisters = 16;
+  config.maxRowElements = kRowRegisters * lanes;
+  why << llvm::formatv("  row-elements: {0}: rows of up to {1} registers are "
+                       "vectorised whole\n",
+                       config.maxRowElements, kRowRegisters);
+  return config;
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# ===- check_spills.py - no stack spills in the hot loops of an .s file ---=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# Reads assembly LLVM printed with its verbose comments (x86-64 or AArch64)
+# and finds every innermost loop that does floating-point multiply-adds:
+# the register-blocked contractions, the softmax's polynomial exp. A spill
+# or reload in such a loop (LLVM's "Spill" / "Reload" / "Folded Reload"
+# comments) means the loop's live values did not fit the register file:
+# the check fails and names the loop. It also fails when the file has no
+# such loop at all, so that a change in LLVM's comments cannot make it
+# pass vacuously.
+#
+#   check_spills.py FILE.s [--min-fmas N]
+#
+# prints one line per hot loop ("loop .LBB0_12 depth 3: 8 fma, 0 spills,
+# 0 reloads") and a summary; exit 1 on a spill or reload in a hot loop.
+#
+# ===----------------------------------------------------------------------=== #
+
+import argparse
+import re
+import sys
+
+# Floating-point multiply-adds: x86 FMA3 (packed and scalar), AVX-512 BF16
+# and AMX dot products, AArch64 FMLA/FMLS/FMADD and BF16 dot products.
+FMA = re.compile(
+    r"^\s+(v?f(n)?m(add|sub)\d{3}[ps][sdh]|vdpbf16ps|tdpbf16ps|"
+    r"fml[as]|fn?m(add|sub)|bfdot|bfmmla|bfmlal[bt])\b")
+HEADER = re.compile(r"This (Inner )?Loop Header: Depth=(\d+)")
+IN_LOOP = re.compile(r"in Loop: Header=(BB\d+_\d+) Depth=(\d+)")
+SPILL = re.compile(r"Spill\b")
+RELOAD = re.compile(r"Reload\b")
+
+
+def parse(lines):
+    """Maps each loop header (BBf_n) to its depth, whether it is innermost,
+    and its instructions' fma / spill / reload counts."""
+    loops = {}
+    current = None  # (header name) of the block being read
+    block = None
+    for line in lines:
+        label = re.match(r"^\.?L?(BB\d+_\d+):", line)
+        if label:
+            block = label.group(1)
+            current = None
+        elif re.match(r"^\s*(#|//) %bb\.\d+:", line):
+            block = None
+            current = None
+        header = HEADER.search(line)
+        if header and block:
+            current = block
+            loop = loops.setdefault(block, {"fma": 0, "spill": 0, "reload": 0})
+            loop["depth"] = int(header.group(2))
+            loop["inner"] = header.group(1) is not None
+            continue
+        member = IN_LOOP.search(line)
+        if member:
+            current = member.group(1)
+            loops.setdefault(current, {"fma": 0, "spill": 0, "reload": 0})
+            continue
+        if current is None or not line.startswith(("\t", " ")):
+            continue
+        code = line.split("#")[0].split("//")[0]
+        if not code.strip():
+            continue
+        loop = loops[current]
+        if FMA.match(code):
+            loop["fma"] += 1
+        if SPILL.search(line):
+            loop["spill"] += 1
+        if RELOAD.search(line):
+            loop["reload"] += 1
+    return loops
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("asm")
+    p.add_argument("--min-fmas", type=int, default=1,
+                   help="multiply-adds that make an innermost loop hot")
+    args = p.parse_args()
+    with open(args.asm) as f:
+        loops = parse(f.read().splitlines())
+    hot = {name: loop for name, loop in loops.items()
+           if loop.get("inner") and loop["fma"] >= args.min_fmas}
+    if not hot:
+        print(f"error: no innermost loop with {args.min_fmas} or more "
+              f"multiply-adds in {args.asm} (is it verbose assembly?)")
+        return 1
+    bad = 0
+    for name, loop in sorted(hot.items(), key=lambda item: -item[1]["fma"]):
+        print(f"loop {name} depth {loop['depth']}: {loop['fma']} fma, "
+              f"{loop['spill']} spills, {loop['reload']} reloads")
+        if loop["spill"] or loop["reload"]:
+            bad += 1
+    most = max(loop["fma"] for loop in hot.values())
+    print(f"{len(hot)} hot loops (the largest {most} fma), "
+          f"{bad} with spills or reloads")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
