@@ -4,18 +4,21 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 # Reads assembly LLVM printed with its verbose comments (x86-64 or AArch64)
-# and finds every innermost loop that does floating-point multiply-adds:
-# the register-blocked contractions, the softmax's polynomial exp. A spill
-# or reload in such a loop (LLVM's "Spill" / "Reload" / "Folded Reload"
-# comments) means the loop's live values did not fit the register file:
-# the check fails and names the loop. It also fails when the file has no
-# such loop at all, so that a change in LLVM's comments cannot make it
-# pass vacuously.
+# and finds the innermost loops that do floating-point multiply-adds. The
+# hot ones are those nested deepest: the K loops of the register-blocked
+# contractions (Q K^T, P V), inside the key-tile, row-block and column-block
+# loops; --all takes every multiply-add loop (the softmax's polynomial exp
+# too). A spill or reload in a hot loop (LLVM's "Spill" / "Reload" /
+# "Folded Reload" comments) means its live values did not fit the register
+# file: the check fails and names the loop. It also fails when the file
+# has no such loop at all, so that a change in LLVM's comments cannot make
+# it pass vacuously.
 #
-#   check_spills.py FILE.s [--min-fmas N]
+#   check_spills.py FILE.s [--all] [--min-fmas N]
 #
-# prints one line per hot loop ("loop .LBB0_12 depth 3: 8 fma, 0 spills,
-# 0 reloads") and a summary; exit 1 on a spill or reload in a hot loop.
+# prints one line per multiply-add loop ("loop BB0_12 depth 6: 8 fma, 0
+# spills, 0 reloads", hot ones marked) and a summary; exit 1 on a spill or
+# reload in a hot loop.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -78,22 +81,29 @@ def parse(lines):
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("asm")
+    p.add_argument("--all", action="store_true",
+                   help="every multiply-add loop is hot, not only the deepest")
     p.add_argument("--min-fmas", type=int, default=1,
-                   help="multiply-adds that make an innermost loop hot")
+                   help="multiply-adds that make an innermost loop count")
     args = p.parse_args()
     with open(args.asm) as f:
         loops = parse(f.read().splitlines())
-    hot = {name: loop for name, loop in loops.items()
-           if loop.get("inner") and loop["fma"] >= args.min_fmas}
-    if not hot:
+    fmaLoops = {name: loop for name, loop in loops.items()
+                if loop.get("inner") and loop["fma"] >= args.min_fmas}
+    if not fmaLoops:
         print(f"error: no innermost loop with {args.min_fmas} or more "
               f"multiply-adds in {args.asm} (is it verbose assembly?)")
         return 1
+    deepest = max(loop["depth"] for loop in fmaLoops.values())
+    hot = {name: loop for name, loop in fmaLoops.items()
+           if args.all or loop["depth"] == deepest}
     bad = 0
-    for name, loop in sorted(hot.items(), key=lambda item: -item[1]["fma"]):
-        print(f"loop {name} depth {loop['depth']}: {loop['fma']} fma, "
-              f"{loop['spill']} spills, {loop['reload']} reloads")
-        if loop["spill"] or loop["reload"]:
+    for name, loop in sorted(fmaLoops.items(),
+                             key=lambda item: (-item[1]["depth"], -item[1]["fma"])):
+        print(f"{'hot ' if name in hot else ''}loop {name} depth "
+              f"{loop['depth']}: {loop['fma']} fma, {loop['spill']} spills, "
+              f"{loop['reload']} reloads")
+        if name in hot and (loop["spill"] or loop["reload"]):
             bad += 1
     most = max(loop["fma"] for loop in hot.values())
     print(f"{len(hot)} hot loops (the largest {most} fma), "

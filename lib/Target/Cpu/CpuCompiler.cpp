@@ -100,8 +100,10 @@ attn::createCpuTargetMachine(const CpuTargetOptions &options) {
   std::string features = options.features;
   if (features.empty() && options.cpu.empty() && hostTriple)
     features = getHostFeatures();
+  // Checked on a subtarget of the default CPU: one of an unknown CPU
+  // prints LLVM's own warning first.
   std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      target->createMCSubtargetInfo(triple, cpu, features));
+      target->createMCSubtargetInfo(triple, "", ""));
   if (!subtarget || !subtarget->isCPUStringValid(cpu))
     return llvm::createStringError("unknown CPU '" + cpu + "' for " +
                                    triple.str());

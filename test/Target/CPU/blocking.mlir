@@ -1,0 +1,93 @@
+// The CPU target decides the code: attnc builds a target model for the CPU
+// named by --mcpu (or --mtriple), picks tiles and register blocks that fit
+// its register file, and the hot loops of the machine code, the K loops of
+// the register-blocked Q K^T and P V, keep everything in registers. The
+// spill check counts LLVM's Spill/Reload comments in the deepest
+// multiply-add loops and pins how many FMAs one K step issues (the block's
+// accumulator registers), so a block that stops fitting, or a model that
+// picks another block, fails here on any build host.
+
+// AVX2 (16 x 256-bit): 4 x 16, 8 accumulators.
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=znver3 2>&1 | FileCheck %s --check-prefix=ZNVER3
+// ZNVER3: vectors: 16 x 256 bits (8 f32 lanes), FMA yes
+// ZNVER3: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=16 row-elements=128
+// ZNVER3: m-block x n-block: 4 x 16: 8 accumulators + 2 row vectors + 1 broadcast = 11 of 16 vector registers
+// RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.znver3.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.znver3.s | FileCheck %s --check-prefix=HOT8
+// RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=x86-64-v3 -o %t.v3.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.v3.s | FileCheck %s --check-prefix=HOT8
+// HOT8-COUNT-2: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 8 fma, 0 spills, 0 reloads
+// HOT8: 2 hot loops (the largest 8 fma), 0 with spills or reloads
+
+// AVX-512 (32 x 512-bit): 4 x 64, 16 accumulators.
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=skylake-avx512 2>&1 | FileCheck %s --check-prefix=AVX512
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids 2>&1 | FileCheck %s --check-prefixes=AVX512,SPR
+// AVX512: vectors: 32 x 512 bits (16 f32 lanes), FMA yes
+// SPR: dot-product extensions: avx512bf16, amx-bf16
+// AVX512: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=64 row-elements=256
+// RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=skylake-avx512 -o %t.skx.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.skx.s | FileCheck %s --check-prefix=HOT16
+// RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids -o %t.spr.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.spr.s | FileCheck %s --check-prefix=HOT16
+// HOT16-COUNT-2: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads
+// HOT16: 2 hot loops (the largest 16 fma), 0 with spills or reloads
+
+// AArch64 NEON (32 x 128-bit): 4 x 16, 16 accumulators; SVE is reported.
+// RUN: attnc --print-target --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 2>&1 | FileCheck %s --check-prefix=NV2
+// NV2: triple aarch64-unknown-linux-gnu, cpu neoverse-v2
+// NV2: vectors: 32 x 128 bits (4 f32 lanes), FMA yes
+// NV2: dot-product extensions: bf16, i8mm, sve
+// NV2: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=16 row-elements=64
+// RUN: attnc %s --emit=asm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 -o %t.nv2.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.nv2.s | FileCheck %s --check-prefix=HOT16
+// RUN: FileCheck %s --check-prefix=NEON < %t.nv2.s
+// NEON: fmla v{{[0-9]+}}.4s
+
+// Plain x86-64 (SSE2, no FMA): 4 x 8, correct and slow; multiply-adds are
+// mulps + addps, so there is no FMA loop to check, only the choice.
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=x86-64 2>&1 | FileCheck %s --check-prefix=SSE
+// SSE: vectors: 16 x 128 bits (4 f32 lanes), FMA no
+// SSE: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=8 row-elements=64
+
+// The check fails when a block does not fit: AVX-512's 4 x 64 block on
+// AVX2 needs 32 accumulators of 16 registers, 8 x 64 on AVX-512 needs 37
+// of 32.
+// RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 --cpu-pipeline="m-block=4 n-block=64" -o %t.bad.s
+// RUN: not %python %attn_src_root/test/lib/check_spills.py %t.bad.s | FileCheck %s --check-prefix=SPILLS
+// RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="m-block=8 n-block=64" -o %t.bad512.s
+// RUN: not %python %attn_src_root/test/lib/check_spills.py %t.bad512.s | FileCheck %s --check-prefix=SPILLS
+// SPILLS: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 32 fma, {{[1-9][0-9]*}} spills, {{[1-9][0-9]*}} reloads
+// SPILLS: 2 hot loops (the largest 32 fma), 2 with spills or reloads
+
+// Explicit sizes override the model's, and -v says so.
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=znver3 --cpu-pipeline="m-block=2 n-block=32" 2>&1 | FileCheck %s --check-prefix=EXPLICIT
+// EXPLICIT: kernel: q-tile=128 kv-tile=64 m-block=2 n-block=32 row-elements=128
+// EXPLICIT: m-block=2: given explicitly
+// EXPLICIT: n-block=32: given explicitly
+
+// attn-opt's pipeline uses the generic model (x86-64-v3's registers) unless
+// it is given a target.
+// RUN: attn-opt %s --attn-cpu-pipeline --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=GENERIC
+// GENERIC: attn-tile{kv-tile=64 q-tile=128}
+// GENERIC: attn-vectorize-tiles{m-block=4 n-block=16 row-elements=128}
+// RUN: attn-opt %s --attn-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=sapphirerapids" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTSPR
+// OPTSPR: attn-vectorize-tiles{m-block=4 n-block=64 row-elements=256}
+// RUN: not attn-opt %s --attn-cpu-pipeline="target-cpu=bogus" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTBAD
+// OPTBAD-NOT: not a recognized processor
+// OPTBAD: error: attn-cpu-pipeline: unknown CPU 'bogus' for {{.+}}
+
+// Bad targets are errors that name them.
+// RUN: not attnc %s --emit=asm -o /dev/null --mtriple=x86_64-linux-gnu --mcpu=pentium9000 2>&1 | FileCheck %s --check-prefix=BADCPU
+// BADCPU: attnc: error: unknown CPU 'pentium9000' for x86_64-unknown-linux-gnu
+// RUN: not attnc %s --emit=asm -o /dev/null --mtriple=nonsense-unknown-none 2>&1 | FileCheck %s --check-prefix=BADTRIPLE
+// BADTRIPLE: attnc: error: no LLVM target for triple 'nonsense-unknown-none'
+// RUN: not attnc %s --emit=asm -o /dev/null --cpu-pipeline="target-cpu=znver3" 2>&1 | FileCheck %s --check-prefix=PIPETARGET
+// PIPETARGET: attnc: error: --cpu-pipeline: name the target with --mtriple, --mcpu and --mattr
+
+func.func @sdpa(%q: tensor<1x4x512x64xf32>, %k: tensor<1x4x512x64xf32>, %v: tensor<1x4x512x64xf32>)
+    -> tensor<1x4x512x64xf32> {
+  %e = tensor.empty() : tensor<1x4x512x64xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x4x512x64xf32>, tensor<1x4x512x64xf32>, tensor<1x4x512x64xf32> -> tensor<1x4x512x64xf32>
+  return %o : tensor<1x4x512x64xf32>
+}
