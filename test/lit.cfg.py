@@ -48,6 +48,16 @@ if subprocess.call([config.python_executable, "-c", "import numpy"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("numpy")
 
+# AArch64 code runs under qemu-user on Debian's cross C library
+# (scripts/deps.sh installs both where apt can).
+qemu = shutil.which("qemu-aarch64")
+aarch64_sysroot = "/usr/aarch64-linux-gnu"
+if qemu and os.path.exists(os.path.join(aarch64_sysroot, "lib", "libc.so.6")) \
+        and os.path.exists(os.path.join(aarch64_sysroot, "lib", "crt1.o")):
+    config.available_features.add("aarch64-qemu")
+    config.substitutions.append(("%qemu_aarch64", qemu))
+    config.substitutions.append(("%aarch64_sysroot", aarch64_sysroot))
+
 # CUDA integration tests execute only where a GPU is present.
 if shutil.which("nvidia-smi") and os.system("nvidia-smi -L > /dev/null 2>&1") == 0:
     config.available_features.add("cuda-device")

@@ -303,9 +303,14 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
   // A shared library: an object in a temporary file, linked.
   codegenTimer.stop();
   TimingScope linkTimer = root.nest("machine code and link");
-  SmallVector<std::string> libraries = {
-      cuda ? attn::getCudaRuntimeLibraryPath().str()
-           : attn::getOpenMPLibraryPath().str()};
+  // Threaded CPU code calls the OpenMP runtime: the build machine's, so
+  // only for its own architecture (code for another one runs on one thread
+  // by default, see CpuCompileFlags).
+  SmallVector<std::string> libraries;
+  if (cuda)
+    libraries.push_back(attn::getCudaRuntimeLibraryPath().str());
+  else if (attn::isHostTriple(settings->target.triple))
+    libraries.push_back(attn::getOpenMPLibraryPath().str());
   if (llvm::Error err =
           attn::emitSharedLibrary(**llvmModule, **machine, output, libraries))
     return reportError(std::move(err));

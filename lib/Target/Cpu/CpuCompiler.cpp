@@ -160,8 +160,17 @@ llvm::Error attn::emitMachineCode(llvm::Module &module,
   return llvm::Error::success();
 }
 
+/// The directory of Debian's cross C library for `triple`
+/// (/usr/aarch64-linux-gnu/lib for aarch64-unknown-linux-gnu).
+static std::string getCrossLibraryDir(const llvm::Triple &triple) {
+  return ("/usr/" + triple.getArchName() + "-" + triple.getOSName() + "-" +
+          triple.getEnvironmentName() + "/lib")
+      .str();
+}
+
 llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
                                     llvm::StringRef outputPath,
+                                    llvm::StringRef tripleName,
                                     llvm::ArrayRef<std::string> libraries) {
   llvm::ErrorOr<std::string> driver =
       llvm::sys::findProgramByName(ATTN_HOST_CC);
@@ -178,8 +187,28 @@ llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
   // to its directory (LLVM's library directory, where libomp lives, is not
   // on the loader's default path).
   SmallVector<StringRef> args = {*driver,    "-shared",  "-o",
-                                 outputPath, objectPath, "-Wl,-z,defs",
-                                 "-lm"};
+                                 outputPath, objectPath, "-Wl,-z,defs"};
+  // Another architecture: the driver is clang, which targets any triple,
+  // but its search for a cross GCC installation finds nothing on Debian
+  // without one: no start files (a shared library needs none), libc and
+  // libm named explicitly from the cross C library.
+  llvm::Triple triple(llvm::Triple::normalize(tripleName));
+  std::string targetFlag, libraryFlag;
+  if (!isHostTriple(tripleName)) {
+    std::string dir = getCrossLibraryDir(triple);
+    if (!llvm::sys::fs::exists(dir + "/libc.so.6"))
+      return llvm::createStringError(
+          "linking a shared library for " + triple.str() + " needs its C "
+          "library in " + dir + " (Debian: apt-get install libc6-dev-" +
+          (triple.isAArch64() ? StringRef("arm64") : triple.getArchName()) +
+          "-cross)");
+    targetFlag = "--target=" + triple.str();
+    libraryFlag = "-L" + dir;
+    args.append({targetFlag, "-fuse-ld=lld", "-nostartfiles",
+                 "-nodefaultlibs", libraryFlag, "-lm", "-lc"});
+  } else {
+    args.push_back("-lm");
+  }
   SmallVector<std::string> rpaths;
   for (const std::string &library : libraries)
     rpaths.push_back(
@@ -219,5 +248,6 @@ llvm::Error attn::emitSharedLibrary(llvm::Module &module,
             module, target, llvm::CodeGenFileType::ObjectFile, os))
       return err;
   }
-  return linkSharedLibrary(object, outputPath, libraries);
+  return linkSharedLibrary(object, outputPath, target.getTargetTriple().str(),
+                           libraries);
 }

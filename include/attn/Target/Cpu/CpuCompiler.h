@@ -82,13 +82,17 @@ llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &target,
                             llvm::CodeGenFileType kind,
                             llvm::raw_pwrite_stream &os);
 
-/// Links the object file `objectPath` into the shared library `outputPath`
-/// with the system's C compiler driver (which knows where libc and libm
-/// are), against the shared `libraries` (full paths, found at load time
-/// through an rpath: getOpenMPLibraryPath() for CPU code, the CUDA runtime
-/// for CUDA code); the error carries the linker's own message.
+/// Links the object file `objectPath` for `triple` into the shared library
+/// `outputPath` with the system's C compiler driver, against the shared
+/// `libraries` (full paths, found at load time through an rpath:
+/// getOpenMPLibraryPath() for CPU code, the CUDA runtime for CUDA code); the
+/// error carries the linker's own message. For the host's triple the driver
+/// finds libc and libm itself; for another one (cross-compilation) it links
+/// with lld against Debian's cross C library in /usr/<arch>-<os>-<env>/lib
+/// (for AArch64: libc6-dev-arm64-cross).
 llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
                               llvm::StringRef outputPath,
+                              llvm::StringRef triple,
                               llvm::ArrayRef<std::string> libraries = {});
 
 /// Generates `module`'s object code into a temporary file and links it into
