@@ -48,6 +48,18 @@ if subprocess.call([config.python_executable, "-c", "import numpy"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("numpy")
 
+# The host's vector ISA, for tests that run code compiled for a named CPU.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = next((line.split(":", 1)[1].split() for line in cpuinfo
+                      if line.startswith("flags")), [])
+except OSError:
+    flags = []
+if "avx2" in flags and "fma" in flags:
+    config.available_features.add("host-avx2")
+if "avx512f" in flags:
+    config.available_features.add("host-avx512")
+
 # AArch64 code runs under qemu-user on Debian's cross C library
 # (scripts/deps.sh installs both where apt can).
 qemu = shutil.which("qemu-aarch64")
