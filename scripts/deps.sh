@@ -10,39 +10,39 @@ set -euo pipefail
 packages=(libmlir-22-dev mlir-22-tools llvm-22 llvm-22-dev llvm-22-tools clang-22
           lld-22 libomp-22-dev cmake ninja-build ccache)
 
-missing=()
-for pkg in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$pkg")
-  fi
-done
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 
+# Prints those of the named Debian packages that are not installed.
+not_installed() {
+  for pkg in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      echo "$pkg"
+    fi
+  done
+}
+
+# Installs the named packages (after one apt-get update).
+apt_install() {
+  $SUDO apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+      --no-install-recommends "$@"
+}
+
+mapfile -t missing < <(not_installed "${packages[@]}")
 if ((${#missing[@]})); then
   echo "deps: installing ${missing[*]}"
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
-    --no-install-recommends "${missing[@]}"
+  apt_install "${missing[@]}"
 fi
 
 # Optional: qemu-user and the AArch64 cross C library, with which the
 # AArch64 integration tests run cross-compiled code (they are skipped where
 # these do not install).
-optional=(qemu-user libc6-arm64-cross libc6-dev-arm64-cross)
-optional_missing=()
-for pkg in "${optional[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-    optional_missing+=("$pkg")
-  fi
-done
+mapfile -t optional_missing < <(not_installed qemu-user libc6-arm64-cross \
+                                 libc6-dev-arm64-cross)
 if ((${#optional_missing[@]})); then
   echo "deps: installing ${optional_missing[*]} (optional)"
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-  { $SUDO apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
-      --no-install-recommends "${optional_missing[@]}"; } ||
+  apt_install "${optional_missing[@]}" ||
     echo "deps: ${optional_missing[*]} did not install; AArch64 runs skipped"
 fi
 
