@@ -8,7 +8,8 @@
 #
 # For each entry: attn-run (on this machine) draws fresh random inputs,
 # runs the float64 reference and dumps both (--dump); attnc compiles the
-# module for T/CPU into a shared library; test/lib/run_shared.c, built for
+# module for T/CPU into a shared library; test/lib/Cross/run_shared.c (kept
+# out of test/lib, whose CMake target must list every source there), built for
 # T, loads it under qemu and calls the entry on the same inputs with
 # poisoned outputs. The check is per row: the largest relative error of any
 # output row (last dimension) against the float64 reference must stay
@@ -65,7 +66,8 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     lib = os.path.join(a.sysroot, "lib")
     runner = os.path.join(a.work, "run_shared")
-    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_shared.c")
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Cross",
+                          "run_shared.c")
     # No cross GCC on the machine: clang with lld, the cross C library's
     # start files and libc named explicitly.
     run([a.cc, f"--target={a.triple}", "-O1", "-isystem",
