@@ -94,8 +94,7 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
 
 llvm::Expected<CpuTargetModel>
 attn::getCpuPipelineTarget(const CpuPipelineOptions &options) {
-  if (options.targetTriple.empty() && options.targetCpu.empty() &&
-      options.targetFeatures.empty())
+  if (!options.namesTarget())
     return CpuTargetModel::getGeneric();
   CpuTargetOptions target;
   target.triple = options.targetTriple;

@@ -76,8 +76,7 @@ llvm::Expected<CpuCompileSettings> CpuCompileFlags::parse() const {
     return llvm::createStringError("--cpu-pipeline: cannot parse '" +
                                    cpuPipeline + "'");
   const CpuPipelineOptions &pipeline = *settings.pipeline;
-  if (!pipeline.targetTriple.empty() || !pipeline.targetCpu.empty() ||
-      !pipeline.targetFeatures.empty())
+  if (pipeline.namesTarget())
     return llvm::createStringError(
         "--cpu-pipeline: name the target with --mtriple, --mcpu and --mattr, "
         "not target-triple, target-cpu or target-features");
@@ -93,11 +92,14 @@ llvm::Expected<CpuCompileSettings> CpuCompileFlags::parse() const {
   // code for another architecture runs on one thread unless asked.
   if (!isHostTriple(settings.target.triple) && !pipeline.threads.hasValue())
     settings.pipeline->threads = false;
-  if (printTarget) {
-    settings.model.print(llvm::errs());
-    getCpuKernelConfig(pipeline, settings.model).print(llvm::errs());
-  }
+  if (printTarget)
+    settings.printTarget(llvm::errs());
   return settings;
+}
+
+void CpuCompileSettings::printTarget(llvm::raw_ostream &os) const {
+  model.print(os);
+  getCpuKernelConfig(*pipeline, model).print(os);
 }
 
 CudaCompileFlags::CudaCompileFlags(cl::OptionCategory &category)

@@ -176,8 +176,7 @@ std::unique_ptr<CpuPipelineOptions> parsePipeline(const std::string &pipeline,
     throw nb::value_error(("cannot parse the CPU pipeline options '" +
                            pipeline + "'")
                               .c_str());
-  if (!options->targetTriple.empty() || !options->targetCpu.empty() ||
-      !options->targetFeatures.empty())
+  if (options->namesTarget())
     throw nb::value_error("the pipeline options cannot name a target: "
                           "attn_mlir compiles for this machine");
   if (optLevel > 3)

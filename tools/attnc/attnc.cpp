@@ -176,11 +176,8 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
     return reportError(settings.takeError());
   // -v says what the CPU code is generated for (--print-target already
   // did).
-  if (verbose && !cuda && !compileFlags.printTarget) {
-    settings->model.print(llvm::errs());
-    attn::getCpuKernelConfig(*settings->pipeline, settings->model)
-        .print(llvm::errs());
-  }
+  if (verbose && !cuda && !compileFlags.printTarget)
+    settings->printTarget(llvm::errs());
   // `attnc --print-target` alone only says what the target is.
   if (inputFilename.empty())
     return compileFlags.printTarget

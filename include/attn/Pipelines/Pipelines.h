@@ -85,6 +85,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("LLVM features of that CPU, e.g. -avx512f (attn-opt; "
                      "the drivers take --mattr)"),
       llvm::cl::init("")};
+
+  /// Whether target-triple, target-cpu or target-features is given.
+  bool namesTarget() const {
+    return !targetTriple.empty() || !targetCpu.empty() ||
+           !targetFeatures.empty();
+  }
+
   PassOptions::Option<bool> threads{
       *this, "threads",
       llvm::cl::desc("Run the tiled lowering's parallel loop on OpenMP "

@@ -48,6 +48,10 @@ struct CpuCompileSettings {
   std::unique_ptr<CpuPipelineOptions> pipeline;
   CpuTargetOptions target;
   CpuTargetModel model;
+
+  /// The model and the sizes chosen from it, with the reasons
+  /// (`--print-target`, `attnc -v`).
+  void printTarget(llvm::raw_ostream &os) const;
 };
 
 /// `--cpu-pipeline=`, `-O<n>`, `--mtriple`, `--mcpu`, `--mattr` and
