@@ -7,6 +7,7 @@
 #include "attn/Tools/DriverSupport.h"
 
 #include "attn/InitAllAttn.h"
+#include "attn/Runner/Autotune.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
 #include "attn/Target/Cuda/CudaCompiler.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -15,6 +16,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -64,6 +66,19 @@ CpuCompileFlags::CpuCompileFlags(cl::OptionCategory &category)
       printTarget("print-target",
                   cl::desc("Print the target model and the tile and "
                            "register-block sizes chosen from it (stderr)"),
+                  cl::cat(category)),
+      autotune("autotune",
+               cl::desc("Time a few candidate tile and register-block "
+                        "sizes on this machine on the real shapes and "
+                        "compile with the fastest, kept in the tuning "
+                        "cache for later compiles (sizes given in "
+                        "--cpu-pipeline stay fixed)"),
+               cl::cat(category)),
+      tuningCache("tuning-cache", cl::value_desc("file"),
+                  cl::desc("The tuning cache (default: tuning.json in "
+                           "$ATTN_MLIR_CACHE_DIR or ~/.cache/attn_mlir); "
+                           "without --autotune, sizes found there are used "
+                           "and nothing is timed"),
                   cl::cat(category)) {}
 
 llvm::Expected<CpuCompileSettings> CpuCompileFlags::parse() const {
@@ -95,6 +110,29 @@ llvm::Expected<CpuCompileSettings> CpuCompileFlags::parse() const {
   if (printTarget)
     settings.printTarget(llvm::errs());
   return settings;
+}
+
+llvm::Error CpuCompileFlags::tune(CpuCompileSettings &settings,
+                                  ModuleOp module, bool verbose) const {
+  if (!autotune && tuningCache.empty())
+    return llvm::Error::success();
+  AutotuneOptions options;
+  options.cachePath = tuningCache;
+  options.measure = autotune;
+  auto result = attn::autotune(module, settings.target, settings.model,
+                               *settings.pipeline, options);
+  if (!result)
+    return llvm::createStringError(
+        (autotune ? "--autotune: " : "--tuning-cache: ") +
+        llvm::toString(result.takeError()));
+  for (const std::string &warning : result->warnings)
+    llvm::WithColor::warning() << warning << "\n";
+  if (verbose)
+    result->print(llvm::errs());
+  if (result->source == AutotuneResult::Source::Cache ||
+      result->source == AutotuneResult::Source::Measured)
+    result->sizes.apply(*settings.pipeline);
+  return llvm::Error::success();
 }
 
 void CpuCompileSettings::printTarget(llvm::raw_ostream &os) const {

@@ -227,6 +227,16 @@ LogicalResult compile(MLIRContext &context, TimingScope &root) {
     return success();
   }
 
+  // Autotuning runs the CPU pipeline's candidates before the real compile.
+  if (cuda && (compileFlags.autotune || !compileFlags.tuningCache.empty()))
+    return reportError("--autotune and --tuning-cache tune the CPU "
+                       "pipeline; --target=cuda has no tuning yet");
+  if (!cuda) {
+    TimingScope timer = root.nest("autotune");
+    if (llvm::Error err = compileFlags.tune(*settings, *module, verbose))
+      return reportError(std::move(err));
+  }
+
   // The MLIR pipeline, shared with attn-opt --attn-cpu-pipeline (or
   // --attn-cuda-pipeline).
   {

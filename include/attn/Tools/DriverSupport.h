@@ -54,8 +54,8 @@ struct CpuCompileSettings {
   void printTarget(llvm::raw_ostream &os) const;
 };
 
-/// `--cpu-pipeline=`, `-O<n>`, `--mtriple`, `--mcpu`, `--mattr` and
-/// `--print-target`, registered in `category` when constructed (a driver
+/// `--cpu-pipeline=`, `-O<n>`, `--mtriple`, `--mcpu`, `--mattr`,
+/// `--print-target`, `--autotune` and `--tuning-cache`, registered in `category` when constructed (a driver
 /// holds one as a global, like any cl::opt).
 struct CpuCompileFlags {
   explicit CpuCompileFlags(llvm::cl::OptionCategory &category);
@@ -66,12 +66,22 @@ struct CpuCompileFlags {
   llvm::cl::opt<std::string> mcpu;
   llvm::cl::opt<std::string> mattr;
   llvm::cl::opt<bool> printTarget;
+  llvm::cl::opt<bool> autotune;
+  llvm::cl::opt<std::string> tuningCache;
 
   /// Checks `-O`, parses `--cpu-pipeline` (whose target-* options the
   /// drivers take as --mtriple/--mcpu/--mattr instead) and builds the
   /// target model; the error names the bad flag and value. With
   /// --print-target, prints the model and the sizes chosen to stderr.
   llvm::Expected<CpuCompileSettings> parse() const;
+
+  /// With --autotune (time the candidates unless the tuning cache has the
+  /// sizes) or --tuning-cache alone (only look them up): writes the sizes
+  /// autotuning finds for `module` into `settings.pipeline`. Warnings (a
+  /// corrupt or foreign cache entry) go to stderr, and with `verbose` what
+  /// was found and measured.
+  llvm::Error tune(CpuCompileSettings &settings, ModuleOp module,
+                   bool verbose) const;
 };
 
 /// `--gpu-arch=` and `--cuda-pipeline=`, for the drivers' CUDA target.

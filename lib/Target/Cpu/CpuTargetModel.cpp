@@ -271,6 +271,35 @@ static int64_t getTileWorkingSet(int64_t qTile, int64_t kvTile, int64_t d) {
   return 4 * (2 * qTile * d + qTile * kvTile + 2 * kvTile * d);
 }
 
+SmallVector<RegisterBlock> attn::getRegisterBlocks(const CpuTargetModel &target,
+                                                 int64_t maxColumns) {
+  const int64_t lanes = target.getF32Lanes();
+  SmallVector<RegisterBlock> blocks;
+  for (int64_t m = 1; m <= 16; m *= 2)
+    for (int64_t vectors = 1; vectors <= 8; vectors *= 2) {
+      int64_t n = vectors * lanes;
+      if (n <= maxColumns && CpuKernelConfig::getLiveRegisters(m, n, target) <=
+                                 target.vectorRegisters)
+        blocks.push_back({m, n});
+    }
+  // One row vector and one broadcast always fit the 16 or 32 registers of
+  // every target the model knows; a block of one vector is the fallback.
+  if (blocks.empty())
+    blocks.push_back({1, lanes});
+  // The most accumulators first, then the fewest operand loads per FMA (M
+  // broadcasts plus N/lanes row vectors), then more rows.
+  llvm::stable_sort(blocks, [&](RegisterBlock a, RegisterBlock b) {
+    int64_t accA = a.m * (a.n / lanes), accB = b.m * (b.n / lanes);
+    if (accA != accB)
+      return accA > accB;
+    int64_t loadsA = a.m + a.n / lanes, loadsB = b.m + b.n / lanes;
+    if (loadsA != loadsB)
+      return loadsA < loadsB;
+    return a.m > b.m;
+  });
+  return blocks;
+}
+
 CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
   CpuKernelConfig config;
   llvm::raw_string_ostream why(config.reasons);
@@ -297,31 +326,9 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
       getTileWorkingSet(config.qTile, config.kvTile, kHeadSize) / 1024,
       budget / 1024);
 
-  // Register block: the most accumulators that fit, then the fewest loads
-  // (M broadcasts plus N/lanes row vectors) per FMA, then more rows. N is
-  // at most one key tile wide.
-  int64_t bestM = 1, bestN = lanes;
-  auto better = [&](int64_t m, int64_t n) {
-    int64_t acc = m * (n / lanes), bestAcc = bestM * (bestN / lanes);
-    if (acc != bestAcc)
-      return acc > bestAcc;
-    // loads/FMA compared as fractions: (m + n/l) / acc.
-    int64_t loads = m + n / lanes, bestLoads = bestM + bestN / lanes;
-    if (loads != bestLoads)
-      return loads < bestLoads;
-    return m > bestM;
-  };
-  for (int64_t m = 1; m <= 16; m *= 2)
-    for (int64_t vectors = 1; vectors <= 8; vectors *= 2) {
-      int64_t n = vectors * lanes;
-      if (n > config.kvTile ||
-          CpuKernelConfig::getLiveRegisters(m, n, target) > registers)
-        continue;
-      if (better(m, n)) {
-        bestM = m;
-        bestN = n;
-      }
-    }
+  // Register block: the best of those that fit (getRegisterBlocks).
+  RegisterBlock best = getRegisterBlocks(target, config.kvTile).front();
+  int64_t bestM = best.m, bestN = best.n;
   config.mBlock = bestM;
   config.nBlock = bestN;
   why << llvm::formatv(

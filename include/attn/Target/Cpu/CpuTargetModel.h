@@ -16,6 +16,8 @@
 #define ATTN_TARGET_CPU_CPUTARGETMODEL_H
 
 #include "attn/Target/Cpu/CpuCompiler.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -93,11 +95,21 @@ struct CpuKernelConfig {
   void print(llvm::raw_ostream &os) const;
 };
 
+/// An M x N register block of a contraction's accumulators.
+struct RegisterBlock {
+  int64_t m = 0, n = 0;
+};
+
+/// The register blocks whose live registers fit `target`'s register file,
+/// best first: the most accumulators, then the fewest operand loads per
+/// FMA, then more rows. M is a power of two up to 16; N is a power-of-two
+/// number of vectors (up to 8) no wider than `maxColumns`.
+SmallVector<RegisterBlock> getRegisterBlocks(const CpuTargetModel &target,
+                                             int64_t maxColumns);
+
 /// The sizes derived from `target`:
-/// - the register block M x N (N a multiple of the vector length) with the
-///   most accumulators among those whose live registers fit the register
-///   file, ties broken by fewer operand loads per FMA, then by more rows;
-///   M is a power of two (it divides every power-of-two query tile);
+/// - the best register block of getRegisterBlocks for one key tile (M is a
+///   power of two: it divides every power-of-two query tile);
 /// - q-tile 128 and kv-tile 64 while a tile's working set at D = 128
 ///   (Q, O, S, K and V tiles: 224 KiB in f32) fits in half the L2, else
 ///   halved until it does (never below 32 x 32);

@@ -1,0 +1,103 @@
+//===- RandomInputs.cpp - seeded inputs that look like real ones ---------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runner/RandomInputs.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Runner/JitRunner.h"
+
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// For an argument used as the kv_lens of an attention op, the number of
+/// keys (so that random lengths are meaningful); nullopt otherwise.
+static std::optional<int64_t> getLengthBound(func::FuncOp func, unsigned argument,
+                                      ShapeEvaluator &evaluator) {
+  for (Operation *user : func.getArgument(argument).getUsers()) {
+    Value key, lens;
+    if (auto sdpa = dyn_cast<SdpaOp>(user)) {
+      key = sdpa.getKey();
+      lens = sdpa.getKvLens();
+    } else if (auto weights = dyn_cast<WeightsOp>(user)) {
+      key = weights.getKey();
+      lens = weights.getKvLens();
+    }
+    if (lens && lens == func.getArgument(argument)) {
+      FailureOr<int64_t> keys = evaluator.getDim(key, 2);
+      if (succeeded(keys))
+        return *keys;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Whether the argument is a boolean mask of attn.multihead, where true
+/// means "masked out" (PyTorch's convention).
+static bool isMultiheadMask(func::FuncOp func, unsigned argument) {
+  Value arg = func.getArgument(argument);
+  return llvm::any_of(arg.getUsers(), [&](Operation *user) {
+    auto mha = dyn_cast<MultiheadOp>(user);
+    return mha && (arg == mha.getKeyPaddingMask() || arg == mha.getAttnMask());
+  });
+}
+
+/// For an argument used as a projection weight of attn.multihead ([out,
+/// in]), its fan-in; nullopt otherwise.
+static std::optional<int64_t> getFanIn(func::FuncOp func, unsigned argument,
+                                ShapeEvaluator &evaluator) {
+  Value arg = func.getArgument(argument);
+  for (Operation *user : arg.getUsers()) {
+    auto mha = dyn_cast<MultiheadOp>(user);
+    if (!mha)
+      continue;
+    if (arg == mha.getInProjWeight() || arg == mha.getQProjWeight() ||
+        arg == mha.getKProjWeight() || arg == mha.getVProjWeight() ||
+        arg == mha.getOutProjWeight()) {
+      FailureOr<int64_t> fanIn = evaluator.getDim(arg, 1);
+      if (succeeded(fanIn) && *fanIn > 0)
+        return *fanIn;
+    }
+  }
+  return std::nullopt;
+}
+
+SmallVector<HostArray> attn::makeRandomInputs(func::FuncOp func,
+                                              const FunctionAbi &abi,
+                                              ArrayRef<SmallVector<int64_t>> shapes,
+                                              uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::bernoulli_distribution keep(0.8), drop(0.2);
+  ShapeEvaluator evaluator(func, shapes);
+  SmallVector<HostArray> inputs;
+  for (unsigned i = 0; i < abi.numInputs; ++i) {
+    HostArray &array = inputs.emplace_back(abi.params[i].element, shapes[i]);
+    AbiElement element = array.getElement();
+    std::optional<int64_t> bound, fanIn;
+    if (!isFloatElement(element) && element != AbiElement::i1)
+      bound = getLengthBound(func, i, evaluator);
+    if (isFloatElement(element))
+      fanIn = getFanIn(func, i, evaluator);
+    std::bernoulli_distribution &mask =
+        element == AbiElement::i1 && isMultiheadMask(func, i) ? drop : keep;
+    double scale = fanIn ? 1.0 / std::sqrt(static_cast<double>(*fanIn)) : 1.0;
+    std::uniform_int_distribution<int64_t> integers(bound ? 1 : 0,
+                                                    bound ? *bound : 7);
+    for (int64_t k = 0, e = array.getNumElements(); k < e; ++k) {
+      if (isFloatElement(element))
+        array.set(k, scale * uniform(rng));
+      else if (element == AbiElement::i1)
+        array.set(k, mask(rng));
+      else
+        array.setInt(k, integers(rng));
+    }
+  }
+  return inputs;
+}
+
