@@ -276,11 +276,13 @@ class AttnMlir:
 
     name = "attn-mlir"
 
-    def __init__(self, attnc, pipeline=None, workdir=None):
+    def __init__(self, attnc, pipeline=None, workdir=None, autotune=False):
         self.attnc = attnc
         self.pipeline = pipeline
+        self.autotune = autotune
         self.workdir = workdir or tempfile.mkdtemp(prefix="attn-bench-")
-        self.name = "attn-mlir" + (f" [{pipeline}]" if pipeline else "")
+        self.name = ("attn-mlir" + (" autotuned" if autotune else "")
+                     + (f" [{pipeline}]" if pipeline else ""))
 
     @staticmethod
     def source(cfg):
@@ -304,6 +306,10 @@ func.func @sdpa(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
         command = [self.attnc, stem + ".mlir", "--emit=shared", "-o", stem + ".so"]
         if self.pipeline:
             command.append(f"--cpu-pipeline={self.pipeline}")
+        if self.autotune:
+            # The default tuning cache: a problem timed once is reused by
+            # later runs.
+            command.append("--autotune")
         subprocess.run(command, check=True)
         return ctypes.CDLL(stem + ".so")
 
@@ -327,5 +333,9 @@ PEERS = {
     "onnxruntime": lambda build: OnnxRuntime(),
     "iree": lambda build: Iree(os.path.join(build, "bin", "attn-opt")),
     "iree-attention-op": lambda build: IreeAttentionOp(),
+    # The same compiler with attnc --autotune: the autotuned sizes against
+    # the target model's, in one run.
+    "attn-mlir-autotuned": lambda build: AttnMlir(os.path.join(build, "bin", "attnc"),
+                                                  autotune=True),
 }
 DEFAULT_PEERS = ["numpy", "torch", "onnxruntime", "iree"]

@@ -43,7 +43,8 @@ static void printProblemShape(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
 }
 
 std::optional<TuningKey> attn::getTuningKey(ModuleOp module,
-                                            const CpuTargetModel &target) {
+                                            const CpuTargetModel &target,
+                                            const CpuPipelineOptions &options) {
   std::string problem, dtype;
   llvm::raw_string_ostream os(problem);
   module.walk([&](Operation *op) {
@@ -79,6 +80,22 @@ std::optional<TuningKey> attn::getTuningKey(ModuleOp module,
   });
   if (problem.empty())
     return std::nullopt;
+  // What the pipeline fixes decides what the winner was chosen among, and
+  // threads change the times themselves.
+  SmallVector<std::string> given;
+  std::pair<StringRef, int64_t> sizes[] = {{"q-tile", options.qTile},
+                                           {"kv-tile", options.kvTile},
+                                           {"m-block", options.mBlock},
+                                           {"n-block", options.nBlock}};
+  for (auto [name, size] : sizes)
+    if (size)
+      given.push_back((name + "=" + Twine(size)).str());
+  if (!options.vectorize)
+    given.push_back("vectorize=false");
+  if (!options.threads)
+    given.push_back("threads=false");
+  if (!given.empty())
+    os << " [" << llvm::join(given, " ") << "]";
   return TuningKey{target.description, problem, dtype};
 }
 
@@ -390,7 +407,10 @@ llvm::Expected<AutotuneResult> attn::autotune(
     return llvm::createStringError(
         "autotuning times the code on this machine; the target (" +
         model.triple + ", " + model.cpu + ") is not this machine");
-  result.key = getTuningKey(module, model);
+  // The reference lowering has no tiles or register blocks.
+  if (pipeline.lowering == SdpaLowering::Reference)
+    return result;
+  result.key = getTuningKey(module, model, pipeline);
   if (!result.key)
     return result;
   result.cachePath =
@@ -464,7 +484,7 @@ llvm::Expected<AutotuneResult> attn::autotune(
 void AutotuneResult::print(llvm::raw_ostream &os) const {
   switch (source) {
   case Source::NothingToTune:
-    os << "autotune: the module has no attn op; nothing to tune\n";
+    os << "autotune: nothing to tune (no attn op, or lowering=reference)\n";
     return;
   case Source::NotInCache:
     os << "autotune: " << cachePath

@@ -10,13 +10,15 @@
 #
 # ===----------------------------------------------------------------------=== #
 
-from ._compile import CompiledFunction, __version__, cache_dir, clear_cache, compile, stats
+from ._compile import (CompiledFunction, TuningWarning, __version__, cache_dir, clear_cache,
+                       compile, stats, tuning_cache_path)
 from .functional import scaled_dot_product_attention
 from .flex import flex_attention
 from . import flex, nn, viz
 
 __all__ = [
     "CompiledFunction",
+    "TuningWarning",
     "cache_dir",
     "clear_cache",
     "compile",
@@ -25,5 +27,6 @@ __all__ = [
     "nn",
     "scaled_dot_product_attention",
     "stats",
+    "tuning_cache_path",
     "viz",
 ]

@@ -23,6 +23,7 @@ import hashlib
 import os
 import tempfile
 import time
+import warnings
 
 from . import _arrays, _native
 from ._native import Program
@@ -32,7 +33,12 @@ __version__ = "0.1.0"
 _TARGETS = ("cpu", "cuda")
 _cache = {}
 _stats = {"compiles": 0, "cache_hits": 0, "disk_hits": 0, "compile_seconds": 0.0,
-          "last_compile_seconds": None}
+          "last_compile_seconds": None, "autotune_runs": 0, "tuning_cache_hits": 0}
+
+
+class TuningWarning(UserWarning):
+    """A tuning cache entry was ignored (corrupt, or measured for another
+    target) or the tuning result could not be kept."""
 
 
 def _format_shape(shape):
@@ -209,12 +215,18 @@ def _check_target(target):
         raise ValueError(f"target must be one of {', '.join(_TARGETS)}, got {target!r}")
 
 
+def _cache_base():
+    """$ATTN_MLIR_CACHE_DIR, else $XDG_CACHE_HOME/attn_mlir, else
+    ~/.cache/attn_mlir (the C++ tuner's default too)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.environ.get("ATTN_MLIR_CACHE_DIR") or os.path.join(base, "attn_mlir")
+
+
 def cache_dir():
     """The on-disk cache directory, or None when it is turned off."""
     if os.environ.get("ATTN_MLIR_DISK_CACHE", "1") == "0":
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.environ.get("ATTN_MLIR_CACHE_DIR") or os.path.join(base, "attn_mlir")
+    return _cache_base()
 
 
 def _compiler_identity():
@@ -236,24 +248,54 @@ def _scratch_dir():
     return _scratch.name
 
 
-def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=None):
+def tuning_cache_path():
+    """The tuning cache autotune=True reads and writes: tuning.json in the
+    cache directory (also when the disk cache of compiled functions is
+    turned off)."""
+    return os.path.join(_cache_base(), "tuning.json")
+
+
+def _autotune(program, pipeline, opt_level):
+    """`pipeline` with the sizes autotuning finds for `program` (from the
+    tuning cache, else timed on this machine and stored there)."""
+    sizes, source, _, problems = program.autotune(pipeline, opt_level, tuning_cache_path())
+    for problem in problems:
+        warnings.warn(problem, TuningWarning, stacklevel=3)
+    if source == "cache":
+        _stats["tuning_cache_hits"] += 1
+    elif source == "measured":
+        _stats["autotune_runs"] += 1
+    return f"{pipeline} {sizes}".strip()
+
+
+def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=None,
+            autotune=False):
     """Compiles the module `ir` (text) for `target` and returns its entry
     (`entry`, or the only public function) as a CompiledFunction.
     `pipeline` takes the options of attnc's --cpu-pipeline
     ("q-tile=64 kv-tile=64", ...), or for target="cuda" those of
     --cuda-pipeline ("kv-tile=32", ...); `gpu_arch` (cuda) defaults to the
-    GPU PyTorch sees, else sm_90a. Bad IR raises ValueError with the
-    compiler's diagnostics."""
+    GPU PyTorch sees, else sm_90a. `autotune=True` (cpu) times a few
+    candidate tile and register-block sizes on this machine on the
+    module's shapes, or takes them from the tuning cache
+    (`tuning_cache_path()`); sizes `pipeline` gives stay fixed. Bad IR
+    raises ValueError with the compiler's diagnostics."""
     _check_target(target)
+    if autotune and target != "cpu":
+        raise ValueError("autotune=True tunes the CPU pipeline; target='cuda' has no "
+                         "tuning yet")
     if target == "cuda":
         gpu_arch = gpu_arch or _default_gpu_arch()
-    key = (ir, target, entry, pipeline, opt_level, gpu_arch)
+    key = (ir, target, entry, pipeline, opt_level, gpu_arch, autotune)
     function = _cache.get(key)
     if function is not None:
         _stats["cache_hits"] += 1
         return function
     start = time.perf_counter()
     program = Program.parse(ir, entry)
+    if autotune:
+        pipeline = _autotune(program, pipeline, opt_level)
+    disk_key = (ir, target, entry, pipeline, opt_level, gpu_arch)
     directory = cache_dir()
     if directory is None and target == "cuda":
         directory = _scratch_dir()
@@ -261,7 +303,7 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=Non
         backend = program.jit(pipeline, opt_level)
         compiled = True
     else:
-        digest = hashlib.sha256(repr((key, _compiler_identity())).encode()).hexdigest()[:40]
+        digest = hashlib.sha256(repr((disk_key, _compiler_identity())).encode()).hexdigest()[:40]
         path = os.path.join(directory, digest + ".so")
         compiled = not os.path.exists(path)
         if compiled:
@@ -291,7 +333,8 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=Non
 def stats():
     """Compilation counters of this process: compiles, cache_hits (in
     process), disk_hits (loaded from the on-disk cache), compile_seconds
-    (total) and last_compile_seconds."""
+    (total), last_compile_seconds, autotune_runs (candidates timed) and
+    tuning_cache_hits (sizes taken from the tuning cache)."""
     return dict(_stats, cached_functions=len(_cache), cache_dir=cache_dir())
 
 

@@ -12,6 +12,7 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Runner/Autotune.h"
 #include "attn/Runner/JitRunner.h"
 #include "attn/Target/Cpu/CpuABI.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
@@ -282,6 +283,51 @@ void Program::emitShared(const std::string &path, const std::string &pipeline,
     throw nb::value_error(llvm::toString(std::move(error)).c_str());
 }
 
+/// What autotuning finds for `program` on this machine (see
+/// attn/Runner/Autotune.h): the sizes as pipeline options ("" when there is
+/// nothing to tune or, with `measure` false, no cache entry), where they
+/// come from ("cache", "measured", "none"), a report of what was looked up
+/// and timed, and the warnings about the cache.
+std::tuple<std::string, std::string, std::string, std::vector<std::string>>
+autotuneProgram(const Program &program, const std::string &pipeline,
+                unsigned optLevel, const std::string &cachePath,
+                bool measure) {
+  std::unique_ptr<CpuPipelineOptions> options =
+      parsePipeline(pipeline, optLevel);
+  llvm::SourceMgr sourceMgr;
+  addSource(sourceMgr, program.getSource());
+  DiagnosticCollector diagnostics(sourceMgr);
+  CpuTargetOptions target;
+  target.optLevel = optLevel;
+  auto model = CpuTargetModel::get(target);
+  if (!model)
+    throw nb::value_error(llvm::toString(model.takeError()).c_str());
+  AutotuneOptions tuning;
+  tuning.cachePath = cachePath;
+  tuning.measure = measure;
+  llvm::Expected<AutotuneResult> result = [&] {
+    nb::gil_scoped_release release;
+    return autotune(program.getModule(), target, *model, *options, tuning);
+  }();
+  if (!result)
+    throw nb::value_error(("autotuning failed: " +
+                           llvm::toString(result.takeError()) + "\n" +
+                           diagnostics.take())
+                              .c_str());
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  result->print(os);
+  const char *source = "none";
+  if (result->source == AutotuneResult::Source::Cache)
+    source = "cache";
+  else if (result->source == AutotuneResult::Source::Measured)
+    source = "measured";
+  return {StringRef(source) == "none" ? std::string() : result->sizes.str(),
+          source, report,
+          std::vector<std::string>(result->warnings.begin(),
+                                   result->warnings.end())};
+}
+
 /// A JIT-compiled function of a Program (which it does not need once
 /// compiled: the JIT keeps its own copy of the lowered module).
 class Kernel {
@@ -399,6 +445,12 @@ NB_MODULE(_native, m) {
            "--cpu-pipeline), or with target='cuda' the CUDA pipeline "
            "(options as --cuda-pipeline) for `gpu_arch`, into a shared "
            "library at `path`.")
+      .def("autotune", &autotuneProgram, nb::arg("pipeline") = "",
+           nb::arg("opt_level") = 3, nb::arg("cache_path") = "",
+           nb::arg("measure") = true,
+           "Autotunes the CPU pipeline's sizes for the module on this "
+           "machine: (sizes as pipeline options or '', 'cache' | 'measured' | "
+           "'none', report, warnings).")
       .def("jit", &Kernel::compile, nb::arg("pipeline") = "",
            nb::arg("opt_level") = 3,
            "JIT-compiles the entry with the CPU pipeline.");

@@ -36,16 +36,18 @@ struct TuningKey {
   /// The attention problems of the module: each attn op's name, operand
   /// shapes and attributes, every dimension but the innermost (the head
   /// size) rounded up to a power of two, so that sequence lengths of one
-  /// octave share an entry.
+  /// octave share an entry; then the sizes the pipeline options fix and
+  /// `vectorize=false` / `threads=false` when given.
   std::string problem;
   /// The element type of the first attn op's query (f32, bf16, f16, f64).
   std::string dtype;
 };
 
-/// The key of `module` compiled for `target`; nullopt when the module has
-/// no attn op (there is nothing to tune).
+/// The key of `module` compiled for `target` with `options`; nullopt when
+/// the module has no attn op (there is nothing to tune).
 std::optional<TuningKey> getTuningKey(ModuleOp module,
-                                      const CpuTargetModel &target);
+                                      const CpuTargetModel &target,
+                                      const CpuPipelineOptions &options);
 
 /// The sizes autotuning chooses between, as pipeline options.
 struct TuningSizes {
@@ -145,7 +147,8 @@ struct AutotuneResult {
   void print(llvm::raw_ostream &os) const;
 };
 
-/// Finds the sizes for `module` on this machine: the cache's entry for its
+/// Finds the sizes for `module` on this machine (nothing to tune with
+/// `lowering=reference` or without attn ops): the cache's entry for its
 /// key, else (when `options.measure`) the fastest candidate, timed with
 /// `pipeline` and `target` on seeded random inputs, stored in the cache.
 /// Fails when `target` is not this machine or a public function has a
