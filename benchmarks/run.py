@@ -14,7 +14,9 @@
 # ratio to attn-mlir; the machine's fp32 FMA peak (build/bin/attn-fma-peak)
 # is measured before and after the sweep. Times are the minimum over
 # --repeat calls after one warm-up call; peers run interleaved, call by
-# call, so that a noisy neighbour slows all of them alike. GFLOP/s count
+# call, so that a noisy neighbour slows all of them alike, and each call
+# starts 0.25 s after the previous one so that no peer's OpenMP threads are
+# still spinning on the cores (time_interleaved). GFLOP/s count
 # the multiply-adds of Q K^T and P V over the (query, key) pairs that take
 # part (causal counts half), 2 FLOP each.
 #
@@ -66,14 +68,25 @@ def fma_peak(build):
     return float(out.split()[-2]), out.strip()
 
 
-def time_interleaved(runs, repeat):
+# OpenMP runtimes keep their threads spinning after a parallel region
+# (LLVM's libomp for 200 ms, KMP_BLOCKTIME; torch's own runtime likewise):
+# a peer called right after another one shares the cores with its spinning
+# threads. Measured on a 2-core Zen 5: the same attn-mlir library ran 1.6x
+# slower when called right after torch. Every timed call therefore starts
+# after the others' threads have gone to sleep.
+SETTLE_SECONDS = 0.25
+
+
+def time_interleaved(runs, repeat, settle=SETTLE_SECONDS):
     """Min seconds per peer; one warm-up call each, then `repeat` rounds in
-    which every peer runs once."""
+    which every peer runs once, each call `settle` seconds after the last
+    one ended."""
     for run in runs.values():
         run()
     best = {name: float("inf") for name in runs}
     for _ in range(repeat):
         for name, run in runs.items():
+            time.sleep(settle)
             start = time.perf_counter()
             run()
             best[name] = min(best[name], time.perf_counter() - start)
