@@ -89,6 +89,10 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
   override(config.mBlock, options.mBlock, "m-block");
   override(config.nBlock, options.nBlock, "n-block");
   override(config.maxRowElements, options.rowElements, "row-elements");
+  if (!options.bf16Dot && config.bf16Dot) {
+    config.bf16Dot = false;
+    why << "  bf16-dot=false: given explicitly\n";
+  }
   return config;
 }
 
@@ -114,7 +118,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   // vectorises.
   std::optional<AttnTileOptions> tile;
   if (options.lowering == SdpaLowering::Tiled)
-    tile = AttnTileOptions{config.qTile, config.kvTile};
+    tile = AttnTileOptions{config.qTile, config.kvTile,
+                           /*bf16Pairs=*/config.bf16Dot && options.vectorize};
   addAttentionLowering(pm, tile, /*approximateExp=*/true);
   // Contractions outside the attention's parallel loop (the multihead
   // projections) get a parallel loop of their own.
@@ -122,7 +127,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
     pm.addPass(createAttnParallelizeContractions());
   if (options.vectorize)
     pm.addPass(createAttnVectorizeTiles(AttnVectorizeTilesOptions{
-        config.mBlock, config.nBlock, config.maxRowElements}));
+        config.mBlock, config.nBlock, config.maxRowElements,
+        config.bf16Dot}));
 
   // The tiled loop carries (max, sum, acc) tiles whose new values are
   // computed out of place; they may be fresh buffers each iteration.
@@ -169,6 +175,8 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // this, LLVM adds a row one element after another.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true;
+  // attn-vectorize-tiles' bf16 dot products (bf16-dot).
+  vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

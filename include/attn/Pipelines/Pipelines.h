@@ -68,6 +68,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Longest row the row ops vectorise whole (vectorize; "
                      "0: 16 of the target's vector registers)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("bf16 attention contracts bf16 pairs with the "
+                     "target's dot-product instructions (AVX512-BF16 "
+                     "vdpbf16ps) where it has them (tiled, vectorize); "
+                     "false: widened to f32 on every target"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> targetTriple{
       *this, "target-triple",
       llvm::cl::desc("LLVM triple the sizes are chosen for (attn-opt; the "

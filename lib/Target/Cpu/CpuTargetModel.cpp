@@ -259,8 +259,9 @@ int64_t CpuKernelConfig::getLiveRegisters(int64_t mBlock, int64_t nBlock,
 
 void CpuKernelConfig::print(llvm::raw_ostream &os) const {
   os << llvm::formatv("kernel: q-tile={0} kv-tile={1} m-block={2} "
-                      "n-block={3} row-elements={4}\n",
-                      qTile, kvTile, mBlock, nBlock, maxRowElements);
+                      "n-block={3} row-elements={4} bf16-dot={5}\n",
+                      qTile, kvTile, mBlock, nBlock, maxRowElements,
+                      bf16Dot ? "true" : "false");
   os << reasons;
 }
 
@@ -345,5 +346,12 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
   why << llvm::formatv("  row-elements: {0}: rows of up to {1} registers are "
                        "vectorised whole\n",
                        config.maxRowElements, kRowRegisters);
+    // bf16 pairs double the multiply-adds per instruction; other targets
+  // widen bf16 to f32 (AMX tiles and AArch64 BFDOT are not used yet).
+  config.bf16Dot = target.avx512Bf16;
+  why << (config.bf16Dot
+              ? "  bf16: Q K^T and P V on bf16 pairs with vdpbf16ps "
+                "(avx512bf16)\n"
+              : "  bf16: widened to f32 (no avx512bf16)\n");
   return config;
 }

@@ -84,6 +84,9 @@ struct CpuKernelConfig {
   int64_t mBlock = 0, nBlock = 0;
   /// Longest row the row ops (masks, max, exp2, sums) vectorise whole.
   int64_t maxRowElements = 0;
+  /// bf16 contractions on bf16 pairs with `vdpbf16ps` (AVX512-BF16)
+  /// instead of widened to f32.
+  bool bf16Dot = false;
   /// Why, one line per choice, for `--print-target`.
   std::string reasons;
 
@@ -113,7 +116,8 @@ SmallVector<RegisterBlock> getRegisterBlocks(const CpuTargetModel &target,
 /// - q-tile 128 and kv-tile 64 while a tile's working set at D = 128
 ///   (Q, O, S, K and V tiles: 224 KiB in f32) fits in half the L2, else
 ///   halved until it does (never below 32 x 32);
-/// - rows of up to 16 vector registers vectorised whole.
+/// - rows of up to 16 vector registers vectorised whole;
+/// - bf16 contractions on `vdpbf16ps` where the target has AVX512-BF16.
 CpuKernelConfig chooseCpuKernelConfig(const CpuTargetModel &target);
 
 } // namespace attn

@@ -48,7 +48,8 @@ namespace {
 /// recovered by adding the tile offsets.
 class TileBuilder {
 public:
-  TileBuilder(SdpaOp op, OpBuilder &b, int64_t qTile, int64_t kvTile)
+  TileBuilder(SdpaOp op, OpBuilder &b, int64_t qTile, int64_t kvTile,
+              bool bf16Pairs)
       : op(op), b(b), loc(op.getLoc()), ctx(op.getContext()),
         sem(getScoreSemantics(op)), qTile(qTile), kvTile(kvTile) {
     element = op.getResult().getType().getElementType();
@@ -58,6 +59,15 @@ public:
       this->qTile = (*blockSize)[0];
       this->kvTile = (*blockSize)[1];
     }
+    // Pairs of the head dimension (Q K^T) and of keys (P V) need an even
+    // head size and whole pairs of keys in every tile.
+    auto isBf16 = [](Value v) {
+      return cast<ShapedType>(v.getType()).getElementType().isBF16();
+    };
+    int64_t headSize = op.getQuery().getType().getDimSize(3);
+    pairs = bf16Pairs && isBf16(op.getQuery()) && isBf16(op.getKey()) &&
+            isBf16(op.getValue()) && !ShapedType::isDynamic(headSize) &&
+            headSize % 2 == 0 && this->kvTile % 2 == 0;
   }
 
   Value build();
@@ -94,28 +104,59 @@ private:
                                           sizes, strides);
   }
 
-  /// K_t^T, [D, keys], for the tile starting at key `start` (a multiple of
-  /// kvTile) from the packed keys.
-  Value keyTileT(Value batch, Value kvHead, Value start, Value keys) {
-    auto type = cast<RankedTensorType>(keyT.getType());
+  /// The tile starting at key `start` (a multiple of kvTile) of a tensor
+  /// packed by packTiles, [B, H, key tiles, ...], without its first three
+  /// dimensions; dimension `keyDim` of the rest holds the keys (or key
+  /// pairs) and is cut to `keys`.
+  Value packedTile(Value packed, Value batch, Value kvHead, Value start,
+                   unsigned keyDim, Value keys) {
+    auto type = cast<RankedTensorType>(packed.getType());
     Value tile = arith::DivUIOp::create(b, loc, start, constIndex(kvTile));
-    SmallVector<OpFoldResult> offsets = {batch, kvHead, tile,
-                                         b.getIndexAttr(0), b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {
-        b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1),
-        tensor::getMixedSize(b, loc, keyT, 3), keys};
-    SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
-    auto sliceType = RankedTensorType::get(
-        {type.getDimSize(3), ShapedType::kDynamic}, type.getElementType());
-    return tensor::ExtractSliceOp::create(b, loc, sliceType, keyT, offsets,
-                                          sizes, strides);
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    offsets[0] = batch;
+    offsets[1] = kvHead;
+    offsets[2] = tile;
+    SmallVector<OpFoldResult> sizes(3, b.getIndexAttr(1));
+    SmallVector<int64_t> sliceShape;
+    for (int64_t d = 3; d < type.getRank(); ++d) {
+      bool isKey = d - 3 == keyDim;
+      sizes.push_back(isKey ? OpFoldResult(keys)
+                            : tensor::getMixedSize(b, loc, packed, d));
+      sliceShape.push_back(isKey ? ShapedType::kDynamic : type.getDimSize(d));
+    }
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(sliceShape, type.getElementType()),
+        packed, offsets, sizes, strides);
   }
 
-  /// K as [B, Hkv, key tiles, D, kvTile]: each step's K_t^T is one
-  /// contiguous D x kvTile block. (Rows of a plain K^T lie Skv elements
-  /// apart, and at power-of-two lengths all D of them fall into the same L1
-  /// set.) The last tile is padded with zeros; those keys are never visible.
-  Value packKeyTiles(Value key);
+  /// `x` ([B, H, Skv, F]) padded with zeros to whole key tiles and packed
+  /// as [B, H, key tiles, ...]: the keys of a tile split into `keySplit`
+  /// (whose product is kvTile), F into `featureSplit` (F itself when
+  /// empty), then permuted by `permutation`. Each step then reads one
+  /// contiguous block. (Rows of a plain K^T lie Skv elements apart, and at
+  /// power-of-two lengths all D of them fall into the same L1 set.) The
+  /// padding keys are never visible.
+  Value packTiles(Value x, ArrayRef<int64_t> keySplit,
+                  ArrayRef<int64_t> featureSplit,
+                  ArrayRef<int64_t> permutation);
+
+  /// `init + lhs rhs` in the accumulator type: lhs [rows, k] by rhs
+  /// [k, n], or with pairs lhs [rows, k/2, 2] by rhs [k/2, n, 2].
+  Value buildContraction(Value lhs, Value rhs, Value init);
+
+  /// `t` ([rows, 2n]) as [rows, n, 2]: pairs along the last dimension.
+  Value splitPairs(Value t, OpFoldResult pairCount) {
+    auto type = cast<RankedTensorType>(t.getType());
+    int64_t last = type.getDimSize(1);
+    auto pairType = RankedTensorType::get(
+        {type.getDimSize(0), ShapedType::isDynamic(last) ? last : last / 2, 2},
+        type.getElementType());
+    return tensor::ExpandShapeOp::create(
+        b, loc, pairType, t, SmallVector<ReassociationIndices>{{0}, {1, 2}},
+        ArrayRef<OpFoldResult>{tensor::getMixedSize(b, loc, t, 0), pairCount,
+                               b.getIndexAttr(2)});
+  }
 
   /// Emits the loops over key tiles for rows [rowStart, rowStart + rows),
   /// visiting only the tiles the masks leave non-empty and evaluating the
@@ -160,8 +201,12 @@ private:
   Value queryLength, keyCount, kvLength;
   // Scores are kept in log2 units (exp2 in the softmax).
   Log2ScoreScale scale;
-  // K packed by packKeyTiles, once for all query tiles.
-  Value keyT;
+  // Whether the contractions run on bf16 pairs (attn-tile bf16-pairs).
+  bool pairs = false;
+  // K packed by packTiles, once for all query tiles: [.., D, kvTile] in
+  // the accumulator type, or [.., D/2, kvTile, 2] bf16 pairs; with pairs, V
+  // as [.., kvTile/2, Dv, 2].
+  Value keyT, valuePairs;
 };
 
 SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
@@ -172,26 +217,15 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   Value m = carried[0], l = carried[1], out = carried[2];
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
   Value keys = tileSize(keyStart, keyCount, kvTile);
-  Value kTileT = keyTileT(batch, kvHead, keyStart, keys);
-  Value vTile = createElementCast(
-      b, loc, slice2d(op.getValue(), batch, kvHead, keyStart, keys), acc);
-
-  // Loop order (i, d, j): rows, then the reduced head dimension, then keys.
-  AffineExpr i, d, j;
-  bindDims(ctx, i, d, j);
-  auto map2 = [&](AffineExpr x, AffineExpr y) {
-    return AffineMap::get(3, 0, {x, y}, ctx);
-  };
+  Value kTileT = packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys);
 
   // S = Q_t K_t^T in the accumulator type, read from the packed K^T so
-  // that the innermost loop runs over keys, contiguously in both K_t^T and
-  // S: it vectorises without reassociating a sum.
+  // that the innermost loop (after the pair) runs over keys, contiguously
+  // in both K_t^T and S: it vectorises without reassociating a sum. Loop
+  // order (i, d, j[, t]): rows, the reduced head dimension (pairs of it),
+  // keys, the pair.
   Value zero = createFilledTensor(b, loc, {rows, keys}, accAttr(0));
-  Value scores = linalg::GenericOp::create(b, loc, zero.getType(),
-                                           ValueRange{qTileValue, kTileT}, zero,
-                                           {map2(i, d), map2(d, j), map2(i, j)},
-                                           {kPar, kRed, kPar}, buildMulAccBody)
-                     .getResult(0);
+  Value scores = buildContraction(qTileValue, kTileT, zero);
 
   // Scale, masks and modifiers on global indices, in log2 units (times
   // log2(e)) so that the exponentials below are exp2.
@@ -269,28 +303,48 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                                 buildReassociableBody<arith::AddFOp>)
           .getResult(0);
 
-  // acc' = alpha acc + dropout(P) V_t, in loop order (i, j, e): the
-  // innermost loop runs over output features, contiguously in V_t and acc.
+  // acc' = alpha acc + dropout(P) V_t, in loop order (i, j, e[, t]): the
+  // innermost loop (after the pair) runs over output features, contiguously
+  // in V_t and acc.
   Value scaledOut = scaleRows(out, id2, rowMap, 2);
-  AffineExpr e;
-  bindDims(ctx, i, j, e);
-  Value newOut =
-      linalg::GenericOp::create(
-          b, loc, scaledOut.getType(), ValueRange{dropped, vTile}, scaledOut,
-          {AffineMap::get(3, 0, {i, j}, ctx), AffineMap::get(3, 0, {j, e}, ctx),
-           AffineMap::get(3, 0, {i, e}, ctx)},
-          {kPar, kRed, kPar}, buildMulAccBody)
-          .getResult(0);
+  Value lhs, vTile;
+  if (pairs) {
+    // P in bf16, padded with a zero to whole pairs of keys (V's padding
+    // row is zero too).
+    AffineExpr s0 = getAffineSymbolExpr(0, ctx);
+    OpFoldResult keyPairs = affine::makeComposedFoldedAffineApply(
+        b, loc, s0.ceilDiv(2), {OpFoldResult(keys)});
+    OpFoldResult evenKeys =
+        affine::makeComposedFoldedAffineApply(b, loc, s0 * 2, {keyPairs});
+    Value narrow = createElementCast(b, loc, dropped, b.getBF16Type());
+    Value zeroBf16 =
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(b.getBF16Type()));
+    Value padded = tensor::createPadHighOp(
+        RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                              b.getBF16Type()),
+        narrow, zeroBf16, /*nofold=*/false, loc, b,
+        {rows, getValueOrCreateConstantIndexOp(b, loc, evenKeys)});
+    lhs = splitPairs(padded, keyPairs);
+    vTile = packedTile(valuePairs, batch, kvHead, keyStart, /*keyDim=*/0,
+                       getValueOrCreateConstantIndexOp(b, loc, keyPairs));
+  } else {
+    lhs = dropped;
+    vTile = createElementCast(
+        b, loc, slice2d(op.getValue(), batch, kvHead, keyStart, keys), acc);
+  }
+  Value newOut = buildContraction(lhs, vTile, scaledOut);
   return {newMax, newSum, newOut};
 }
 
-Value TileBuilder::packKeyTiles(Value key) {
-  auto type = cast<RankedTensorType>(key.getType());
+Value TileBuilder::packTiles(Value x, ArrayRef<int64_t> keySplit,
+                             ArrayRef<int64_t> featureSplit,
+                             ArrayRef<int64_t> permutation) {
+  auto type = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> shape(type.getShape());
   // Skv rounded up to whole tiles.
   AffineExpr s0 = getAffineSymbolExpr(0, ctx);
   OpFoldResult tiles = affine::makeComposedFoldedAffineApply(
-      b, loc, s0.ceilDiv(kvTile), {tensor::getMixedSize(b, loc, key, 2)});
+      b, loc, s0.ceilDiv(kvTile), {tensor::getMixedSize(b, loc, x, 2)});
   OpFoldResult padded = affine::makeComposedFoldedAffineApply(
       b, loc, s0 * kvTile, {tiles});
   std::optional<int64_t> staticTiles = getConstantIntValue(tiles);
@@ -300,26 +354,63 @@ Value TileBuilder::packKeyTiles(Value key) {
     if (ShapedType::isDynamic(shape[d]))
       dynamicDims.push_back(
           d == 2 ? getValueOrCreateConstantIndexOp(b, loc, padded)
-                 : tensor::DimOp::create(b, loc, key, d).getResult());
+                 : tensor::DimOp::create(b, loc, x, d).getResult());
   Value zero = arith::ConstantOp::create(
       b, loc, b.getZeroAttr(type.getElementType()));
-  Value paddedKey = tensor::createPadHighOp(
-      RankedTensorType::get(shape, type.getElementType()), key, zero,
+  Value paddedX = tensor::createPadHighOp(
+      RankedTensorType::get(shape, type.getElementType()), x, zero,
       /*nofold=*/false, loc, b, dynamicDims);
 
-  // [B, Hkv, tiles * kvTile, D] -> [B, Hkv, tiles, kvTile, D].
-  SmallVector<OpFoldResult> tiledShape = {
-      tensor::getMixedSize(b, loc, key, 0),
-      tensor::getMixedSize(b, loc, key, 1), tiles, b.getIndexAttr(kvTile),
-      tensor::getMixedSize(b, loc, key, 3)};
-  SmallVector<int64_t> staticTiledShape = {
-      shape[0], shape[1],
-      staticTiles ? *staticTiles : ShapedType::kDynamic, kvTile, shape[3]};
+  // [B, H, tiles * kvTile, F] -> [B, H, tiles, keySplit..., featureSplit...].
+  SmallVector<OpFoldResult> splitShape = {tensor::getMixedSize(b, loc, x, 0),
+                                          tensor::getMixedSize(b, loc, x, 1),
+                                          tiles};
+  SmallVector<int64_t> staticSplitShape = {
+      shape[0], shape[1], staticTiles ? *staticTiles : ShapedType::kDynamic};
+  ReassociationIndices keyGroup = {2}, featureGroup;
+  for (int64_t size : keySplit) {
+    keyGroup.push_back(splitShape.size());
+    splitShape.push_back(b.getIndexAttr(size));
+    staticSplitShape.push_back(size);
+  }
+  if (featureSplit.empty()) {
+    featureGroup.push_back(splitShape.size());
+    splitShape.push_back(tensor::getMixedSize(b, loc, x, 3));
+    staticSplitShape.push_back(shape[3]);
+  }
+  for (int64_t size : featureSplit) {
+    featureGroup.push_back(splitShape.size());
+    splitShape.push_back(b.getIndexAttr(size));
+    staticSplitShape.push_back(size);
+  }
   Value split = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(staticTiledShape, type.getElementType()),
-      paddedKey, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}},
-      tiledShape);
-  return createTranspose(b, loc, split, {0, 1, 2, 4, 3});
+      b, loc, RankedTensorType::get(staticSplitShape, type.getElementType()),
+      paddedX,
+      SmallVector<ReassociationIndices>{{0}, {1}, keyGroup, featureGroup},
+      splitShape);
+  return createTranspose(b, loc, split, permutation);
+}
+
+Value TileBuilder::buildContraction(Value lhs, Value rhs, Value init) {
+  // (i, k, j): lhs [i, k], rhs [k, j]; with pairs (i, k, j, t): lhs
+  // [i, k, t], rhs [k, j, t], t the pair, innermost in both.
+  unsigned numDims = pairs ? 4 : 3;
+  AffineExpr i = b.getAffineDimExpr(0), k = b.getAffineDimExpr(1),
+             j = b.getAffineDimExpr(2);
+  SmallVector<AffineExpr> lhsExprs = {i, k}, rhsExprs = {k, j};
+  SmallVector<utils::IteratorType> iterators = {kPar, kRed, kPar};
+  if (pairs) {
+    lhsExprs.push_back(b.getAffineDimExpr(3));
+    rhsExprs.push_back(b.getAffineDimExpr(3));
+    iterators.push_back(kRed);
+  }
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{lhs, rhs}, init,
+             {AffineMap::get(numDims, 0, lhsExprs, ctx),
+              AffineMap::get(numDims, 0, rhsExprs, ctx),
+              AffineMap::get(numDims, 0, {i, j}, ctx)},
+             iterators, buildMulAccBody)
+      .getResult(0);
 }
 
 ValueRange TileBuilder::buildKeyLoop(Value from, Value to, bool masked,
@@ -423,8 +514,16 @@ Value TileBuilder::build() {
   OpFoldResult outDim = tensor::getMixedSize(b, loc, value, 3);
   // One O(Skv D) copy per call instead of a transpose in every step. Q, K
   // and V tiles are converted to the accumulator type once (bf16/f16
-  // inputs), so that both contractions are plain f32 register blocks.
-  keyT = packKeyTiles(createElementCast(b, loc, key, acc));
+  // inputs), so that both contractions are plain f32 register blocks; or,
+  // with pairs, K and V keep bf16 and are packed in pairs.
+  int64_t headSize = op.getQuery().getType().getDimSize(3);
+  if (pairs) {
+    keyT = packTiles(key, {kvTile}, {headSize / 2, 2}, {0, 1, 2, 4, 3, 5});
+    valuePairs = packTiles(value, {kvTile / 2, 2}, {}, {0, 1, 2, 3, 5, 4});
+  } else {
+    keyT = packTiles(createElementCast(b, loc, key, acc), {kvTile}, {},
+                     {0, 1, 2, 4, 3});
+  }
 
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{batches, heads, queryTiles},
@@ -436,8 +535,9 @@ Value TileBuilder::build() {
       arith::MulIOp::create(b, loc, forall.getInductionVar(2), qTileC);
   Value rows = tileSize(rowStart, queryLength, qTile);
   Value kvHead = arith::DivUIOp::create(b, loc, head, group);
-  Value qTileValue =
-      createElementCast(b, loc, slice2d(query, batch, head, rowStart, rows), acc);
+  Value qSlice = slice2d(query, batch, head, rowStart, rows);
+  Value qTileValue = pairs ? splitPairs(qSlice, b.getIndexAttr(headSize / 2))
+                           : createElementCast(b, loc, qSlice, acc);
 
   // Keys batch b may see: kv_lens[b] when given.
   kvLength = keyCount;
@@ -496,17 +596,19 @@ namespace {
 
 /// attn.sdpa -> the tiled loop nest.
 struct TileSdpa : OpRewritePattern<SdpaOp> {
-  TileSdpa(MLIRContext *ctx, int64_t qTile, int64_t kvTile)
-      : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile) {}
+  TileSdpa(MLIRContext *ctx, int64_t qTile, int64_t kvTile, bool bf16Pairs)
+      : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile),
+        bf16Pairs(bf16Pairs) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    TileBuilder builder(op, rewriter, qTile, kvTile);
+    TileBuilder builder(op, rewriter, qTile, kvTile, bf16Pairs);
     rewriter.replaceOp(op, builder.build());
     return success();
   }
 
   int64_t qTile, kvTile;
+  bool bf16Pairs;
 };
 
 /// Tiles every attn.sdpa; rejects tile sizes that are not positive.
@@ -528,7 +630,7 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     if (layouts.wasInterrupted())
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    patterns.add<TileSdpa>(&getContext(), qTile, kvTile);
+    patterns.add<TileSdpa>(&getContext(), qTile, kvTile, bf16Pairs);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -38,29 +39,59 @@ using namespace mlir;
 /// the end of the pass.
 static constexpr llvm::StringLiteral kBlockMarker = "attn.register_block";
 
+/// The dimensions of a contraction this pass blocks.
+struct BlockableDims {
+  linalg::ContractionDimensions dims;
+  /// The reduced dimension of static size 2 innermost in both inputs (bf16
+  /// pairs, see attn-tile bf16-pairs), when there is one; dims.k then holds
+  /// the other, the K loop.
+  std::optional<unsigned> pair;
+};
+
 /// The contraction dimensions of `op` if it is a contraction on tensors this
-/// pass blocks: any batch dimensions, one or more M, one or more N, one K.
-/// `n` is reordered so that its last entry is the N dimension innermost in
-/// the result (the one vectorised); the others are blocked at 1, like batch
-/// dimensions (a sequence projection E[k, S] x K[B, H, S, D] has B, H and D
-/// as N dimensions).
-static FailureOr<linalg::ContractionDimensions>
-getBlockableDims(linalg::LinalgOp op) {
+/// pass blocks: any batch dimensions, one or more M, one or more N, one K
+/// (and maybe a pair). `n` is reordered so that its last entry is the N
+/// dimension innermost in the result (the one vectorised); the others are
+/// blocked at 1, like batch dimensions (a sequence projection E[k, S] x
+/// K[B, H, S, D] has B, H and D as N dimensions).
+static FailureOr<BlockableDims> getBlockableDims(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op))
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.empty() || dims->n.empty() ||
-      dims->k.size() != 1)
+  if (failed(dims) || dims->m.empty() || dims->n.empty())
+    return failure();
+  BlockableDims result{*dims, std::nullopt};
+  if (dims->k.size() == 2) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    auto isInnermostOf = [&](unsigned loop, OpOperand *operand) {
+      AffineMap map = op.getMatchingIndexingMap(operand);
+      return map.getNumResults() > 0 &&
+             map.getResults().back() == getAffineDimExpr(loop, op.getContext());
+    };
+    for (unsigned i = 0; i < 2; ++i) {
+      unsigned loop = dims->k[i];
+      if (ranges[loop] == 2 && llvm::all_of(op.getDpsInputOperands(),
+                                            [&](OpOperand *operand) {
+                                              return isInnermostOf(loop,
+                                                                   operand);
+                                            })) {
+        result.pair = loop;
+        result.dims.k = {dims->k[1 - i]};
+        break;
+      }
+    }
+  }
+  if (result.dims.k.size() != 1)
     return failure();
   AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   auto resultPosition = [&](unsigned loop) {
     return *resultMap.getResultPosition(getAffineDimExpr(loop, op.getContext()));
   };
-  llvm::sort(dims->n, [&](unsigned a, unsigned b) {
+  llvm::sort(result.dims.n, [&](unsigned a, unsigned b) {
     return resultPosition(a) < resultPosition(b);
   });
-  return dims;
+  return result;
 }
 
 /// Tiles `op` into register blocks, marks the block op and peels the M and
@@ -68,12 +99,13 @@ getBlockableDims(linalg::LinalgOp op) {
 static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
                                     linalg::LinalgOp op, int64_t mBlock,
                                     int64_t nBlock) {
-  FailureOr<linalg::ContractionDimensions> dims = getBlockableDims(op);
-  if (failed(dims))
+  FailureOr<BlockableDims> blockable = getBlockableDims(op);
+  if (failed(blockable))
     return success(); // Not a contraction this pass handles: left alone.
+  const linalg::ContractionDimensions *dims = &blockable->dims;
 
-  // Loops in the order (batch..., outer N..., M..., N, K), which the tiled
-  // loop nest (K innermost, for the accumulator hoisting) and the
+  // Loops in the order (batch..., outer N..., M..., N, K[, pair]), which
+  // the tiled loop nest (K innermost, for the accumulator hoisting) and the
   // outer-product lowering of the blocks both want. A generic is reordered;
   // a named op in another order is left alone.
   ArrayRef<unsigned> outerN = ArrayRef(dims->n).drop_back();
@@ -81,6 +113,8 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
   order.append(outerN.begin(), outerN.end());
   order.append(dims->m.begin(), dims->m.end());
   order.append({dims->n.back(), dims->k[0]});
+  if (blockable->pair)
+    order.push_back(*blockable->pair);
   rewriter.setInsertionPoint(op);
   if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
@@ -95,11 +129,14 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
 
   // Batch and outer M dimensions one at a time (a projection [B, S, E] x
   // [E, F] has B as an M dimension, since the weight lacks it), the
-  // innermost M in mBlock rows, N in nBlock columns, K one step at a time.
+  // innermost M in mBlock rows, N in nBlock columns, K one step at a time,
+  // the pair whole.
   unsigned m = dims->batch.size() + outerN.size() + dims->m.size() - 1;
   SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(1));
   sizes[m] = rewriter.getIndexAttr(mBlock);
   sizes[m + 1] = rewriter.getIndexAttr(nBlock);
+  if (blockable->pair)
+    sizes.back() = rewriter.getIndexAttr(0);
   scf::SCFTilingOptions options;
   options.setTileSizes(sizes);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
@@ -267,6 +304,161 @@ struct UnitKContractToOuterProduct : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// Whether `slice` takes a contiguous run of its source's elements in
+/// row-major order: every dimension after its first non-unit one whole.
+static bool isContiguousSlice(tensor::ExtractSliceOp slice) {
+  if (!slice.hasUnitStride())
+    return false;
+  RankedTensorType source = slice.getSourceType();
+  ArrayRef<int64_t> sizes = slice.getStaticSizes();
+  auto firstNonUnit = llvm::find_if(sizes, [](int64_t s) { return s != 1; });
+  for (int64_t d = std::distance(sizes.begin(), firstNonUnit) + 1,
+               e = source.getRank();
+       d < e; ++d)
+    if (ShapedType::isDynamic(sizes[d]) || sizes[d] != source.getDimSize(d))
+      return false;
+  return true;
+}
+
+/// `read` as a 1-D read of its source collapsed, when it reads the whole of
+/// a static tensor that is a contiguous slice (null otherwise). LLVM holds
+/// an n-D vector as an array of its rows: a register block's RHS of bf16
+/// pairs (N x 2) would be assembled from N two-element loads, where the
+/// flat read is N/16 full-width loads.
+static Value createFlatRead(PatternRewriter &rewriter,
+                            vector::TransferReadOp read) {
+  auto source = dyn_cast<RankedTensorType>(read.getBase().getType());
+  VectorType type = read.getVectorType();
+  // Collapsing a strided slice would bufferize to a copy.
+  auto slice = read.getBase().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!source || !source.hasStaticShape() || type.isScalable() ||
+      read.getMask() || source.getNumElements() != type.getNumElements() ||
+      !read.getPermutationMap().isMinorIdentity() ||
+      llvm::any_of(read.getInBoundsValues(), [](bool b) { return !b; }) ||
+      llvm::any_of(read.getIndices(),
+                   [](Value v) { return !isZeroInteger(v); }) ||
+      !slice || !isContiguousSlice(slice))
+    return Value();
+  Location loc = read.getLoc();
+  ReassociationIndices all =
+      llvm::to_vector(llvm::seq<int64_t>(0, source.getRank()));
+  Value flat = tensor::CollapseShapeOp::create(
+      rewriter, loc, read.getBase(), ArrayRef<ReassociationIndices>{all});
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  return vector::TransferReadOp::create(
+      rewriter, loc,
+      VectorType::get({type.getNumElements()}, type.getElementType()), flat,
+      ValueRange{zero}, read.getPadding(), ArrayRef<bool>{true});
+}
+
+/// `v` without the arith.extf from bf16 that produced it, or null when it is
+/// neither that nor bf16 itself.
+static Value getBf16Source(Value v) {
+  if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+    v = ext.getIn();
+  auto type = dyn_cast<VectorType>(v.getType());
+  return type && type.getElementType().isBF16() ? v : Value();
+}
+
+/// A register block's K step on bf16 pairs, `vector.contract` of an
+/// M x 1 x 2 by a 1 x N x 2 block (the pair reduced) into M x N f32, as
+/// AVX512-BF16 dot products: for each row, the row's pair broadcast to
+/// every lane against `lanes` pairs of the RHS per `vdpbf16ps`.
+struct PairContractToDotBF16 : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    Value lhs = getBf16Source(op.getLhs()), rhs = getBf16Source(op.getRhs());
+    if (!accType || accType.getRank() != 2 || accType.isScalable() ||
+        !accType.getElementType().isF32() || !lhs || !rhs ||
+        op.getKind() != vector::CombiningKind::ADD)
+      return rewriter.notifyMatchFailure(op, "not a bf16 x bf16 -> f32 add");
+    SmallVector<int64_t> bounds;
+    op.getIterationBounds(bounds);
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    // The result is (m, n) in that order; one reduced dimension has size 2
+    // (the pair) and the others size 1.
+    if (maps[2].getNumResults() != 2 || !maps[2].isProjectedPermutation())
+      return rewriter.notifyMatchFailure(op, "accumulator is not (m, n)");
+    unsigned m = maps[2].getDimPosition(0), n = maps[2].getDimPosition(1);
+    std::optional<unsigned> pair;
+    for (unsigned d = 0; d < bounds.size(); ++d) {
+      if (d == m || d == n || bounds[d] == 1)
+        continue;
+      if (bounds[d] != 2 || pair)
+        return rewriter.notifyMatchFailure(op, "reduces more than a pair");
+      pair = d;
+    }
+    // Each input's non-unit dimensions, in order: (m, pair) and (n, pair),
+    // so that a shape_cast flattens them row-major as the dot wants.
+    auto nonUnitDims = [&](AffineMap map) {
+      SmallVector<unsigned> dims;
+      for (AffineExpr e : map.getResults())
+        if (auto d = dyn_cast<AffineDimExpr>(e); d && bounds[d.getPosition()] != 1)
+          dims.push_back(d.getPosition());
+      return dims;
+    };
+    int64_t rows = bounds[m], columns = bounds[n];
+    auto withPair = [&](unsigned d) {
+      SmallVector<unsigned> dims;
+      if (bounds[d] != 1)
+        dims.push_back(d);
+      dims.push_back(*pair);
+      return dims;
+    };
+    if (!pair || !maps[0].isProjectedPermutation() ||
+        !maps[1].isProjectedPermutation() ||
+        nonUnitDims(maps[0]) != withPair(m) ||
+        nonUnitDims(maps[1]) != withPair(n))
+      return rewriter.notifyMatchFailure(op, "not an M x 2 by N x 2 block");
+    int64_t lanes = columns % 16 == 0 ? 16 : columns % 8 == 0 ? 8 : 4;
+    if (columns % lanes != 0)
+      return rewriter.notifyMatchFailure(op, "N is not whole vectors");
+
+    Location loc = op.getLoc();
+    Type bf16 = rewriter.getBF16Type(), i32 = rewriter.getI32Type();
+    Value lhsRows = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({rows, 2}, bf16), lhs);
+    Value rhsFlat;
+    if (auto read = rhs.getDefiningOp<vector::TransferReadOp>())
+      rhsFlat = createFlatRead(rewriter, read);
+    if (!rhsFlat)
+      rhsFlat = vector::ShapeCastOp::create(
+          rewriter, loc, VectorType::get({columns * 2}, bf16), rhs);
+    Value result = op.getAcc();
+    for (int64_t r = 0; r < rows; ++r) {
+      // The row's pair as one i32, broadcast: (q0, q1) in every lane.
+      Value pairBits = vector::BitCastOp::create(
+          rewriter, loc, VectorType::get({1}, i32),
+          vector::ExtractOp::create(rewriter, loc, lhsRows, r));
+      Value broadcast = vector::BroadcastOp::create(
+          rewriter, loc, VectorType::get({lanes}, i32),
+          vector::ExtractOp::create(rewriter, loc, pairBits, 0));
+      Value lhsPairs = vector::BitCastOp::create(
+          rewriter, loc, VectorType::get({lanes * 2}, bf16), broadcast);
+      Value row = vector::ExtractOp::create(rewriter, loc, result, r);
+      for (int64_t c = 0; c < columns; c += lanes) {
+        Value rhsPairs = vector::ExtractStridedSliceOp::create(
+            rewriter, loc, rhsFlat, ArrayRef<int64_t>{2 * c},
+            ArrayRef<int64_t>{2 * lanes}, ArrayRef<int64_t>{1});
+        Value acc = vector::ExtractStridedSliceOp::create(
+            rewriter, loc, row, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{lanes},
+            ArrayRef<int64_t>{1});
+        Value dot =
+            x86vector::DotBF16Op::create(rewriter, loc, acc, lhsPairs, rhsPairs);
+        row = vector::InsertStridedSliceOp::create(rewriter, loc, dot, row,
+                                                   ArrayRef<int64_t>{c},
+                                                   ArrayRef<int64_t>{1});
+      }
+      result = vector::InsertOp::create(rewriter, loc, row, result, r);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// A masked float reduction (a partial row) as an unmasked one over the row
 /// with the masked-off lanes replaced by the reduction's identity. LLVM
 /// expands the vector-predicated reduction a masked one becomes into a
@@ -379,6 +571,13 @@ struct AttnVectorizeTilesPass
       vector::populateVectorReductionToContractPatterns(patterns);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
       patterns.add<UnitKContractToOuterProduct>(&getContext());
+      if (bf16Dot) {
+        patterns.add<PairContractToDotBF16>(&getContext(), /*benefit=*/2);
+        // The vectoriser widens bf16 after broadcasting and transposing the
+        // operands into the iteration space; moving the extf before them
+        // lets the contraction patterns fold both into its maps.
+        vector::populateSinkVectorOpsPatterns(patterns);
+      }
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateVectorOuterProductLoweringPatterns(patterns);
       vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);

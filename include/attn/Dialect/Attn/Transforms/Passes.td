@@ -160,6 +160,17 @@ def AttnTile : Pass<"attn-tile"> {
     - finally writes `acc / l` (0 where `l` is 0: every key masked) into the
       destination, converted to its element type.
 
+    With `bf16-pairs`, an op whose query, key and value are bf16 and whose
+    head size is even keeps them bf16 and contracts pairs of the reduced
+    dimension (for dot-product instructions, `attn-vectorize-tiles
+    bf16-dot`): K is packed as `[B, Hkv, key tiles, D/2, kv-tile, 2]`, V as
+    `[B, Hkv, key tiles, kv-tile/2, Dv, 2]` (zero-padded), the query tile is
+    viewed as `[rows, D/2, 2]`, and `P` is rounded to bf16 (as PyTorch and
+    FlashAttention do for bf16) and padded with a zero to an even number of
+    keys for `P V_t`. Scores, softmax statistics and the output
+    accumulator stay f32. Otherwise bf16 and f16 tiles are widened to f32
+    once and both contractions are f32.
+
     No tensor of `Sq x Skv` scores exists: the largest intermediate is one
     `q-tile x kv-tile` score tile, so memory is linear in the sequence
     length. Tiles at the ends may be partial (any `Sq`, `Skv`, dynamic
@@ -172,6 +183,9 @@ def AttnTile : Pass<"attn-tile"> {
            "Query rows per tile">,
     Option<"kvTile", "kv-tile", "int64_t", /*default=*/"64",
            "Keys per step of the inner loop">,
+    Option<"bf16Pairs", "bf16-pairs", "bool", /*default=*/"false",
+           "Contract bf16 inputs as bf16 pairs of the reduced dimension "
+           "(K and V packed into pairs) instead of widening them to f32">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
@@ -238,6 +252,15 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       masks) stay scalar: memory holds one i1 per byte, a vector of i1 is
       packed bits.
 
+    A contraction may also reduce over a pair: a second K dimension of
+    static size 2 that is innermost in both inputs (what `attn-tile
+    bf16-pairs` produces for bf16). Its blocks take the whole pair per K
+    step; with `bf16-dot` each K step of an M x N block whose inputs are
+    bf16 is `M * N / lanes` `x86vector.avx512.dot` ops (`vdpbf16ps`: 2
+    multiply-adds per f32 lane), one broadcast pair of the LHS row against
+    `lanes` pairs of the RHS, accumulating in f32. Without it the pairs are
+    widened to f32 and multiplied like any contraction.
+
     The contraction must read N contiguously from its RHS and write it
     contiguously (the layout `attn-tile` produces); other layouts are still
     correct, only slower.
@@ -249,13 +272,17 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
            "Columns of the output block held in registers">,
     Option<"rowElements", "row-elements", "int64_t", /*default=*/"128",
            "Longest row (elements) the row ops vectorise whole">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "Lower bf16 pair contractions to x86vector.avx512.dot "
+           "(AVX512-BF16 vdpbf16ps)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 
