@@ -276,18 +276,20 @@ class AttnMlir:
 
     name = "attn-mlir"
 
-    def __init__(self, attnc, pipeline=None, workdir=None, autotune=False):
+    def __init__(self, attnc, pipeline=None, workdir=None, autotune=False, dtype="f32"):
         self.attnc = attnc
         self.pipeline = pipeline
         self.autotune = autotune
+        # f32 takes float32 arrays; bf16 takes uint16 arrays of bf16 bits.
+        self.dtype = dtype
         self.workdir = workdir or tempfile.mkdtemp(prefix="attn-bench-")
         self.name = ("attn-mlir" + (" autotuned" if autotune else "")
                      + (f" [{pipeline}]" if pipeline else ""))
 
     @staticmethod
-    def source(cfg):
+    def source(cfg, dtype="f32"):
         def t(h, s):
-            return f"tensor<{cfg.B}x{h}x{s}x{cfg.D}xf32>"
+            return f"tensor<{cfg.B}x{h}x{s}x{cfg.D}x{dtype}>"
 
         q, kv = t(cfg.Hq, cfg.Sq), t(cfg.Hkv, cfg.Skv)
         causal = " causal" if cfg.causal else ""
@@ -302,7 +304,7 @@ func.func @sdpa(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
     def compile(self, cfg):
         stem = os.path.join(self.workdir, f"sdpa-{len(os.listdir(self.workdir))}")
         with open(stem + ".mlir", "w") as f:
-            f.write(self.source(cfg))
+            f.write(self.source(cfg, self.dtype))
         command = [self.attnc, stem + ".mlir", "--emit=shared", "-o", stem + ".so"]
         if self.pipeline:
             command.append(f"--cpu-pipeline={self.pipeline}")
@@ -315,7 +317,9 @@ func.func @sdpa(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
 
     def prepare(self, cfg, q, k, v):
         function = self.compile(cfg)._mlir_ciface_sdpa
-        out = np.full((cfg.B, cfg.Hq, cfg.Sq, cfg.D), np.nan, np.float32)
+        shape = (cfg.B, cfg.Hq, cfg.Sq, cfg.D)
+        out = (np.full(shape, np.nan, np.float32) if self.dtype == "f32"
+               else np.full(shape, 0x7FC0, np.uint16))  # bf16 NaN
         descriptors = [memref(x) for x in (q, k, v, out)]
         pointers = [ctypes.byref(d) for d in descriptors]
 

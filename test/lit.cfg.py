@@ -59,6 +59,8 @@ if "avx2" in flags and "fma" in flags:
     config.available_features.add("host-avx2")
 if "avx512f" in flags:
     config.available_features.add("host-avx512")
+if "avx512_bf16" in flags:
+    config.available_features.add("host-avx512bf16")
 
 # AArch64 code runs under qemu-user on Debian's cross C library
 # (scripts/deps.sh installs both where apt can).

@@ -17,7 +17,8 @@
 #   check_spills.py FILE.s [--all] [--min-fmas N]
 #
 # prints one line per multiply-add loop ("loop BB0_12 depth 6: 8 fma, 0
-# spills, 0 reloads", hot ones marked) and a summary; exit 1 on a spill or
+# spills, 0 reloads [8 vfmadd231ps]", hot ones marked, the multiply-add
+# instructions counted by mnemonic) and a summary; exit 1 on a spill or
 # reload in a hot loop.
 #
 # ===----------------------------------------------------------------------=== #
@@ -69,8 +70,12 @@ def parse(lines):
         if not code.strip():
             continue
         loop = loops[current]
-        if FMA.match(code):
+        fma = FMA.match(code)
+        if fma:
             loop["fma"] += 1
+            mnemonics = loop.setdefault("mnemonics", {})
+            name = fma.group(1)
+            mnemonics[name] = mnemonics.get(name, 0) + 1
         if SPILL.search(line):
             loop["spill"] += 1
         if RELOAD.search(line):
@@ -100,9 +105,10 @@ def main():
     bad = 0
     for name, loop in sorted(fmaLoops.items(),
                              key=lambda item: (-item[1]["depth"], -item[1]["fma"])):
+        kinds = ", ".join(f"{n} {m}" for m, n in sorted(loop["mnemonics"].items()))
         print(f"{'hot ' if name in hot else ''}loop {name} depth "
               f"{loop['depth']}: {loop['fma']} fma, {loop['spill']} spills, "
-              f"{loop['reload']} reloads")
+              f"{loop['reload']} reloads [{kinds}]")
         if name in hot and (loop["spill"] or loop["reload"]):
             bad += 1
     most = max(loop["fma"] for loop in hot.values())

@@ -6,7 +6,7 @@
 // RUN: attnc %s --emit=mlir -o /dev/null --print-pipeline --mcpu=znver3 2>&1 | FileCheck %s --check-prefix=AVX2
 
 // TIME: target: {{.+}}
-// TIME: kernel: q-tile={{[0-9]+}} kv-tile={{[0-9]+}} m-block={{[0-9]+}} n-block={{[0-9]+}} row-elements={{[0-9]+}}
+// TIME: kernel: q-tile={{[0-9]+}} kv-tile={{[0-9]+}} m-block={{[0-9]+}} n-block={{[0-9]+}} row-elements={{[0-9]+}} bf16-dot={{true|false}}
 // TIME: Execution time report
 // TIME: parse and verify
 // TIME: MLIR pipeline
@@ -21,12 +21,12 @@
 // RUN: attnc %s --emit=mlir -o /dev/null --print-pipeline --cpu-pipeline="lowering=reference" 2>&1 | FileCheck %s --check-prefix=REF
 // RUN: not attnc %s --emit=mlir -o /dev/null --cpu-pipeline="lowering=flash" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// PIPE: attn-decompose-multihead,attn-sparsify{explain=false kv-tile=64 q-tile=128},attn-tile{kv-tile=64 q-tile=128},attn-lower-to-linalg,attn-polynomial-exp,canonicalize
-// PIPE-SAME: attn-vectorize-tiles{m-block=4 n-block=64 row-elements=256}
+// PIPE: attn-decompose-multihead,attn-sparsify{explain=false kv-tile=64 q-tile=128},attn-tile{bf16-pairs=false kv-tile=64 q-tile=128},attn-lower-to-linalg,attn-polynomial-exp,canonicalize
+// PIPE-SAME: attn-vectorize-tiles{bf16-dot=false m-block=4 n-block=64 row-elements=256}
 // PIPE-SAME: one-shot-bufferize
 // PIPE-SAME: buffer-results-to-out-params
 // PIPE-SAME: convert-to-llvm
-// AVX2: attn-vectorize-tiles{m-block=4 n-block=16 row-elements=128}
+// AVX2: attn-vectorize-tiles{bf16-dot=false m-block=4 n-block=16 row-elements=128}
 // REF: attn-decompose-multihead,attn-lower-to-linalg,attn-polynomial-exp,canonicalize
 // BAD: attnc: error: --cpu-pipeline: cannot parse 'lowering=flash'
 

@@ -218,6 +218,20 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
   Value keys = tileSize(keyStart, keyCount, kvTile);
   Value kTileT = packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys);
+  // V_t in the accumulator type, or its pairs of keys (the last one padded
+  // with a zero key when `keys` is odd).
+  OpFoldResult keyPairs;
+  Value vTile;
+  if (pairs) {
+    AffineExpr s0 = getAffineSymbolExpr(0, ctx);
+    keyPairs = affine::makeComposedFoldedAffineApply(b, loc, s0.ceilDiv(2),
+                                                     {OpFoldResult(keys)});
+    vTile = packedTile(valuePairs, batch, kvHead, keyStart, /*keyDim=*/0,
+                       getValueOrCreateConstantIndexOp(b, loc, keyPairs));
+  } else {
+    vTile = createElementCast(
+        b, loc, slice2d(op.getValue(), batch, kvHead, keyStart, keys), acc);
+  }
 
   // S = Q_t K_t^T in the accumulator type, read from the packed K^T so
   // that the innermost loop (after the pair) runs over keys, contiguously
@@ -307,13 +321,11 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   // innermost loop (after the pair) runs over output features, contiguously
   // in V_t and acc.
   Value scaledOut = scaleRows(out, id2, rowMap, 2);
-  Value lhs, vTile;
+  Value lhs = dropped;
   if (pairs) {
     // P in bf16, padded with a zero to whole pairs of keys (V's padding
     // row is zero too).
     AffineExpr s0 = getAffineSymbolExpr(0, ctx);
-    OpFoldResult keyPairs = affine::makeComposedFoldedAffineApply(
-        b, loc, s0.ceilDiv(2), {OpFoldResult(keys)});
     OpFoldResult evenKeys =
         affine::makeComposedFoldedAffineApply(b, loc, s0 * 2, {keyPairs});
     Value narrow = createElementCast(b, loc, dropped, b.getBF16Type());
@@ -325,12 +337,6 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
         narrow, zeroBf16, /*nofold=*/false, loc, b,
         {rows, getValueOrCreateConstantIndexOp(b, loc, evenKeys)});
     lhs = splitPairs(padded, keyPairs);
-    vTile = packedTile(valuePairs, batch, kvHead, keyStart, /*keyDim=*/0,
-                       getValueOrCreateConstantIndexOp(b, loc, keyPairs));
-  } else {
-    lhs = dropped;
-    vTile = createElementCast(
-        b, loc, slice2d(op.getValue(), batch, kvHead, keyStart, keys), acc);
   }
   Value newOut = buildContraction(lhs, vTile, scaledOut);
   return {newMax, newSum, newOut};
