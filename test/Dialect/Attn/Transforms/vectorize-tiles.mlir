@@ -92,7 +92,9 @@ func.func @dynamic_block(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>, %c: tensor<
 // A row maximum over a tile of at most 64 x 64 (affine.min sizes): one row
 // at a time, a masked 64-wide vector read, and the lanes past the row's end
 // set to the identity (-inf) before an unmasked reduction (LLVM turns a
-// masked reduction into a scalar chain).
+// masked reduction into a scalar chain), which is a tree of elementwise
+// maxima of halves down to one element (LLVM expands a NaN-aware max
+// reduction into a scalar chain too).
 // CHECK-LABEL: func.func @rowmax
 // CHECK: %[[ROWS:.*]] = affine.min
 // CHECK: %[[KEYS:.*]] = affine.min
@@ -101,7 +103,16 @@ func.func @dynamic_block(%a: tensor<?x64xf32>, %b: tensor<64x?xf32>, %c: tensor<
 // CHECK: vector.transfer_read %{{.*}}, %[[M]] {{.*}} : tensor<1x?xf32>, vector<64xf32>
 // CHECK: %[[M1:.*]] = vector.create_mask %[[KEYS]] : vector<64xi1>
 // CHECK: %[[ROW:.*]] = arith.select %[[M1]], %{{.*}}, %[[NEGINF:.*]] : vector<64xi1>, vector<64xf32>
-// CHECK: vector.reduction <maxnumf>, %[[ROW]], %{{.*}} : vector<64xf32> into f32
+// CHECK: %[[LO:.*]] = vector.extract_strided_slice %[[ROW]] {offsets = [0], sizes = [32], strides = [1]}
+// CHECK: %[[HI:.*]] = vector.extract_strided_slice %[[ROW]] {offsets = [32], sizes = [32], strides = [1]}
+// CHECK: arith.maxnumf %[[LO]], %[[HI]] : vector<32xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: arith.maxnumf %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK: %[[ONE:.*]] = arith.maxnumf %{{.*}}, %{{.*}} : vector<1xf32>
+// CHECK: %[[MAX:.*]] = vector.extract %[[ONE]][0] : f32 from vector<1xf32>
+// CHECK: arith.maxnumf %[[MAX]], %{{.*}} : f32
 // CHECK-NOT: vector.mask
 // CHECK-NOT: linalg.generic
 func.func @rowmax(%s: tensor<128x100xf32>, %m: tensor<128xf32>, %i: index, %j: index) -> tensor<?xf32> {
