@@ -3,16 +3,16 @@
 // Part of attn-mlir, an MLIR-based attention compiler.
 //
 // attn-run FILE.mlir [--entry=NAME] [--inputs=a.npy,...] [--outputs=o.npy,...]
-//          [--seed=N] [--input-shapes=AxB...,...] [--check] [--repeat=N]
-//          [--dump=DIR] [--target=cpu|cuda] [--gpu-arch=sm_XY]
+//          [--seed=N] [--input-shapes=AxB...,...] [--check [--expected=e.npy,...]]
+//          [--repeat=N] [--dump=DIR] [--target=cpu|cuda] [--gpu-arch=sm_XY]
 //
 // Compiles the module with the CPU pipeline (the one attnc uses), or with
 // --target=cuda the CUDA pipeline (inputs copied to device buffers, outputs
 // poisoned there and copied back, --repeat timed with CUDA events), calls
 // the entry function on .npy or seeded random inputs with NaN-poisoned
-// outputs, and optionally compares every output with the float64 reference:
-// the same module widened by --attn-widen-to-f64 and compiled by the CPU
-// reference pipeline.
+// outputs, and optionally compares every output with the float64 reference
+// (the same module widened by --attn-widen-to-f64 and compiled by the CPU
+// reference pipeline) or with given arrays, as a whole and row by row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +72,12 @@ cl::opt<bool> check("check",
                     cl::desc("Compare every output with the float64 "
                              "reference; exit 1 above tolerance"),
                     cl::cat(category));
+cl::list<std::string> expectedFiles(
+    "expected", cl::CommaSeparated, cl::value_desc("a.npy,..."),
+    cl::desc("With --check: compare with these arrays, one .npy per result "
+             "(e.g. from an independent oracle), instead of the float64 "
+             "reference lowering"),
+    cl::cat(category));
 cl::opt<std::string> dumpDir(
     "dump", cl::value_desc("dir"),
     cl::desc("Write the inputs (inN.npy), the outputs (outN.npy) and, with "
@@ -226,27 +232,67 @@ struct Comparison {
   /// ||got - want|| / ||want|| (Frobenius); infinite if any value of
   /// either is not finite.
   double relativeError = 0;
+  /// The largest error of one row (the last dimension: one query's output
+  /// features): ||got_row - want_row|| / ||want_row||, or the absolute
+  /// ||got_row|| where the reference row is 0 (a fully masked row). One
+  /// wrong row among thousands barely moves the Frobenius error.
+  double maxRowError = 0;
+  /// The index of that row (the output's leading dimensions).
+  SmallVector<int64_t> worstRow;
   /// Elements where `got` or `want` is NaN or infinite: attention of finite
   /// inputs is finite (a fully masked row gives 0), so such a value is an
   /// element the code never wrote (outputs start as NaN) or an overflow.
   int64_t nonFinite = 0;
+
+  bool passes(double tolerance) const {
+    return relativeError <= tolerance && maxRowError <= tolerance;
+  }
 };
 
 Comparison compare(const HostArray &got, const HostArray &want) {
   Comparison result;
+  ArrayRef<int64_t> shape = want.getShape();
+  int64_t rowLength = shape.empty() ? 1 : shape.back();
+  int64_t elements = want.getNumElements();
   double diff = 0, norm = 0;
-  for (int64_t i = 0, e = want.getNumElements(); i < e; ++i) {
-    double g = got.get(i), w = want.get(i);
-    if (!std::isfinite(g) || !std::isfinite(w)) {
-      ++result.nonFinite;
-      continue;
+  int64_t worst = 0, firstNonFinite = -1;
+  for (int64_t row = 0; rowLength > 0 && row * rowLength < elements; ++row) {
+    double rowDiff = 0, rowNorm = 0;
+    for (int64_t i = row * rowLength, e = i + rowLength; i < e; ++i) {
+      double g = got.get(i), w = want.get(i);
+      if (!std::isfinite(g) || !std::isfinite(w)) {
+        ++result.nonFinite;
+        if (firstNonFinite < 0)
+          firstNonFinite = row;
+        continue;
+      }
+      rowDiff += (g - w) * (g - w);
+      rowNorm += w * w;
     }
-    diff += (g - w) * (g - w);
-    norm += w * w;
+    diff += rowDiff;
+    norm += rowNorm;
+    double rowError = std::sqrt(rowDiff) /
+                      (rowNorm > 0 ? std::sqrt(rowNorm) : 1.0);
+    if (rowError > result.maxRowError) {
+      result.maxRowError = rowError;
+      worst = row;
+    }
   }
   result.relativeError =
       result.nonFinite ? INFINITY
                        : std::sqrt(diff) / (norm > 0 ? std::sqrt(norm) : 1.0);
+  // With non-finite values, the first row that has one.
+  if (result.nonFinite) {
+    result.maxRowError = INFINITY;
+    worst = firstNonFinite;
+  }
+  // The row's index in the leading dimensions, outermost first.
+  result.worstRow.assign(shape.empty() ? 0 : shape.size() - 1, 0);
+  for (int64_t d = static_cast<int64_t>(result.worstRow.size()) - 1; d >= 0;
+       --d) {
+    result.worstRow[d] = shape[d] ? worst % shape[d] : 0;
+    worst = shape[d] ? worst / shape[d] : 0;
+  }
   return result;
 }
 
@@ -264,10 +310,36 @@ LogicalResult dumpArrays(ArrayRef<HostArray> arrays, unsigned first,
   return success();
 }
 
-/// Runs the float64 reference on `arrays`' inputs and compares each output.
-LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
-                           const FunctionAbi &abi, ArrayRef<HostArray> arrays,
-                           const CpuTargetOptions &options) {
+/// The --expected arrays, one per result of `abi`, each of the shape of
+/// the result in `arrays` (inputs, then results).
+FailureOr<SmallVector<HostArray>> loadExpected(const FunctionAbi &abi,
+                                               ArrayRef<HostArray> arrays) {
+  unsigned results = abi.params.size() - abi.numInputs;
+  if (expectedFiles.size() != results)
+    return reportError("@" + abi.name + " has " + Twine(results) +
+                       " results, --expected names " +
+                       Twine(expectedFiles.size()) + " files");
+  SmallVector<HostArray> expected;
+  for (unsigned i = 0; i < results; ++i) {
+    auto array = readNpy(expectedFiles[i]);
+    if (!array)
+      return reportError(llvm::toString(array.takeError()));
+    ArrayRef<int64_t> want = arrays[abi.numInputs + i].getShape();
+    if (array->getShape() != want)
+      return reportError(expectedFiles[i] + " holds a " +
+                         formatShape(array->getShape()) + " array, result #" +
+                         Twine(i) + " of @" + abi.name + " is " +
+                         formatShape(want));
+    expected.push_back(convertArray(*array, AbiElement::f64));
+  }
+  return expected;
+}
+
+/// The results of `func`'s float64 reference (the reference lowering of
+/// the module widened to f64) on `arrays`' inputs.
+FailureOr<SmallVector<HostArray>>
+computeReference(ModuleOp module, func::FuncOp func, const FunctionAbi &abi,
+                 ArrayRef<HostArray> arrays, const CpuTargetOptions &options) {
   OwningOpRef<ModuleOp> wide = module.clone();
   PassManager pm(module.getContext());
   pm.addPass(createAttnWidenToF64());
@@ -297,19 +369,46 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
     return reportError(llvm::toString(std::move(err)));
   if (failed(dumpArrays(wideArrays, abi.numInputs, "ref")))
     return failure();
+  return SmallVector<HostArray>(
+      std::make_move_iterator(wideArrays.begin() + abi.numInputs),
+      std::make_move_iterator(wideArrays.end()));
+}
+
+/// Compares each output in `arrays` with the --expected arrays, or with the
+/// float64 reference on the same inputs.
+LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
+                           const FunctionAbi &abi, ArrayRef<HostArray> arrays,
+                           const CpuTargetOptions &options) {
+  FailureOr<SmallVector<HostArray>> expected =
+      expectedFiles.empty()
+          ? computeReference(module, func, abi, arrays, options)
+          : loadExpected(abi, arrays);
+  if (failed(expected))
+    return failure();
 
   bool ok = true;
   for (unsigned i = abi.numInputs; i < abi.params.size(); ++i) {
     const AbiParam &param = abi.params[i];
-    Comparison comparison = compare(arrays[i], wideArrays[i]);
+    Comparison comparison = compare(arrays[i], (*expected)[i - abi.numInputs]);
     double tolerance = getTolerance(param.element);
-    bool pass = comparison.relativeError <= tolerance;
+    bool pass = comparison.passes(tolerance);
     ok &= pass;
     llvm::outs() << llvm::formatv(
-        "@{0} result #{1} {2}: relative error {3:e} (tolerance {4:e}) {5}",
+        "@{0} result #{1} {2}: relative error {3:e}, largest row error {4:e}"
+        "{5} (tolerance {6:e}) {7}",
         abi.name, i - abi.numInputs,
         formatTensorType(arrays[i].getShape(), param.element),
-        comparison.relativeError, tolerance, pass ? "ok" : "FAIL");
+        comparison.relativeError, comparison.maxRowError,
+        comparison.worstRow.empty()
+            ? std::string()
+            : " at [" +
+                  llvm::join(llvm::map_range(comparison.worstRow,
+                                             [](int64_t d) {
+                                               return std::to_string(d);
+                                             }),
+                             ", ") +
+                  "]",
+        tolerance, pass ? "ok" : "FAIL");
     if (comparison.nonFinite)
       llvm::outs() << ", " << comparison.nonFinite << " of "
                    << arrays[i].getNumElements()
@@ -414,6 +513,9 @@ LogicalResult run(MLIRContext &context) {
   auto settings = compileFlags.parse();
   if (!settings)
     return reportError(llvm::toString(settings.takeError()));
+  if (!expectedFiles.empty() && !check)
+    return reportError("--expected gives what --check compares with; add "
+                       "--check");
   if (targetName != "cpu" && targetName != "cuda")
     return reportError("unknown target '" + targetName +
                        "'; attn-run supports: cpu, cuda");
