@@ -100,18 +100,27 @@ LogicalResult reportError(const Twine &message) {
   return failure();
 }
 
-/// Relative error tolerated by --check for each output element kind.
-double getTolerance(AbiElement element) {
+/// Relative errors tolerated by --check for an output element kind: of the
+/// whole output, and of any one row. A row's error fluctuates more than the
+/// average over thousands of rows (Linformer's f32 rows, whose projections
+/// sum 1024 products, reach 1.1e-5); ten times the whole-output tolerance
+/// (twice for f16/bf16, whose output rounding alone is 2e-3 per row) still
+/// fails a row that is wrong.
+struct Tolerance {
+  double whole = 0, row = 0;
+};
+
+Tolerance getTolerance(AbiElement element) {
   switch (element) {
   case AbiElement::f16:
   case AbiElement::bf16:
-    return 1e-2;
+    return {1e-2, 2e-2};
   case AbiElement::f32:
-    return 1e-5;
+    return {1e-5, 1e-4};
   case AbiElement::f64:
-    return 1e-12;
+    return {1e-12, 1e-11};
   default:
-    return 0;
+    return {0, 0};
   }
 }
 
@@ -244,8 +253,8 @@ struct Comparison {
   /// element the code never wrote (outputs start as NaN) or an overflow.
   int64_t nonFinite = 0;
 
-  bool passes(double tolerance) const {
-    return relativeError <= tolerance && maxRowError <= tolerance;
+  bool passes(Tolerance tolerance) const {
+    return relativeError <= tolerance.whole && maxRowError <= tolerance.row;
   }
 };
 
@@ -390,12 +399,12 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
   for (unsigned i = abi.numInputs; i < abi.params.size(); ++i) {
     const AbiParam &param = abi.params[i];
     Comparison comparison = compare(arrays[i], (*expected)[i - abi.numInputs]);
-    double tolerance = getTolerance(param.element);
+    Tolerance tolerance = getTolerance(param.element);
     bool pass = comparison.passes(tolerance);
     ok &= pass;
     llvm::outs() << llvm::formatv(
         "@{0} result #{1} {2}: relative error {3:e}, largest row error {4:e}"
-        "{5} (tolerance {6:e}) {7}",
+        "{5} (tolerance {6:e}, per row {7:e}) {8}",
         abi.name, i - abi.numInputs,
         formatTensorType(arrays[i].getShape(), param.element),
         comparison.relativeError, comparison.maxRowError,
@@ -408,7 +417,7 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
                                              }),
                              ", ") +
                   "]",
-        tolerance, pass ? "ok" : "FAIL");
+        tolerance.whole, tolerance.row, pass ? "ok" : "FAIL");
     if (comparison.nonFinite)
       llvm::outs() << ", " << comparison.nonFinite << " of "
                    << arrays[i].getNumElements()

@@ -12,6 +12,8 @@
 // CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[CM128:.*]] = arith.constant -128 : index
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant 0.180336878 : f32
 // K is packed once, outside the loops, into contiguous K_t^T tiles
 // [B, Hkv, Skv / 64, D, 64].
@@ -19,7 +21,8 @@
 // CHECK: %[[KP:.*]] = linalg.transpose ins(%[[KS]] : tensor<2x2x4x64x64xf32>) outs(%{{.*}} : tensor<2x2x4x64x64xf32>) permutation = [0, 1, 2, 4, 3]
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[T:.*]]) in (2, 8, 4) shared_outs(%[[O:.*]] = %{{.*}}) -> (tensor<2x8x128x64xf32>)
 // CHECK: %[[ROW0:.*]] = arith.muli %[[T]], %[[C32]]
-// CHECK: %[[KVH:.*]] = arith.divui %[[H]], %{{.*}} : index
+// GQA: 8 query heads over 2 key/value heads, query head h reads h / 4.
+// CHECK: %[[KVH:.*]] = arith.divui %[[H]], %[[C4]] : index
 // CHECK: %[[QT:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %{{.*}}, 64] [1, 1, 1, 1] : tensor<2x8x128x64xf32> to tensor<?x64xf32>
 // Causal, bottom-right (diagonal offset 256 - 128): the band of row i is
 // [0, i + 128 + 1). Keys every row of the tile sees end at the first row's
@@ -29,7 +32,7 @@
 // CHECK: %[[LAST:.*]] = arith.addi %[[ROW0]], %{{.*}} : index
 // CHECK: %[[PAST:.*]] = arith.addi %[[LAST]], %[[C1]] : index
 // CHECK: %[[SHIFT:.*]] = arith.addi %[[PAST]], %[[C256]] : index
-// CHECK: %[[DIAGEND:.*]] = arith.addi %[[SHIFT]], %[[CM128:.*]] : index
+// CHECK: %[[DIAGEND:.*]] = arith.addi %[[SHIFT]], %[[CM128]] : index
 // CHECK: %[[ENDC:.*]] = arith.minsi %[[DIAGEND]], %[[C256]] : index
 // CHECK: %[[END:.*]] = arith.maxsi %[[ENDC]], %[[C0:.*]] : index
 // CHECK: %[[FIRSTPAST:.*]] = arith.addi %[[ROW0]], %[[C1]] : index

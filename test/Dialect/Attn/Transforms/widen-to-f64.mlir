@@ -1,11 +1,12 @@
 // RUN: attn-opt %s --attn-widen-to-f64 --split-input-file | FileCheck %s
 
 // Signatures, the destination, the attn op and the return are retyped; the
-// i1 mask and the f32 modifier region are kept.
+// i1 mask (as the op's mask operand), causal and the f32 modifier region are
+// kept.
 // CHECK-LABEL: func.func @sdpa
-// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x5x8xf64>, %{{.*}}: tensor<1x2x7x8xf64>, %{{.*}}: tensor<1x2x7x8xf64>, %{{.*}}: tensor<5x7xi1>) -> tensor<1x2x5x8xf64>
-// CHECK: tensor.empty() : tensor<1x2x5x8xf64>
-// CHECK: attn.sdpa {{.*}} : tensor<1x2x5x8xf64>, tensor<1x2x7x8xf64>, tensor<1x2x7x8xf64> -> tensor<1x2x5x8xf64> score_mod {
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x5x8xf64>, %[[K:.*]]: tensor<1x2x7x8xf64>, %[[V:.*]]: tensor<1x2x7x8xf64>, %[[M:.*]]: tensor<5x7xi1>) -> tensor<1x2x5x8xf64>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x2x5x8xf64>
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]] mask(%[[M]] : tensor<5x7xi1>) outs(%[[E]]) causal : tensor<1x2x5x8xf64>, tensor<1x2x7x8xf64>, tensor<1x2x7x8xf64> -> tensor<1x2x5x8xf64> score_mod {
 // CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
 // CHECK: arith.mulf %{{.*}} : f32
 // CHECK: return %{{.*}} : tensor<1x2x5x8xf64>
