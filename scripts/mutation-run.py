@@ -6,8 +6,8 @@
 #   python3 scripts/mutation-run.py [--build build] [--tests DIR ...] [--only M3]
 #
 # Applies one semantic mutation at a time to the attention builders
-# (ScoreBuilders, KeyBand, TileAttention: one comparison, operand or constant
-# each), rebuilds incrementally, runs the tests that execute compiled code,
+# (ScoreBuilders, KeyBand, TileAttention, and the bf16 dot lowering of
+# VectorizeTiles: one comparison, operand or constant each), rebuilds incrementally, runs the tests that execute compiled code,
 # and restores the source. A mutant is killed when some test fails; the
 # table says which tests killed it, and whether one of them compares with an
 # oracle independent of the builders (attn_check.py's NumPy float64, or
@@ -27,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCORE = "lib/Dialect/Attn/Utils/ScoreBuilders.cpp"
 BAND = "lib/Dialect/Attn/Analysis/KeyBand.cpp"
 TILE = "lib/Dialect/Attn/Transforms/TileAttention.cpp"
+VECTORIZE = "lib/Dialect/Attn/Transforms/VectorizeTiles.cpp"
 
 # (name, file, original text, mutated text, what it breaks)
 MUTANTS = [
@@ -62,10 +63,12 @@ MUTANTS = [
      "ValueRange{m, newMax}",
      "ValueRange{newMax, m}",
      "online softmax: rescale factor inverted"),
-    ("M9", TILE,
-     "b.getZeroAttr(b.getBF16Type())",
-     "b.getFloatAttr(b.getBF16Type(), 1.0)",
-     "bf16 pairs: the padding probability is 1, not 0"),
+    # (Padding P with 1 instead of 0 is an equivalent mutant: V's padding
+    # row is zero, so the product is 0 either way.)
+    ("M9", VECTORIZE,
+     "rewriter, loc, rhsFlat, ArrayRef<int64_t>{2 * c},",
+     "rewriter, loc, rhsFlat, ArrayRef<int64_t>{0},",
+     "vdpbf16ps: every lane chunk reads the first 16 key pairs"),
     ("M10", TILE,
      "auto isBf16 = [](Value v) {\n      return cast<ShapedType>(v.getType()).getElementType().isBF16();",
      "auto isBf16 = [](Value v) {\n      return !cast<ShapedType>(v.getType()).getElementType().isBF16();",
@@ -93,7 +96,7 @@ def main():
                    default=["Integration/CPU", "Examples", "Tools/attn-run"])
     p.add_argument("--only", nargs="+", help="mutant names to run")
     a = p.parse_args()
-    if run(["git", "diff", "--quiet", "--"] + [SCORE, BAND, TILE]).returncode:
+    if run(["git", "diff", "--quiet", "--"] + [SCORE, BAND, TILE, VECTORIZE]).returncode:
         sys.exit("mutation-run: the builders have uncommitted changes; commit them first")
     print("| mutant | what it breaks | killed by | independent oracle |")
     print("|---|---|---|---|")
