@@ -202,7 +202,7 @@ def wrap(entry_args, entry_body, entry_results):
 
 
 NUMPY_TYPE = {"f32": np.float32, "f16": np.float16, "bf16": np.float32,
-              "i1": np.bool_, "i32": np.int32}
+              "i1": np.bool_, "i32": np.int32, "i64": np.int64}
 
 
 def run_module(text, inputs, num_results, a):
@@ -283,9 +283,11 @@ def check_score_op(a, rng):
         args.append(("m", mask, mtype))
         mask_clause += f"mask(%m : {tensor_type(shape, mtype, a.dynamic)}) "
     if a.kv_lens:
-        kv_lens = np.array([int(x) for x in a.kv_lens.split(",")], dtype=np.int32)
-        args.append(("l", kv_lens, "i32"))
-        mask_clause += f"kv_lens(%l : {tensor_type(kv_lens.shape, 'i32', a.dynamic)}) "
+        kv_lens = np.array([int(x) for x in a.kv_lens.split(",")],
+                           dtype=NUMPY_TYPE[a.kv_lens_type])
+        args.append(("l", kv_lens, a.kv_lens_type))
+        mask_clause += (f"kv_lens(%l : "
+                        f"{tensor_type(kv_lens.shape, a.kv_lens_type, a.dynamic)}) ")
 
     p = reference_probs(a, q, k, mask, kv_lens)
     if a.op == "sdpa":
@@ -471,6 +473,7 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--mask", help="bool:SHAPE or f32|f16|bf16:SHAPE, e.g. bool:2x1x5x7")
     p.add_argument("--kv-lens", help="comma-separated lengths, one per batch")
+    p.add_argument("--kv-lens-type", choices=["i32", "i64"], default="i32")
     p.add_argument("--score-mod", choices=list(SCORE_MODS))
     p.add_argument("--mask-mod", choices=list(MASK_MODS))
     p.add_argument("--dynamic", action="store_true", help="all dims dynamic in @entry")
