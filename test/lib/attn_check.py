@@ -220,10 +220,11 @@ def run_module(text, inputs, num_results, a):
             files.append(os.path.join(tmp, f"{name}.npy"))
             np.save(files[-1], np.ascontiguousarray(value.astype(NUMPY_TYPE[et])))
         outs = [os.path.join(tmp, f"out{i}.npy") for i in range(num_results)]
-        ran = subprocess.run([a.attn_run, path, "--entry=entry",
-                              "--inputs=" + ",".join(files),
-                              "--outputs=" + ",".join(outs)],
-                             capture_output=True, text=True)
+        command = [a.attn_run, path, "--entry=entry", "--inputs=" + ",".join(files),
+                   "--outputs=" + ",".join(outs)]
+        if a.pipeline:
+            command.append("--cpu-pipeline=" + a.pipeline)
+        ran = subprocess.run(command, capture_output=True, text=True)
         if ran.returncode:
             sys.exit("attn-run failed:\n" + ran.stdout + ran.stderr)
         return [np.load(o).astype(np.float64) for o in outs]
@@ -493,6 +494,7 @@ def main():
     p.add_argument("--per-head-weights", action="store_true")
     # Tools
     p.add_argument("--attn-run", default="attn-run")
+    p.add_argument("--pipeline", help="attn-run's --cpu-pipeline options, e.g. \"q-tile=3 kv-tile=4\"")
     p.add_argument("--keep", help="write the generated module into this directory")
     p.add_argument("--input-seed", type=int,
                    help="seed of the random inputs (default: fresh, printed) to replay a run")
