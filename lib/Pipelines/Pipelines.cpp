@@ -39,8 +39,8 @@ static void addAttentionLowering(OpPassManager &pm,
                                  bool approximateExp) {
   pm.addPass(createAttnDecomposeMultihead());
   if (tile) {
-    pm.addPass(createAttnSparsify(
-        AttnSparsifyOptions{tile->qTile, tile->kvTile, /*explain=*/false}));
+    pm.addPass(createAttnSparsify(AttnSparsifyOptions{
+        tile->qTile, tile->kvTile, tile->smallHeadKvTile, /*explain=*/false}));
     pm.addPass(createAttnTile(*tile));
   }
   pm.addPass(createAttnLowerToLinalg());
@@ -86,6 +86,9 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
   };
   override(config.qTile, options.qTile, "q-tile");
   override(config.kvTile, options.kvTile, "kv-tile");
+  // A key tile given explicitly is every op's (what the autotuner times).
+  if (options.kvTile || options.qTile)
+    config.smallHeadKvTile = 0;
   override(config.mBlock, options.mBlock, "m-block");
   override(config.nBlock, options.nBlock, "n-block");
   override(config.maxRowElements, options.rowElements, "row-elements");
@@ -119,6 +122,7 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   std::optional<AttnTileOptions> tile;
   if (options.lowering == SdpaLowering::Tiled)
     tile = AttnTileOptions{config.qTile, config.kvTile,
+                           config.smallHeadKvTile,
                            /*bf16Pairs=*/config.bf16Dot && options.vectorize};
   addAttentionLowering(pm, tile, /*approximateExp=*/true);
   // Contractions outside the attention's parallel loop (the multihead

@@ -415,7 +415,7 @@ std::vector<std::string> explainSparsity(const std::string &source,
       return failure(); // errors go on to the collector
     });
     PassManager pm(&context);
-    pm.addPass(createAttnSparsify(AttnSparsifyOptions{qTile, kvTile, true}));
+    pm.addPass(createAttnSparsify(AttnSparsifyOptions{qTile, kvTile, /*smallHeadKvTile=*/0, /*explain=*/true}));
     if (failed(pm.run(*module)))
       errors = diagnostics.take();
   }

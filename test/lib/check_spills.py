@@ -14,7 +14,13 @@
 # has no such loop at all, so that a change in LLVM's comments cannot make
 # it pass vacuously.
 #
-#   check_spills.py FILE.s [--all] [--min-fmas N]
+#   check_spills.py FILE.s [--all] [--min-fmas N] [--block-fmas N]
+#
+# With --block-fmas N the hot loops are instead the innermost loops that
+# issue exactly N multiply-adds per iteration, at any depth: the K steps of
+# register blocks with N accumulator registers (the depth of a block's K
+# loop depends on how many column blocks the tile has, which differs
+# between Q K^T and P V when the key tile and the head size differ).
 #
 # prints one line per multiply-add loop ("loop BB0_12 depth 6: 8 fma, 0
 # spills, 0 reloads [8 vfmadd231ps]", hot ones marked, the multiply-add
@@ -90,6 +96,9 @@ def main():
                    help="every multiply-add loop is hot, not only the deepest")
     p.add_argument("--min-fmas", type=int, default=1,
                    help="multiply-adds that make an innermost loop count")
+    p.add_argument("--block-fmas", type=int,
+                   help="hot loops: the innermost ones with exactly this many "
+                        "multiply-adds, at any depth")
     args = p.parse_args()
     with open(args.asm) as f:
         loops = parse(f.read().splitlines())
@@ -101,7 +110,12 @@ def main():
         return 1
     deepest = max(loop["depth"] for loop in fmaLoops.values())
     hot = {name: loop for name, loop in fmaLoops.items()
-           if args.all or loop["depth"] == deepest}
+           if args.all or (loop["fma"] == args.block_fmas if args.block_fmas
+                           else loop["depth"] == deepest)}
+    if not hot:
+        print(f"error: no innermost loop with exactly {args.block_fmas} "
+              f"multiply-adds in {args.asm}")
+        return 1
     bad = 0
     for name, loop in sorted(fmaLoops.items(),
                              key=lambda item: (-item[1]["depth"], -item[1]["fma"])):

@@ -259,9 +259,10 @@ int64_t CpuKernelConfig::getLiveRegisters(int64_t mBlock, int64_t nBlock,
 
 void CpuKernelConfig::print(llvm::raw_ostream &os) const {
   os << llvm::formatv("kernel: q-tile={0} kv-tile={1} m-block={2} "
-                      "n-block={3} row-elements={4} bf16-dot={5}\n",
+                      "n-block={3} row-elements={4} bf16-dot={5} "
+                      "small-head-kv-tile={6}\n",
                       qTile, kvTile, mBlock, nBlock, maxRowElements,
-                      bf16Dot ? "true" : "false");
+                      bf16Dot ? "true" : "false", smallHeadKvTile);
   os << reasons;
 }
 
@@ -326,6 +327,22 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
       config.qTile, config.kvTile, kHeadSize,
       getTileWorkingSet(config.qTile, config.kvTile, kHeadSize) / 1024,
       budget / 1024);
+
+  // Heads of at most 64: the same working set allows twice the keys per
+  // step, which halves the softmax work per key (measured on Zen 5: 3% at
+  // S = 4096, 15% at S = 1024 for D = 64; 10% slower at D = 128).
+  constexpr int64_t kSmallHead = 64;
+  if (config.kvTile * 2 <= 256 &&
+      getTileWorkingSet(config.qTile, config.kvTile * 2, kSmallHead) <=
+          budget) {
+    config.smallHeadKvTile = config.kvTile * 2;
+    why << llvm::formatv(
+        "  small-head-kv-tile: {0}: at D <= {1} a {2} x {0} tile's working "
+        "set is {3} KiB\n",
+        config.smallHeadKvTile, kSmallHead, config.qTile,
+        getTileWorkingSet(config.qTile, config.smallHeadKvTile, kSmallHead) /
+            1024);
+  }
 
   // Register block: the best of those that fit (getRegisterBlocks).
   RegisterBlock best = getRegisterBlocks(target, config.kvTile).front();

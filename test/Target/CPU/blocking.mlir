@@ -2,10 +2,10 @@
 // named by --mcpu (or --mtriple), picks tiles and register blocks that fit
 // its register file, and the hot loops of the machine code, the K loops of
 // the register-blocked Q K^T and P V, keep everything in registers. The
-// spill check counts LLVM's Spill/Reload comments in the deepest
-// multiply-add loops and pins how many FMAs one K step issues (the block's
-// accumulator registers), so a block that stops fitting, or a model that
-// picks another block, fails here on any build host.
+// spill check takes the innermost loops that issue exactly as many FMAs per
+// step as the block has accumulator registers (--block-fmas) and counts
+// LLVM's Spill/Reload comments in them, so a block that stops fitting, or a
+// model that picks another block, fails here on any build host.
 
 // AVX2 (16 x 256-bit): 4 x 16, 8 accumulators.
 // RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=znver3 2>&1 | FileCheck %s --check-prefix=ZNVER3
@@ -13,9 +13,9 @@
 // ZNVER3: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=16 row-elements=128
 // ZNVER3: m-block x n-block: 4 x 16: 8 accumulators + 2 row vectors + 1 broadcast = 11 of 16 vector registers
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.znver3.s
-// RUN: %python %attn_src_root/test/lib/check_spills.py %t.znver3.s | FileCheck %s --check-prefix=HOT8
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.znver3.s --block-fmas 8 | FileCheck %s --check-prefix=HOT8
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=x86-64-v3 -o %t.v3.s
-// RUN: %python %attn_src_root/test/lib/check_spills.py %t.v3.s | FileCheck %s --check-prefix=HOT8
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.v3.s --block-fmas 8 | FileCheck %s --check-prefix=HOT8
 // HOT8-COUNT-2: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 8 fma, 0 spills, 0 reloads
 // HOT8: 2 hot loops (the largest 8 fma), 0 with spills or reloads
 
@@ -26,9 +26,9 @@
 // SPR: dot-product extensions: avx512bf16, amx-bf16
 // AVX512: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=64 row-elements=256
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=skylake-avx512 -o %t.skx.s
-// RUN: %python %attn_src_root/test/lib/check_spills.py %t.skx.s | FileCheck %s --check-prefix=HOT16
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.skx.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids -o %t.spr.s
-// RUN: %python %attn_src_root/test/lib/check_spills.py %t.spr.s | FileCheck %s --check-prefix=HOT16
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.spr.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
 // HOT16-COUNT-2: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads
 // HOT16: 2 hot loops (the largest 16 fma), 0 with spills or reloads
 
@@ -39,7 +39,7 @@
 // NV2: dot-product extensions: bf16, i8mm, sve
 // NV2: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=16 row-elements=64
 // RUN: attnc %s --emit=asm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 -o %t.nv2.s
-// RUN: %python %attn_src_root/test/lib/check_spills.py %t.nv2.s | FileCheck %s --check-prefix=HOT16
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.nv2.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
 // RUN: FileCheck %s --check-prefix=NEON < %t.nv2.s
 // NEON: fmla v{{[0-9]+}}.4s
 
@@ -53,9 +53,9 @@
 // AVX2 needs 32 accumulators of 16 registers, 8 x 64 on AVX-512 needs 37
 // of 32.
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 --cpu-pipeline="m-block=4 n-block=64" -o %t.bad.s
-// RUN: not %python %attn_src_root/test/lib/check_spills.py %t.bad.s | FileCheck %s --check-prefix=SPILLS
+// RUN: not %python %attn_src_root/test/lib/check_spills.py %t.bad.s --block-fmas 32 | FileCheck %s --check-prefix=SPILLS
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="m-block=8 n-block=64" -o %t.bad512.s
-// RUN: not %python %attn_src_root/test/lib/check_spills.py %t.bad512.s | FileCheck %s --check-prefix=SPILLS
+// RUN: not %python %attn_src_root/test/lib/check_spills.py %t.bad512.s --block-fmas 32 | FileCheck %s --check-prefix=SPILLS
 // SPILLS: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 32 fma, {{[1-9][0-9]*}} spills, {{[1-9][0-9]*}} reloads
 // SPILLS: 2 hot loops (the largest 32 fma), 2 with spills or reloads
 
@@ -68,10 +68,10 @@
 // attn-opt's pipeline uses the generic model (x86-64-v3's registers) unless
 // it is given a target.
 // RUN: attn-opt %s --attn-cpu-pipeline --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=GENERIC
-// GENERIC: attn-tile{bf16-pairs=false kv-tile=64 q-tile=128}
+// GENERIC: attn-tile{bf16-pairs=false kv-tile=64 q-tile=128 small-head-kv-tile=128}
 // GENERIC: attn-vectorize-tiles{bf16-dot=false m-block=4 n-block=16 row-elements=128}
 // RUN: attn-opt %s --attn-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=sapphirerapids" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTSPR
-// OPTSPR: attn-tile{bf16-pairs=true kv-tile=64 q-tile=128}
+// OPTSPR: attn-tile{bf16-pairs=true kv-tile=64 q-tile=128 small-head-kv-tile=128}
 // OPTSPR: attn-vectorize-tiles{bf16-dot=true m-block=4 n-block=64 row-elements=256}
 // RUN: not attn-opt %s --attn-cpu-pipeline="target-cpu=bogus" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTBAD
 // OPTBAD-NOT: not a recognized processor

@@ -79,6 +79,8 @@ struct CpuTargetModel {
 struct CpuKernelConfig {
   /// Query rows and keys per attention tile (attn-sparsify, attn-tile).
   int64_t qTile = 0, kvTile = 0;
+  /// Keys per tile for ops whose head sizes are at most 64 (0: kvTile).
+  int64_t smallHeadKvTile = 0;
   /// Register block of every contraction (attn-vectorize-tiles): mBlock
   /// rows by nBlock columns of accumulators.
   int64_t mBlock = 0, nBlock = 0;
@@ -115,7 +117,10 @@ SmallVector<RegisterBlock> getRegisterBlocks(const CpuTargetModel &target,
 ///   power of two: it divides every power-of-two query tile);
 /// - q-tile 128 and kv-tile 64 while a tile's working set at D = 128
 ///   (Q, O, S, K and V tiles: 224 KiB in f32) fits in half the L2, else
-///   halved until it does (never below 32 x 32);
+///   halved until it does (never below 32 x 32); for ops with head sizes
+///   of at most 64, twice the key tile where that tile's working set at
+///   D = 64 still fits (the per-step softmax work is then spread over twice
+///   the keys);
 /// - rows of up to 16 vector registers vectorised whole;
 /// - bf16 contractions on `vdpbf16ps` where the target has AVX512-BF16.
 CpuKernelConfig chooseCpuKernelConfig(const CpuTargetModel &target);

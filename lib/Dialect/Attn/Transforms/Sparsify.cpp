@@ -250,8 +250,10 @@ Value ClassBuilder::build() {
 /// Attaches run-time block classes to an attn.sdpa whose masks are not all
 /// bands (and drops its block layout, which the classes now carry).
 struct ClassifyBlocksAtRunTime : OpRewritePattern<SdpaOp> {
-  ClassifyBlocksAtRunTime(MLIRContext *ctx, int64_t qTile, int64_t kvTile)
-      : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile) {}
+  ClassifyBlocksAtRunTime(MLIRContext *ctx, int64_t qTile, int64_t kvTile,
+                          int64_t smallHeadKvTile)
+      : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile),
+        smallHeadKvTile(smallHeadKvTile) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
@@ -260,7 +262,7 @@ struct ClassifyBlocksAtRunTime : OpRewritePattern<SdpaOp> {
     MaskAnalysis masks = analyzeMasks(op);
     if (masks.exact)
       return failure();
-    int64_t bq = qTile, bk = kvTile;
+    int64_t bq = qTile, bk = getKeyTileSize(op, kvTile, smallHeadKvTile);
     if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
       bq = (*blockSize)[0];
       bk = (*blockSize)[1];
@@ -276,14 +278,15 @@ struct ClassifyBlocksAtRunTime : OpRewritePattern<SdpaOp> {
     return success();
   }
 
-  int64_t qTile, kvTile;
+  int64_t qTile, kvTile, smallHeadKvTile;
 };
 
 struct AttnSparsifyPass : attn::impl::AttnSparsifyBase<AttnSparsifyPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (failed(verifyTileSizes(getOperation(), getArgument(), qTile, kvTile)))
+    if (failed(verifyTileSizes(getOperation(), getArgument(), qTile, kvTile,
+                               smallHeadKvTile)))
       return signalPassFailure();
     if (explain)
       getOperation()->walk([](SdpaOp op) {
@@ -299,7 +302,8 @@ struct AttnSparsifyPass : attn::impl::AttnSparsifyBase<AttnSparsifyPass> {
                  << llvm::join(masks.reasons, ", ");
       });
     RewritePatternSet patterns(&getContext());
-    patterns.add<ClassifyBlocksAtRunTime>(&getContext(), qTile, kvTile);
+    patterns.add<ClassifyBlocksAtRunTime>(&getContext(), qTile, kvTile,
+                                          smallHeadKvTile);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -589,8 +589,23 @@ Value TileBuilder::build() {
 
 } // namespace
 
+int64_t attn::getKeyTileSize(SdpaOp op, int64_t kvTile,
+                              int64_t smallHeadKvTile) {
+  int64_t d = op.getQuery().getType().getDimSize(3);
+  int64_t dv = op.getValue().getType().getDimSize(3);
+  bool smallHead = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) &&
+                   d <= 64 && dv <= 64;
+  return smallHeadKvTile > 0 && smallHead ? smallHeadKvTile : kvTile;
+}
+
 LogicalResult attn::verifyTileSizes(Operation *op, StringRef pass,
-                                    int64_t qTile, int64_t kvTile) {
+                                    int64_t qTile, int64_t kvTile,
+                                    int64_t smallHeadKvTile) {
+  if (smallHeadKvTile < 0)
+    return op->emitError() << pass
+                           << ": small-head-kv-tile must be 0 (off) or "
+                              "positive, got "
+                           << smallHeadKvTile;
   if (qTile > 0 && kvTile > 0)
     return success();
   return op->emitError() << pass
@@ -602,18 +617,21 @@ namespace {
 
 /// attn.sdpa -> the tiled loop nest.
 struct TileSdpa : OpRewritePattern<SdpaOp> {
-  TileSdpa(MLIRContext *ctx, int64_t qTile, int64_t kvTile, bool bf16Pairs)
+  TileSdpa(MLIRContext *ctx, int64_t qTile, int64_t kvTile,
+           int64_t smallHeadKvTile, bool bf16Pairs)
       : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile),
-        bf16Pairs(bf16Pairs) {}
+        smallHeadKvTile(smallHeadKvTile), bf16Pairs(bf16Pairs) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    TileBuilder builder(op, rewriter, qTile, kvTile, bf16Pairs);
+    TileBuilder builder(op, rewriter, qTile,
+                        getKeyTileSize(op, kvTile, smallHeadKvTile),
+                        bf16Pairs);
     rewriter.replaceOp(op, builder.build());
     return success();
   }
 
-  int64_t qTile, kvTile;
+  int64_t qTile, kvTile, smallHeadKvTile;
   bool bf16Pairs;
 };
 
@@ -622,7 +640,8 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (failed(verifyTileSizes(getOperation(), getArgument(), qTile, kvTile)))
+    if (failed(verifyTileSizes(getOperation(), getArgument(), qTile, kvTile,
+                               smallHeadKvTile)))
       return signalPassFailure();
     // A layout is turned into block classes by attn-sparsify; the tiled
     // step does not evaluate it element by element.
@@ -636,7 +655,8 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     if (layouts.wasInterrupted())
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    patterns.add<TileSdpa>(&getContext(), qTile, kvTile, bf16Pairs);
+    patterns.add<TileSdpa>(&getContext(), qTile, kvTile, smallHeadKvTile,
+                           bf16Pairs);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -33,9 +33,15 @@ void populateDecomposeMultiheadPatterns(RewritePatternSet &patterns);
 
 /// The attention tile sizes passes take as options (attn-sparsify and
 /// attn-tile must agree on them): an error on `op` naming `pass` and both
-/// sizes unless they are positive.
+/// sizes unless they are positive (and `smallHeadKvTile` 0 or positive).
 LogicalResult verifyTileSizes(Operation *op, StringRef pass, int64_t qTile,
-                              int64_t kvTile);
+                              int64_t kvTile, int64_t smallHeadKvTile = 0);
+
+/// The key tile `op` is tiled with: `smallHeadKvTile` when it is positive
+/// and the op's head sizes (query/key and value) are static and at most 64,
+/// `kvTile` otherwise. attn-sparsify and attn-tile both use it, so that
+/// their tiles agree per op. (An op's `block_size` overrides both.)
+int64_t getKeyTileSize(SdpaOp op, int64_t kvTile, int64_t smallHeadKvTile);
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"

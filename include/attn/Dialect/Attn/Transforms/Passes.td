@@ -126,6 +126,10 @@ def AttnSparsify : Pass<"attn-sparsify"> {
            "Query rows per tile (the same as attn-tile's)">,
     Option<"kvTile", "kv-tile", "int64_t", /*default=*/"64",
            "Keys per tile (the same as attn-tile's)">,
+    Option<"smallHeadKvTile", "small-head-kv-tile", "int64_t",
+           /*default=*/"0",
+           "Keys per tile for ops whose head sizes are at most 64 (0: "
+           "kv-tile; the same as attn-tile's)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark with each op's classification">,
   ];
@@ -183,6 +187,11 @@ def AttnTile : Pass<"attn-tile"> {
            "Query rows per tile">,
     Option<"kvTile", "kv-tile", "int64_t", /*default=*/"64",
            "Keys per step of the inner loop">,
+    Option<"smallHeadKvTile", "small-head-kv-tile", "int64_t",
+           /*default=*/"0",
+           "Keys per step for ops whose head sizes (D and Dv) are at most 64, "
+           "static (0: kv-tile): a longer step halves their per-step "
+           "softmax work where the tile still fits the cache">,
     Option<"bf16Pairs", "bf16-pairs", "bool", /*default=*/"false",
            "Contract bf16 inputs as bf16 pairs of the reduced dimension "
            "(K and V packed into pairs) instead of widening them to f32">,
