@@ -261,11 +261,11 @@ static bool hasKey(const json::Value &entry, const TuningKey &key) {
 std::optional<TuningSizes>
 TuningCache::lookup(const TuningKey &key, const CpuTargetModel &target,
                     SmallVectorImpl<std::string> &warnings) {
+  std::string fingerprint = getTargetFingerprint(target);
   for (const json::Value &entry : entries) {
     if (!hasKey(entry, key))
       continue;
     const json::Object &object = *entry.getAsObject();
-    std::string fingerprint = getTargetFingerprint(target);
     if (object.getString("target") != fingerprint) {
       warnings.push_back(llvm::formatv(
           "the tuning cache {0} has an entry for this CPU's name measured "
@@ -458,7 +458,8 @@ llvm::Expected<AutotuneResult> attn::autotune(
     double total = 0;
     for (TimedFunction &timed : functions) {
       auto function =
-          JitFunction::compile(module, timed.abi, target, candidateOptions);
+          JitFunction::compile(module, timed.abi, target, model,
+                               candidateOptions);
       if (!function)
         return function.takeError();
       llvm::Expected<double> seconds = timeCalls(

@@ -7,7 +7,6 @@
 #include "attn/Runner/JitRunner.h"
 
 #include "attn/Pipelines/Pipelines.h"
-#include "attn/Target/Cpu/CpuTargetModel.h"
 #include "attn/Target/Cuda/CudaCompiler.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -69,17 +68,15 @@ createEngine(ModuleOp lowered, const CpuTargetOptions &options,
 llvm::Expected<std::unique_ptr<JitFunction>>
 JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
                      const CpuTargetOptions &options,
+                     const CpuTargetModel &model,
                      const CpuPipelineOptions &pipeline) {
   if (!isHostTriple(options.triple))
     return llvm::createStringError("the JIT runs code on this machine, not "
                                    "for the triple '" +
                                    options.triple + "'");
-  auto target = CpuTargetModel::get(options);
-  if (!target)
-    return target.takeError();
   auto copy = lowerCopy(
       module,
-      [&](OpPassManager &pm) { buildCpuPipeline(pm, pipeline, *target); },
+      [&](OpPassManager &pm) { buildCpuPipeline(pm, pipeline, model); },
       "CPU pipeline");
   if (!copy)
     return copy.takeError();

@@ -215,18 +215,12 @@ def _check_target(target):
         raise ValueError(f"target must be one of {', '.join(_TARGETS)}, got {target!r}")
 
 
-def _cache_base():
-    """$ATTN_MLIR_CACHE_DIR, else $XDG_CACHE_HOME/attn_mlir, else
-    ~/.cache/attn_mlir (the C++ tuner's default too)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.environ.get("ATTN_MLIR_CACHE_DIR") or os.path.join(base, "attn_mlir")
-
-
 def cache_dir():
     """The on-disk cache directory, or None when it is turned off."""
     if os.environ.get("ATTN_MLIR_DISK_CACHE", "1") == "0":
         return None
-    return _cache_base()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.environ.get("ATTN_MLIR_CACHE_DIR") or os.path.join(base, "attn_mlir")
 
 
 def _compiler_identity():
@@ -249,10 +243,10 @@ def _scratch_dir():
 
 
 def tuning_cache_path():
-    """The tuning cache autotune=True reads and writes: tuning.json in the
-    cache directory (also when the disk cache of compiled functions is
-    turned off)."""
-    return os.path.join(_cache_base(), "tuning.json")
+    """The tuning cache autotune=True reads and writes, attnc --autotune's
+    too: tuning.json in the cache directory (also when the disk cache of
+    compiled functions is turned off)."""
+    return _native.default_tuning_cache_path()
 
 
 def _autotune(program, pipeline, opt_level):

@@ -168,6 +168,22 @@ private:
   std::string source;
 };
 
+/// This machine's target model, built once per process (the host does not
+/// change under it), or a ValueError.
+const CpuTargetModel &getHostModel() {
+  static const std::pair<std::optional<CpuTargetModel>, std::string> host =
+      []() -> std::pair<std::optional<CpuTargetModel>, std::string> {
+    llvm::Expected<CpuTargetModel> model =
+        CpuTargetModel::get(CpuTargetOptions());
+    if (!model)
+      return {std::nullopt, llvm::toString(model.takeError())};
+    return {std::move(*model), ""};
+  }();
+  if (!host.first)
+    throw nb::value_error(host.second.c_str());
+  return *host.first;
+}
+
 /// The pipeline options, or a ValueError.
 std::unique_ptr<CpuPipelineOptions> parsePipeline(const std::string &pipeline,
                                                   unsigned optLevel) {
@@ -254,10 +270,7 @@ void Program::emitShared(const std::string &path, const std::string &pipeline,
     options->chip = gpuArch;
     buildCudaPipeline(pm, *options);
   } else {
-    auto host = CpuTargetModel::get(CpuTargetOptions());
-    if (!host)
-      throw nb::value_error(llvm::toString(host.takeError()).c_str());
-    buildCpuPipeline(pm, *parsePipeline(pipeline, optLevel), *host);
+    buildCpuPipeline(pm, *parsePipeline(pipeline, optLevel), getHostModel());
   }
   if (failed(pm.run(*copy)))
     throw nb::value_error(((cuda ? "the CUDA pipeline failed:\n"
@@ -299,15 +312,13 @@ autotuneProgram(const Program &program, const std::string &pipeline,
   DiagnosticCollector diagnostics(sourceMgr);
   CpuTargetOptions target;
   target.optLevel = optLevel;
-  auto model = CpuTargetModel::get(target);
-  if (!model)
-    throw nb::value_error(llvm::toString(model.takeError()).c_str());
+  const CpuTargetModel &model = getHostModel();
   AutotuneOptions tuning;
   tuning.cachePath = cachePath;
   tuning.measure = measure;
   llvm::Expected<AutotuneResult> result = [&] {
     nb::gil_scoped_release release;
-    return autotune(program.getModule(), target, *model, *options, tuning);
+    return autotune(program.getModule(), target, model, *options, tuning);
   }();
   if (!result)
     throw nb::value_error(("autotuning failed: " +
@@ -377,7 +388,7 @@ std::unique_ptr<Kernel> Kernel::compile(std::shared_ptr<Program> program,
   CpuTargetOptions target;
   target.optLevel = optLevel;
   auto function = JitFunction::compile(program->getModule(), program->getAbi(),
-                                       target, *options);
+                                       target, getHostModel(), *options);
   if (!function)
     throw nb::value_error((llvm::toString(function.takeError()) + ":\n" +
                            diagnostics.take())
@@ -459,6 +470,9 @@ NB_MODULE(_native, m) {
       .def("call", &Kernel::call, nb::arg("arrays"),
            "Calls the function on C-contiguous CPU arrays: inputs, then "
            "one output per result (written in place).");
+  m.def("default_tuning_cache_path", &getDefaultTuningCachePath,
+        "The tuning cache autotuning uses unless told otherwise (attnc's "
+        "--tuning-cache default).");
   m.def("cuda_runtime_library",
         []() { return getCudaRuntimeLibraryPath().str(); },
         "libattn_cuda_runtime as built (\"\" without a CUDA toolkit).");

@@ -348,7 +348,8 @@ FailureOr<SmallVector<HostArray>> loadExpected(const FunctionAbi &abi,
 /// the module widened to f64) on `arrays`' inputs.
 FailureOr<SmallVector<HostArray>>
 computeReference(ModuleOp module, func::FuncOp func, const FunctionAbi &abi,
-                 ArrayRef<HostArray> arrays, const CpuTargetOptions &options) {
+                 ArrayRef<HostArray> arrays,
+                 const CpuCompileSettings &settings) {
   OwningOpRef<ModuleOp> wide = module.clone();
   PassManager pm(module.getContext());
   pm.addPass(createAttnWidenToF64());
@@ -363,8 +364,8 @@ computeReference(ModuleOp module, func::FuncOp func, const FunctionAbi &abi,
   // under test was compiled with.
   CpuPipelineOptions referenceLowering;
   referenceLowering.lowering = SdpaLowering::Reference;
-  auto reference =
-      JitFunction::compile(*wide, *wideAbi, options, referenceLowering);
+  auto reference = JitFunction::compile(*wide, *wideAbi, settings.target,
+                                        settings.model, referenceLowering);
   if (!reference)
     return reportError(llvm::toString(reference.takeError()));
 
@@ -387,10 +388,10 @@ computeReference(ModuleOp module, func::FuncOp func, const FunctionAbi &abi,
 /// float64 reference on the same inputs.
 LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
                            const FunctionAbi &abi, ArrayRef<HostArray> arrays,
-                           const CpuTargetOptions &options) {
+                           const CpuCompileSettings &settings) {
   FailureOr<SmallVector<HostArray>> expected =
       expectedFiles.empty()
-          ? computeReference(module, func, abi, arrays, options)
+          ? computeReference(module, func, abi, arrays, settings)
           : loadExpected(abi, arrays);
   if (failed(expected))
     return failure();
@@ -612,7 +613,7 @@ LogicalResult run(MLIRContext &context) {
   const CpuTargetOptions &options = settings->target;
   auto function =
       device ? JitFunction::compileCuda(*module, *abi, options, *cudaOptions)
-             : JitFunction::compile(*module, *abi, options,
+             : JitFunction::compile(*module, *abi, options, settings->model,
                                     *settings->pipeline);
   if (!function)
     return reportError(llvm::toString(function.takeError()));
@@ -641,7 +642,7 @@ LogicalResult run(MLIRContext &context) {
 
   LogicalResult checked = success();
   if (check)
-    checked = checkOutputs(*module, *func, *abi, arrays, options);
+    checked = checkOutputs(*module, *func, *abi, arrays, *settings);
   if (repeat > 0 &&
       failed(timeCalls(**function, arrays, *abi, analysis->flops,
                        device.get(), buffers)))

@@ -28,12 +28,14 @@ namespace attn {
 /// One public function of a module, compiled for the host by the JIT.
 class JitFunction {
 public:
-  /// Runs `buildCpuPipeline` with `pipeline` on a copy of `module` and
-  /// JIT-compiles the function `abi` describes. Pipeline diagnostics go to
-  /// the context's handler; the error says which step failed.
+  /// Runs `buildCpuPipeline` with `pipeline` for `model` (the model of
+  /// `options`' target) on a copy of `module` and JIT-compiles the function
+  /// `abi` describes for `options`. Pipeline diagnostics go to the
+  /// context's handler; the error says which step failed.
   static llvm::Expected<std::unique_ptr<JitFunction>>
   compile(ModuleOp module, const FunctionAbi &abi,
-          const CpuTargetOptions &options, const CpuPipelineOptions &pipeline);
+          const CpuTargetOptions &options, const CpuTargetModel &model,
+          const CpuPipelineOptions &pipeline);
 
   /// The same through `buildCudaPipeline`: the host code is JIT-compiled
   /// for `host` and calls libattn_cuda_runtime (loaded into the process);
