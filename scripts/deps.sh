@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 #===- scripts/deps.sh - install what the build needs ----------------------===//
 #
-# Idempotent: returns in well under a second when everything is present.
-# Installs Debian's LLVM/MLIR 22 packages, CMake, Ninja and ccache.
+# Idempotent: returns in about a second when everything is present.
+# Installs Debian's LLVM/MLIR 22 packages, CMake, Ninja and ccache; qemu-user
+# and the AArch64 C library; from PyPI what the tests need (NumPy, nanobind,
+# pytest, torch, ml_dtypes, matplotlib) and, where the machine has no CUDA
+# toolkit, NVIDIA's compiler wheel for ptxas. The test suite fails, rather
+# than skips, where one of these is missing (docs/Testing.md).
 #
 #===----------------------------------------------------------------------===//
 set -euo pipefail
@@ -35,26 +39,36 @@ if ((${#missing[@]})); then
   apt_install "${missing[@]}"
 fi
 
-# Optional: qemu-user and the AArch64 cross C library, with which the
-# AArch64 integration tests run cross-compiled code (they are skipped where
-# these do not install).
-mapfile -t optional_missing < <(not_installed qemu-user libc6-arm64-cross \
-                                 libc6-dev-arm64-cross)
-if ((${#optional_missing[@]})); then
-  echo "deps: installing ${optional_missing[*]} (optional)"
-  apt_install "${optional_missing[@]}" ||
-    echo "deps: ${optional_missing[*]} did not install; AArch64 runs skipped"
+# qemu-user and the AArch64 cross C library: the AArch64 integration tests
+# run cross-compiled code with them.
+mapfile -t cross_missing < <(not_installed qemu-user libc6-arm64-cross \
+                              libc6-dev-arm64-cross)
+if ((${#cross_missing[@]})); then
+  echo "deps: installing ${cross_missing[*]}"
+  apt_install "${cross_missing[@]}"
 fi
 
-# The integration tests compute float64 references with NumPy; the Python
-# package is a nanobind extension and its tests run under pytest.
-pip_missing=()
-for module in numpy nanobind pytest; do
-  if ! python3 -c "import $module" 2>/dev/null; then
-    pip_missing+=("$module")
-  fi
-done
+# Python: NumPy computes the float64 references; the package is a nanobind
+# extension tested under pytest, against PyTorch (the default PyPI wheel,
+# several GB with its CUDA libraries), bf16 through ml_dtypes, pictures
+# through matplotlib.
+pip_modules=(numpy nanobind pytest torch ml_dtypes matplotlib)
+mapfile -t pip_missing < <(python3 -c '
+import importlib.util, sys
+for module in sys.argv[1:]:
+    if importlib.util.find_spec(module) is None:
+        print(module)' "${pip_modules[@]}")
 if ((${#pip_missing[@]})); then
   echo "deps: installing ${pip_missing[*]}"
-  python3 -m pip install -q "${pip_missing[@]}"
+  python3 -m pip install -q --root-user-action=ignore "${pip_missing[@]}"
+fi
+
+# ptxas: the CUDA toolkit's where the machine has one; elsewhere the PTX and
+# cubin tests use the one in NVIDIA's CUDA 13 compiler wheel.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if ! command -v ptxas >/dev/null &&
+   [[ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" ]] &&
+   ! python3 "$root/scripts/find-wheel-ptxas.py" >/dev/null; then
+  echo "deps: no CUDA toolkit; installing ptxas from nvidia-cuda-nvcc"
+  python3 -m pip install -q --root-user-action=ignore "nvidia-cuda-nvcc>=13,<14"
 fi

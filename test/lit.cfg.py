@@ -42,11 +42,18 @@ llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_to
 config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
 config.substitutions.append(("%python", '"%s"' % config.python_executable))
 
+# What scripts/deps.sh installs is required, not optional: a test that
+# skips for want of it would report untested code as fine. Only hardware
+# (the host's vector ISA, a GPU) and the CUDA toolkit decide what runs.
+missing_deps = []
+
 # Integration tests compute float64 references with NumPy.
 import subprocess
 if subprocess.call([config.python_executable, "-c", "import numpy"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("numpy")
+else:
+    missing_deps.append("NumPy for %s" % config.python_executable)
 
 # The host's vector ISA, for tests that run code compiled for a named CPU.
 try:
@@ -71,17 +78,23 @@ if qemu and os.path.exists(os.path.join(aarch64_sysroot, "lib", "libc.so.6")) \
     config.available_features.add("aarch64-qemu")
     config.substitutions.append(("%qemu_aarch64", qemu))
     config.substitutions.append(("%aarch64_sysroot", aarch64_sysroot))
+else:
+    missing_deps.append("qemu-aarch64 and the AArch64 C library in %s" % aarch64_sysroot)
 
 # CUDA integration tests execute only where a GPU is present.
 if shutil.which("nvidia-smi") and os.system("nvidia-smi -L > /dev/null 2>&1") == 0:
     config.available_features.add("cuda-device")
 
-# PTX tests hand the generated PTX to the toolkit's ptxas; the runtime
-# library exists when the build found the toolkit.
+# PTX tests hand the generated PTX to ptxas: the CUDA toolkit's, or that of
+# NVIDIA's compiler wheel where there is no toolkit (the build records
+# either). The runtime library exists when the build found the toolkit.
 ptxas = shutil.which("ptxas") or shutil.which("ptxas", path=os.path.join(config.cuda_toolkit_root, "bin"))
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+else:
+    missing_deps.append("ptxas (a CUDA toolkit or the nvidia-cuda-nvcc wheel, "
+                        "found when CMake configured the build)")
 if config.cuda_runtime_library:
     config.available_features.add("cuda-runtime")
     # The toolkit's driver stub loads but fails every call: what the runtime
@@ -90,3 +103,7 @@ if config.cuda_runtime_library:
     if os.path.exists(stub):
         config.available_features.add("cuda-stub")
         config.substitutions.append(("%cuda_stub", stub))
+
+if missing_deps:
+    lit_config.fatal("missing test dependencies: %s; scripts/deps.sh installs "
+                     "them (then reconfigure the build for ptxas)" % "; ".join(missing_deps))

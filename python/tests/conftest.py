@@ -4,6 +4,7 @@
 #
 # ===----------------------------------------------------------------------=== #
 
+import importlib
 import os
 import tempfile
 
@@ -12,6 +13,38 @@ import pytest
 
 # The tests' compiled functions go to a cache of their own, not ~/.cache.
 os.environ.setdefault("ATTN_MLIR_CACHE_DIR", tempfile.mkdtemp(prefix="attn-mlir-test-cache-"))
+
+
+# Why a test may skip: the machine lacks a GPU, or the CUDA toolkit whose
+# driver library the CUDA runtime links. Every other dependency (torch,
+# ml_dtypes, matplotlib) is one scripts/deps.sh installs, so its absence is
+# a failure: a skip would report untested code as fine.
+GPU_SKIP = "needs a CUDA GPU"
+TOOLKIT_SKIP = "needs the CUDA toolkit"
+
+
+def require(module):
+    """Imports a test dependency, failing the test when it is missing."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        missing = error
+    pytest.fail(f"{module} is not installed ({missing}); scripts/deps.sh "
+                "installs every test dependency", pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Turns a skip for any reason but missing hardware into a failure."""
+    report = (yield).get_result()
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    reason = reason.removeprefix("Skipped: ")
+    if not reason.startswith((GPU_SKIP, TOOLKIT_SKIP)):
+        report.outcome = "failed"
+        report.longrepr = (f"skipped ({reason}), but tests skip only for a "
+                           f"missing GPU or CUDA toolkit")
 
 
 # A one-op module (self-attention of a [1, 1, 4, 8] tensor) for the tests of

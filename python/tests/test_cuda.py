@@ -7,9 +7,11 @@ import pytest
 
 import attn_mlir
 from attn_mlir import _native
+from conftest import GPU_SKIP, TOOLKIT_SKIP, require
 
-needs_toolkit = pytest.mark.skipif(not _native.cuda_runtime_library(),
-                                   reason="attn-mlir was built without the CUDA toolkit")
+needs_toolkit = pytest.mark.skipif(
+    not _native.cuda_runtime_library(),
+    reason=f"{TOOLKIT_SKIP}: attn-mlir was built without its driver library")
 
 SDPA_F16 = """
 func.func @f(%q: tensor<1x2x40x64xf16>) -> tensor<1x2x40x64xf16> {
@@ -21,9 +23,9 @@ func.func @f(%q: tensor<1x2x40x64xf16>) -> tensor<1x2x40x64xf16> {
 
 
 def _gpu_torch():
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to PyTorch")
+        pytest.skip(f"{GPU_SKIP}: none is visible to PyTorch")
     return torch
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import attn_mlir
 from attn_mlir import flex
-from conftest import relative_error
+from conftest import relative_error, require
 
 
 def reference_flex(q, k, v, score_mod=None, mask_mod=None, scale=None):
@@ -130,8 +130,8 @@ def test_python_control_flow_is_an_error(rng):
 
 @pytest.mark.filterwarnings("ignore:flex_attention called without torch.compile")
 def test_torch_flex_attention_parity():
-    torch = pytest.importorskip("torch")
-    fa = pytest.importorskip("torch.nn.attention.flex_attention")
+    torch = require("torch")
+    fa = require("torch.nn.attention.flex_attention")
     q, k, v = (torch.randn(2, 4, 48, 16) for _ in range(3))
     docs = torch.repeat_interleave(torch.arange(4), 12)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import attn_mlir
-from conftest import reference_sdpa, relative_error
+from conftest import reference_sdpa, relative_error, require
 
 
 def reference_mha(mha, q, k, v, key_padding_mask=None, attn_mask=None, average=True):
@@ -74,7 +74,7 @@ def test_need_weights_false(rng):
     dict(), dict(batch_first=True), dict(kdim=12, vdim=20),
     dict(add_bias_kv=True, add_zero_attn=True), dict(bias=False)])
 def test_torch_parity(kwargs):
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     ref = torch.nn.MultiheadAttention(16, 4, **kwargs).eval()
     mine = attn_mlir.nn.MultiheadAttention(16, 4, **kwargs).eval()
     mine.load_state_dict(ref.state_dict())

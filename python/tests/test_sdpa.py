@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import attn_mlir
-from conftest import reference_sdpa, relative_error
+from conftest import reference_sdpa, relative_error, require
 
 TOL = {"f32": 1e-5, "f16": 1e-2, "bf16": 1e-2}
 
@@ -18,7 +18,7 @@ def cast(x, dtype):
         return x.astype(np.float32)
     if dtype == "f16":
         return x.astype(np.float16)
-    ml_dtypes = pytest.importorskip("ml_dtypes")
+    ml_dtypes = require("ml_dtypes")
     return x.astype(ml_dtypes.bfloat16)
 
 
@@ -85,7 +85,7 @@ def test_fully_masked_rows_give_zero(rng):
 
 
 def test_torch_parity():
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     import torch.nn.functional as F
 
     q = torch.randn(2, 8, 33, 32)
@@ -109,7 +109,7 @@ def test_torch_parity():
 
 
 def test_torch_input_is_not_copied():
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     q = torch.randn(1, 1, 4, 8)
     # A view with the right layout goes through DLPack as is; the result is
     # a new tensor and the input is left alone.

@@ -9,6 +9,7 @@ import pytest
 
 import attn_mlir
 from attn_mlir import viz
+from conftest import require
 
 
 def test_block_classes():
@@ -28,7 +29,7 @@ def test_explanations_come_from_the_compiler():
 
 
 def test_pictures(tmp_path):
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     docs = np.repeat(np.arange(4), 64)
     classes, explanation = viz.block_sparsity(
         256, 256, tmp_path / "docs.png", mask_mod=lambda b, h, i, j: docs[i] == docs[j],
@@ -44,7 +45,7 @@ def test_pictures(tmp_path):
 
 
 def test_benchmark_pictures(tmp_path):
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     viz.line_panels({"full, H=8, D=64": {"attn-mlir": [(512, 100.0), (1024, 150.0)],
                                          "torch": [(512, 90.0)]},
                      "causal, H=8, D=64": {"attn-mlir": [(512, 80.0)]}},

@@ -208,7 +208,8 @@ NUMPY_TYPE = {"f32": np.float32, "f16": np.float16, "bf16": np.float32,
 def run_module(text, inputs, num_results, a):
     """Runs @entry with `attn-run` on `inputs` [(name, array, element type)],
     passed as .npy files; returns the results as float64 arrays. attn-run
-    compiles with the CPU pipeline and poisons the outputs with NaN."""
+    compiles for `--target` (the CPU or the CUDA pipeline) and poisons the
+    outputs with NaN."""
     with tempfile.TemporaryDirectory() as tmp:
         if a.keep:
             os.makedirs(a.keep, exist_ok=True)
@@ -222,6 +223,7 @@ def run_module(text, inputs, num_results, a):
         outs = [os.path.join(tmp, f"out{i}.npy") for i in range(num_results)]
         command = [a.attn_run, path, "--entry=entry", "--inputs=" + ",".join(files),
                    "--outputs=" + ",".join(outs)]
+        command.append("--target=" + a.target)
         if a.pipeline:
             command.append("--cpu-pipeline=" + a.pipeline)
         ran = subprocess.run(command, capture_output=True, text=True)
@@ -494,6 +496,8 @@ def main():
     p.add_argument("--per-head-weights", action="store_true")
     # Tools
     p.add_argument("--attn-run", default="attn-run")
+    p.add_argument("--target", choices=["cpu", "cuda"], default="cpu",
+                   help="attn-run's --target: cuda runs on the GPU")
     p.add_argument("--pipeline", help="attn-run's --cpu-pipeline options, e.g. \"q-tile=3 kv-tile=4\"")
     p.add_argument("--keep", help="write the generated module into this directory")
     p.add_argument("--input-seed", type=int,

@@ -5,6 +5,14 @@
 // RUN: attn-run %s --check --entry=everything | FileCheck %s
 // RUN: attn-run %s --check --entry=unbatched_bf16 | FileCheck %s
 // RUN: attn-run %s --check --entry=dynamic --input-shapes=3x7x8,3x5x8,3x5x8,24x8,8x8 | FileCheck %s
+// --check decomposes attn.multihead with the same builders the lowering
+// uses; the same forms against the independent NumPy oracle (attn_check.py,
+// written from torch.nn.MultiheadAttention's definition):
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 16 --heads 4 --B 2 --Sq 5 --Skv 7 --batch-first --need-weights | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --dtype f16 --E 16 --heads 2 --Sq 6 --Skv 9 --kdim 12 --vdim 20 | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 16 --heads 4 --Sq 5 --Skv 7 --bias --add-bias-kv --add-zero-attn --key-padding-mask bool:2 --attn-mask f32:3 --need-weights --per-head-weights | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --dtype bf16 --E 16 --heads 2 --Sq 6 --Skv 6 --unbatched | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 8 --heads 2 --B 3 --Sq 7 --Skv 5 --dynamic | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // CHECK-NOT: FAIL
 

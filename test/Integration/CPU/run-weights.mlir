@@ -4,6 +4,12 @@
 // RUN: attn-run %s --check --entry=gqa_mask_causal | FileCheck %s
 // RUN: attn-run %s --check --entry=kv_lens_window_f16 | FileCheck %s
 // RUN: attn-run %s --check --entry=score_mod_dropout_bf16 | FileCheck %s
+// --check compares with a float64 build of the same lowering; the same forms
+// against the independent NumPy oracle (attn_check.py):
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --Sq 5 --Skv 7 | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --Hq 4 --Hkv 2 --Sq 9 --Skv 12 --mask bool:9x12 --causal | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --dtype f16 --Sq 10 --Skv 16 --kv-lens 13,5 --window 4,3 | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --dtype bf16 --Sq 6 --Skv 9 --score-mod alibi --dropout 0.2 --seed 7 | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // CHECK-NOT: FAIL
 
