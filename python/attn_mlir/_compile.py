@@ -32,7 +32,9 @@ __version__ = "0.1.0"
 
 _TARGETS = ("cpu", "cuda")
 _cache = {}
-_stats = {"compiles": 0, "cache_hits": 0, "disk_hits": 0, "compile_seconds": 0.0,
+# Shape-generic source -> the static sources called with it (compile_shaped).
+_shape_families = {}
+_stats = {"dynamic_compiles": 0, "compiles": 0, "cache_hits": 0, "disk_hits": 0, "compile_seconds": 0.0,
           "last_compile_seconds": None, "autotune_runs": 0, "tuning_cache_hits": 0}
 
 
@@ -324,8 +326,36 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=Non
     return function
 
 
+def compile_shaped(source, dynamic=None, target="cpu"):
+    """Compiles one call's function for its shapes or for every size.
+
+    `source(d)` returns the function's text: with d=False for this call's
+    exact shapes, with d=True with its batch and sequence sizes dynamic.
+    `dynamic=False` compiles the static text, `dynamic=True` the dynamic
+    one; `dynamic=None` (automatic, as torch.compile does) compiles the
+    static text for the first shapes of a function, and the dynamic text
+    once a call comes with other sizes of the same function, which then
+    serves every later size: a loop over N lengths compiles twice, not N
+    times."""
+    if dynamic is None:
+        generic = source(True)
+        seen = _shape_families.setdefault((generic, target), set())
+        static = source(False)
+        seen.add(static)
+        if len(seen) == 1 or generic == static:
+            return compile(static, target=target)
+        dynamic = True
+    if not dynamic:
+        return compile(source(False), target=target)
+    before = _stats["compiles"]
+    function = compile(source(True), target=target)
+    _stats["dynamic_compiles"] += _stats["compiles"] - before
+    return function
+
+
 def stats():
-    """Compilation counters of this process: compiles, cache_hits (in
+    """Compilation counters of this process: compiles, dynamic_compiles
+    (those of shape-generic functions compile_shaped chose), cache_hits (in
     process), disk_hits (loaded from the on-disk cache), compile_seconds
     (total), last_compile_seconds, autotune_runs (candidates timed) and
     tuning_cache_hits (sizes taken from the tuning cache)."""
@@ -336,3 +366,4 @@ def clear_cache():
     """Forgets every compiled function of this process (the on-disk cache
     stays)."""
     _cache.clear()
+    _shape_families.clear()

@@ -5,8 +5,23 @@
 # ===----------------------------------------------------------------------=== #
 
 
-def tensor_type(shape, elem):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + f"{elem}>"
+def tensor_type(shape, elem, dynamic=()):
+    """tensor<shape x elem>, the dimensions whose indices are in `dynamic`
+    written as ? (sizes a shape-generic function takes at run time)."""
+    return "tensor<" + "".join("?x" if i in dynamic else f"{d}x"
+                               for i, d in enumerate(shape)) + f"{elem}>"
+
+
+def varying_dims(shape, pattern):
+    """The indices of `shape` that hold a sequence length or batch size, for
+    a tensor laid out as `pattern` aligned to its last dimension: a string
+    of "v" (varies from call to call) and "." (fixed) per dimension, e.g.
+    "v.v." for [B, H, L, E]. A dimension of size 1 where the pattern
+    varies stays fixed (it broadcasts)."""
+    pattern = pattern[-len(shape):] if shape else ""
+    offset = len(shape) - len(pattern)
+    return tuple(offset + i for i, c in enumerate(pattern)
+                 if c == "v" and shape[offset + i] != 1)
 
 
 def float_literal(x):

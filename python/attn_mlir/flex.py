@@ -305,13 +305,15 @@ _INDEX_ARGS = [("b", "index"), ("h", "index"), ("q_idx", "index"), ("kv_idx", "i
 
 
 def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
-                   enable_gqa=False, target="cpu"):
+                   enable_gqa=False, target="cpu", dynamic=None):
     """FlexAttention with the modifiers traced into the compiled kernel.
 
     query (B, Hq, L, E), key (B, Hkv, S, E), value (B, Hkv, S, Ev).
     `score_mod(score, b, h, q_idx, kv_idx) -> score` rewrites each score
     (after scaling); `mask_mod(b, h, q_idx, kv_idx) -> bool` keeps the key
-    where it is true. A row with no visible key gives 0.
+    where it is true. A row with no visible key gives 0. `dynamic`: as in
+    scaled_dot_product_attention (arrays the modifiers capture keep their
+    shapes).
     """
     from .functional import _prepare  # the shared argument checks
 
@@ -325,4 +327,4 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
         regions += " mask_mod " + tracer.trace(mask_mod, "m", _INDEX_ARGS, "i1")
     for name, array in tracer.captures:
         call.add_input(name, array, _arrays.shape(array), _arrays.element(array))
-    return call.run(regions, target)
+    return call.run(regions, target, dynamic)

@@ -7,7 +7,7 @@
 import math
 
 from . import _arrays, _ir
-from ._compile import compile
+from ._compile import compile_shaped
 
 _FLOATS = ("f32", "f16", "bf16")
 
@@ -38,24 +38,41 @@ class _SdpaCall:
         self.out4 = (batch, hq, qs[-2], vs[-1])
         self.args, self.inputs, self.originals = [], [], []
         for name, x, s in (("q", query, self.q4), ("k", key, k4), ("v", value, v4)):
-            self.add_input(name, x, s, elem)
-        self.mask_clause, self.attrs = "", []
+            self.add_input(name, x, s, elem, "v.v.")
+        self.attrs = []
 
-    def add_input(self, name, x, shape, elem):
+    def add_input(self, name, x, shape, elem, pattern=""):
         """Appends a function parameter `%name` bound to `x` (viewed as
-        `shape`)."""
-        self.args.append((name, _ir.tensor_type(shape, elem)))
+        `shape`); `pattern` marks the dimensions a shape-generic build
+        leaves dynamic (_ir.varying_dims)."""
+        self.args.append((name, shape, elem, _ir.varying_dims(shape, pattern)))
         self.inputs.append(_arrays.reshape(_arrays.as_array(x, name), shape))
         self.originals.append(x)
 
-    def run(self, regions, target):
-        out_type = _ir.tensor_type(self.out4, self.elem)
-        types = ", ".join(t for _, t in self.args[:3])
-        body = [f"%e = tensor.empty() : {out_type}",
-                f"%o = attn.sdpa %q, %k, %v {self.mask_clause}outs(%e) "
-                f"{' '.join(self.attrs)} : {types} -> {out_type}{regions}"]
-        function = compile(_ir.function("sdpa", self.args, [("%o", out_type)], body),
-                           target=target)
+    def source(self, regions, dynamic):
+        """The function's text; with `dynamic`, the batch size and sequence
+        lengths are left to run time (a shape-generic build)."""
+        types = {name: _ir.tensor_type(shape, elem, varying if dynamic else ())
+                 for name, shape, elem, varying in self.args}
+        out_varying = _ir.varying_dims(self.out4, "v.v.") if dynamic else ()
+        out_type = _ir.tensor_type(self.out4, self.elem, out_varying)
+        # The output's dynamic sizes are the query's (batch, query length).
+        body, sizes = [], []
+        for i in out_varying:
+            body += [f"%c{i} = arith.constant {i} : index",
+                     f"%d{i} = tensor.dim %q, %c{i} : {types['q']}"]
+            sizes.append(f"%d{i}")
+        body.append(f"%e = tensor.empty({', '.join(sizes)}) : {out_type}")
+        mask = f"mask(%m : {types['m']}) " if "m" in types else ""
+        body.append(f"%o = attn.sdpa %q, %k, %v {mask}outs(%e) {' '.join(self.attrs)} : "
+                    f"{types['q']}, {types['k']}, {types['v']} -> {out_type}{regions}")
+        return _ir.function("sdpa", [(name, types[name]) for name, *_ in self.args],
+                            [("%o", out_type)], body)
+
+    def run(self, regions, target, dynamic=None):
+        """Compiles (or reuses) the function for these arguments, static or
+        shape-generic as `dynamic` says (compile_shaped), and runs it."""
+        function = compile_shaped(lambda d: self.source(regions, d), dynamic, target)
         like = next((x for x in self.originals if _arrays.is_torch(x)), None)
         result = function.run_arrays(self.inputs, like)
         return _arrays.reshape(result, self.qs[:-1] + (self.vs[-1],))
@@ -126,8 +143,7 @@ def _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_g
         if len(ms) > 4:  # leading dimensions flattened like the query's
             mask = _broadcast(_arrays.as_array(attn_mask, "attn_mask"), target_shape)
             ms = call.q4[:3] + (ks[-2],)
-        call.add_input("m", mask, ms, mask_elem)
-        call.mask_clause = f"mask(%m : {call.args[-1][1]}) "
+        call.add_input("m", mask, ms, mask_elem, "v.vv")
     if scale is not None:
         call.attrs.append(f"scale = {_ir.float_literal(scale)}")
     if is_causal:
@@ -143,7 +159,8 @@ def _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_g
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False,
-                                 window=None, alignment="top_left", target="cpu"):
+                                 window=None, alignment="top_left", target="cpu",
+                                 dynamic=None):
     """torch.nn.functional.scaled_dot_product_attention, compiled.
 
     query (..., Hq, L, E), key (..., Hkv, S, E), value (..., Hkv, S, Ev) ->
@@ -156,10 +173,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     is_causal and window when L != S. Unlike PyTorch, a row with no visible
     key gives 0 rather than NaN, and dropout uses attn-mlir's counter-based
     generator (docs/Numerics.md), not torch's.
+
+    `dynamic` (as torch.compile's): None compiles for the first call's
+    shapes and, when a later call differs in batch size or sequence
+    lengths, once more with those sizes dynamic, for every size after;
+    True compiles the shape-generic function from the start; False
+    compiles every new shape (attn_mlir.stats() counts the compiles).
     """
     call = _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                     enable_gqa, window, alignment)
-    return call.run("", target)
+    return call.run("", target, dynamic)
 
 
 def _broadcast(x, target_shape):

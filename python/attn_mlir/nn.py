@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from . import _arrays, _ir
-from ._compile import compile
+from ._compile import compile_shaped
 
 
 class MultiheadAttention:
@@ -27,7 +27,8 @@ class MultiheadAttention:
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True,
                  add_bias_kv=False, add_zero_attn=False, kdim=None, vdim=None,
-                 batch_first=False, device=None, dtype=None, target="cpu", seed=0):
+                 batch_first=False, device=None, dtype=None, target="cpu", seed=0,
+                 dynamic=None):
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim ({embed_dim}) and num_heads ({num_heads}) "
                              f"must be positive")
@@ -44,6 +45,7 @@ class MultiheadAttention:
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.dropout, self.batch_first = dropout, batch_first
         self.add_zero_attn, self.target, self.seed = add_zero_attn, target, seed
+        self.dynamic = dynamic
         self.head_dim = embed_dim // num_heads
         self.training = True
         self._dtype = np.dtype(dtype) if dtype is not None else np.dtype(np.float32)
@@ -145,31 +147,32 @@ class MultiheadAttention:
             raise ValueError(f"key {list(ks)} and value {list(vs)} must agree in "
                              f"every dimension but the last")
 
+        # Parameters with the dimensions a shape-generic build leaves dynamic
+        # (_ir.varying_dims): batch and sequence lengths, never features.
         args, inputs, clauses = [], [], []
         originals = [query, key, value]
 
-        def add(name, x, what=None):
-            t = _ir.tensor_type(_arrays.shape(x), _arrays.element(x))
-            args.append((name, t))
+        def add(name, x, what=None, pattern=""):
+            shape = _arrays.shape(x)
+            args.append((name, shape, _arrays.element(x), _ir.varying_dims(shape, pattern)))
             inputs.append(_arrays.as_array(x, what or name))
-            return t
+            return f"%{name}"
 
-        tq, tk, tv = add("q", query, "query"), add("k", key, "key"), add("v", value, "value")
+        add("q", query, "query", "vv."), add("k", key, "key", "vv."), add("v", value, "value", "vv.")
         p = self._params
         if self._qkv_same_embed_dim:
-            clauses.append(f"in_proj(%wi : {add('wi', p['in_proj_weight'])})")
+            clauses.append(("in_proj", add("wi", p["in_proj_weight"])))
         else:
-            clauses.append(f"q_proj(%wq : {add('wq', p['q_proj_weight'])})")
-            clauses.append(f"k_proj(%wk : {add('wk', p['k_proj_weight'])})")
-            clauses.append(f"v_proj(%wv : {add('wv', p['v_proj_weight'])})")
+            clauses.append(("q_proj", add("wq", p["q_proj_weight"])))
+            clauses.append(("k_proj", add("wk", p["k_proj_weight"])))
+            clauses.append(("v_proj", add("wv", p["v_proj_weight"])))
         if "in_proj_bias" in p:
-            clauses.append(f"in_proj_bias(%bi : {add('bi', p['in_proj_bias'])})")
+            clauses.append(("in_proj_bias", add("bi", p["in_proj_bias"])))
         if "bias_k" in p:
-            tbk, tbv = add("bk", p["bias_k"]), add("bv", p["bias_v"])
-            clauses.append(f"bias_kv(%bk, %bv : {tbk}, {tbv})")
-        clauses.append(f"out_proj(%wo : {add('wo', p['out_proj.weight'])})")
+            clauses.append(("bias_kv", add("bk", p["bias_k"]), add("bv", p["bias_v"])))
+        clauses.append(("out_proj", add("wo", p["out_proj.weight"])))
         if "out_proj.bias" in p:
-            clauses.append(f"out_proj_bias(%bo : {add('bo', p['out_proj.bias'])})")
+            clauses.append(("out_proj_bias", add("bo", p["out_proj.bias"])))
         for name, mask in (("key_padding_mask", key_padding_mask), ("attn_mask", attn_mask)):
             if mask is None:
                 continue
@@ -177,20 +180,19 @@ class MultiheadAttention:
             if me not in ("i1", elem):
                 raise TypeError(f"{name} must be bool or {elem}, got {me}")
             originals.append(mask)
-            clauses.append(f"{name}(%{name} : {add(name, mask)})")
-        clauses.append(f"num_heads = {self.num_heads}")
+            clauses.append((name, add(name, mask, pattern="vvv")))
+        flags = [f"num_heads = {self.num_heads}"]
         if self.batch_first and batched:
-            clauses.append("batch_first")
+            flags.append("batch_first")
         if self.add_zero_attn:
-            clauses.append("add_zero_attn")
+            flags.append("add_zero_attn")
         if need_weights and not average_attn_weights:
-            clauses.append("per_head_weights")
+            flags.append("per_head_weights")
         if self.training and self.dropout > 0:
-            clauses.append(f"dropout = {_ir.float_literal(self.dropout)} seed = {self.seed}")
+            flags.append(f"dropout = {_ir.float_literal(self.dropout)} seed = {self.seed}")
 
-        # Result types: the output has the query's layout; the weights'
-        # shape comes from the compiled function (it counts appended keys).
-        to = _ir.tensor_type(qs, elem)
+        # Result types: the output has the query's layout; the weights are
+        # [N,] [H,] L, S + the appended keys.
         s_extra = ("bias_k" in p) + bool(self.add_zero_attn)
         S = (ks[1] if batched and self.batch_first else ks[0]) + s_extra
         if batched:
@@ -199,14 +201,25 @@ class MultiheadAttention:
         else:
             L = qs[0]
             wshape = (L, S) if average_attn_weights else (self.num_heads, L, S)
-        results = [("%o", to)]
+        results = [("%o", qs, "vv.")]
         if need_weights:
-            results.append(("%w", _ir.tensor_type(wshape, elem)))
-        names = ", ".join(r for r, _ in results)
-        body = [f"{names} = attn.multihead %q, %k, %v {' '.join(clauses)} : "
-                f"{tq}, {tk}, {tv} -> {', '.join(t for _, t in results)}"]
-        source = _ir.function("multihead", args, results, body)
-        function = compile(source, target=self.target)
+            results.append(("%w", wshape, "vvv" if average_attn_weights else "v.vv"))
+
+        def source(dynamic):
+            types = {n: _ir.tensor_type(shape, e, varying if dynamic else ())
+                     for n, shape, e, varying in args}
+            result_types = [_ir.tensor_type(shape, elem, _ir.varying_dims(shape, pattern)
+                                            if dynamic else ())
+                            for _, shape, pattern in results]
+            words = [f"{c[0]}({', '.join(c[1:])} : {', '.join(types[v[1:]] for v in c[1:])})"
+                     for c in clauses] + flags
+            names = ", ".join(r for r, *_ in results)
+            body = [f"{names} = attn.multihead %q, %k, %v {' '.join(words)} : "
+                    f"{types['q']}, {types['k']}, {types['v']} -> {', '.join(result_types)}"]
+            return _ir.function("multihead", [(n, types[n]) for n, *_ in args],
+                                list(zip((r for r, *_ in results), result_types)), body)
+
+        function = compile_shaped(source, self.dynamic, self.target)
         like = next((x for x in originals if _arrays.is_torch(x)), None)
         out = function.run_arrays(inputs, like)
         if need_weights:

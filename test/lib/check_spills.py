@@ -23,9 +23,11 @@
 # between Q K^T and P V when the key tile and the head size differ).
 #
 # prints one line per multiply-add loop ("loop BB0_12 depth 6: 8 fma, 0
-# spills, 0 reloads [8 vfmadd231ps]", hot ones marked, the multiply-add
-# instructions counted by mnemonic) and a summary; exit 1 on a spill or
-# reload in a hot loop.
+# spills, 0 reloads, 19 instructions [8 vfmadd231ps]", hot ones marked, the
+# multiply-add instructions counted by mnemonic) and a summary; exit 1 on a
+# spill or reload in a hot loop. With --baseline (the same kernel built for
+# static shapes) the hot loops may have at most --max-extra instructions
+# more than the baseline's: what a shape-generic build may add.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -46,7 +48,7 @@ RELOAD = re.compile(r"Reload\b")
 
 def parse(lines):
     """Maps each loop header (BBf_n) to its depth, whether it is innermost,
-    and its instructions' fma / spill / reload counts."""
+    and its instructions' count and fma / spill / reload counts."""
     loops = {}
     current = None  # (header name) of the block being read
     block = None
@@ -61,14 +63,14 @@ def parse(lines):
         header = HEADER.search(line)
         if header and block:
             current = block
-            loop = loops.setdefault(block, {"fma": 0, "spill": 0, "reload": 0})
+            loop = loops.setdefault(block, {"fma": 0, "spill": 0, "reload": 0, "size": 0})
             loop["depth"] = int(header.group(2))
             loop["inner"] = header.group(1) is not None
             continue
         member = IN_LOOP.search(line)
         if member:
             current = member.group(1)
-            loops.setdefault(current, {"fma": 0, "spill": 0, "reload": 0})
+            loops.setdefault(current, {"fma": 0, "spill": 0, "reload": 0, "size": 0})
             continue
         if current is None or not line.startswith(("\t", " ")):
             continue
@@ -76,6 +78,8 @@ def parse(lines):
         if not code.strip():
             continue
         loop = loops[current]
+        if not code.strip().startswith("."):  # an instruction, not a directive
+            loop["size"] += 1
         fma = FMA.match(code)
         if fma:
             loop["fma"] += 1
@@ -89,6 +93,25 @@ def parse(lines):
     return loops
 
 
+def innermost_fma_loops(path, min_fmas):
+    with open(path) as f:
+        loops = parse(f.read().splitlines())
+    return {name: loop for name, loop in loops.items()
+            if loop.get("inner") and loop["fma"] >= min_fmas}
+
+
+def hot_loops(loops, block_fmas, all_loops=False):
+    deepest = max(loop["depth"] for loop in loops.values())
+    return {name: loop for name, loop in loops.items()
+            if all_loops or (loop["fma"] == block_fmas if block_fmas
+                             else loop["depth"] == deepest)}
+
+
+def by_place(loops):
+    """Loops deepest first, then by multiply-adds (the printing order)."""
+    return sorted(loops.items(), key=lambda item: (-item[1]["depth"], -item[1]["fma"]))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("asm")
@@ -99,35 +122,49 @@ def main():
     p.add_argument("--block-fmas", type=int,
                    help="hot loops: the innermost ones with exactly this many "
                         "multiply-adds, at any depth")
+    p.add_argument("--baseline",
+                   help="assembly of the same kernel for static shapes: each hot "
+                        "loop is compared with the baseline's hot loop at the same "
+                        "place (deepest first), and may have at most --max-extra "
+                        "more instructions (a dynamic trip count's compare, a "
+                        "stride in a register), not per-element index math")
+    p.add_argument("--max-extra", type=int, default=2)
     args = p.parse_args()
-    with open(args.asm) as f:
-        loops = parse(f.read().splitlines())
-    fmaLoops = {name: loop for name, loop in loops.items()
-                if loop.get("inner") and loop["fma"] >= args.min_fmas}
+    fmaLoops = innermost_fma_loops(args.asm, args.min_fmas)
     if not fmaLoops:
         print(f"error: no innermost loop with {args.min_fmas} or more "
               f"multiply-adds in {args.asm} (is it verbose assembly?)")
         return 1
-    deepest = max(loop["depth"] for loop in fmaLoops.values())
-    hot = {name: loop for name, loop in fmaLoops.items()
-           if args.all or (loop["fma"] == args.block_fmas if args.block_fmas
-                           else loop["depth"] == deepest)}
+    hot = hot_loops(fmaLoops, args.block_fmas, args.all)
     if not hot:
         print(f"error: no innermost loop with exactly {args.block_fmas} "
               f"multiply-adds in {args.asm}")
         return 1
+    baseline = []
+    if args.baseline:
+        base = innermost_fma_loops(args.baseline, args.min_fmas)
+        baseline = [loop for _, loop in by_place(hot_loops(base, args.block_fmas, args.all))]
+        if len(baseline) != len(hot):
+            print(f"error: {len(hot)} hot loops, the baseline has {len(baseline)}")
+            return 1
     bad = 0
-    for name, loop in sorted(fmaLoops.items(),
-                             key=lambda item: (-item[1]["depth"], -item[1]["fma"])):
+    for name, loop in by_place(fmaLoops):
         kinds = ", ".join(f"{n} {m}" for m, n in sorted(loop["mnemonics"].items()))
         print(f"{'hot ' if name in hot else ''}loop {name} depth "
               f"{loop['depth']}: {loop['fma']} fma, {loop['spill']} spills, "
-              f"{loop['reload']} reloads [{kinds}]")
+              f"{loop['reload']} reloads, {loop['size']} instructions [{kinds}]")
         if name in hot and (loop["spill"] or loop["reload"]):
             bad += 1
+        if name in hot and baseline:
+            base = baseline.pop(0)
+            extra = loop["size"] - base["size"]
+            print(f"  baseline: {base['size']} instructions, {extra:+d}"
+                  f"{' (too many)' if extra > args.max_extra else ''}")
+            if extra > args.max_extra or loop["fma"] != base["fma"]:
+                bad += 1
     most = max(loop["fma"] for loop in hot.values())
     print(f"{len(hot)} hot loops (the largest {most} fma), "
-          f"{bad} with spills or reloads")
+          f"{bad} with spills or reloads{' or more instructions' if args.baseline else ''}")
     return 1 if bad else 0
 
 
