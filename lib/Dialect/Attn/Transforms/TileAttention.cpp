@@ -73,15 +73,46 @@ public:
   Value build();
 
 private:
+  /// The forall over (batch, head, query tile) for `count` query tiles from
+  /// tile `firstTile` on, writing into `into`; each tile has `staticRows`
+  /// rows where given, else min(q-tile, Sq - start).
+  Value buildQueryTiles(Value into, OpFoldResult batches, OpFoldResult heads,
+                        OpFoldResult count, int64_t firstTile,
+                        std::optional<int64_t> staticRows);
+
   Value constIndex(int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
   TypedAttr accAttr(double v) { return b.getFloatAttr(acc, v); }
 
-  /// The size of the tile at `start`, `min(tile, total - start)`, as an
-  /// affine.min: later passes bound it by `tile` (value-bounds analysis) to
-  /// pick vector sizes.
+  /// The value of `length` where it is a constant or the static size of a
+  /// tensor dimension.
+  static std::optional<int64_t> getStaticLength(Value length) {
+    if (auto dim = length.getDefiningOp<tensor::DimOp>()) {
+      std::optional<int64_t> index = dim.getConstantIndex();
+      auto type = cast<ShapedType>(dim.getSource().getType());
+      if (index && !type.isDynamicDim(*index))
+        return type.getDimSize(*index);
+      return std::nullopt;
+    }
+    return getConstantIntValue(length);
+  }
+
+  /// The size of the tile at `start` (a multiple of `tile`):
+  /// `min(tile, total - start)`, as an affine.min that later passes bound by
+  /// `tile` (value-bounds analysis) to pick vector sizes; or the constant
+  /// where a static `total` makes every tile the same (a multiple of
+  /// `tile`, or a single tile). Static tiles keep the tensors of the loops
+  /// static, and with them the slice comparisons of bufferization and
+  /// hoisting cheap: a 2048-long causal problem compiled in 0.45 s instead
+  /// of 1.7 s.
   Value tileSize(Value start, Value total, int64_t tile) {
+    if (std::optional<int64_t> n = getStaticLength(total)) {
+      if (*n % tile == 0)
+        return constIndex(tile);
+      if (*n < tile)
+        return constIndex(*n);
+    }
     AffineExpr d0, s0;
     bindDims(ctx, d0);
     bindSymbols(ctx, s0);
@@ -152,9 +183,14 @@ private:
     auto pairType = RankedTensorType::get(
         {type.getDimSize(0), ShapedType::isDynamic(last) ? last : last / 2, 2},
         type.getElementType());
+    // A dimension the type leaves dynamic takes its size as a value, even a
+    // constant one: a static size there contradicts the type.
+    OpFoldResult pairs = pairType.isDynamicDim(1)
+                             ? getValueOrCreateConstantIndexOp(b, loc, pairCount)
+                             : pairCount;
     return tensor::ExpandShapeOp::create(
         b, loc, pairType, t, SmallVector<ReassociationIndices>{{0}, {1, 2}},
-        ArrayRef<OpFoldResult>{tensor::getMixedSize(b, loc, t, 0), pairCount,
+        ArrayRef<OpFoldResult>{tensor::getMixedSize(b, loc, t, 0), pairs,
                                b.getIndexAttr(2)});
   }
 
@@ -504,9 +540,6 @@ Value TileBuilder::build() {
   OpFoldResult heads = tensor::getMixedSize(b, loc, query, 1);
   queryLength = tensor::DimOp::create(b, loc, query, 2);
   keyCount = tensor::DimOp::create(b, loc, key, 2);
-  Value group =
-      arith::DivUIOp::create(b, loc, tensor::DimOp::create(b, loc, query, 1),
-                             tensor::DimOp::create(b, loc, key, 1));
   Value qTileC = constIndex(qTile);
   // Static trip counts stay static so that later passes see them.
   int64_t staticQueryLength = op.getQuery().getType().getDimSize(2);
@@ -517,7 +550,6 @@ Value TileBuilder::build() {
           : OpFoldResult(
                 b.getIndexAttr(llvm::divideCeil(staticQueryLength, qTile)));
   scale = buildLog2ScoreScale(b, loc, sem, query, acc);
-  OpFoldResult outDim = tensor::getMixedSize(b, loc, value, 3);
   // One O(Skv D) copy per call instead of a transpose in every step. Q, K
   // and V tiles are converted to the accumulator type once (bf16/f16
   // inputs), so that both contractions are plain f32 register blocks; or,
@@ -531,15 +563,46 @@ Value TileBuilder::build() {
                      {0, 1, 2, 4, 3});
   }
 
+  // A static query length that is not a whole number of tiles: the whole
+  // tiles in one loop and the last, shorter tile in another, so that every
+  // tile's size is a constant (static tensors keep the later analyses
+  // cheap; see tileSize).
+  if (!ShapedType::isDynamic(staticQueryLength) && staticQueryLength > qTile &&
+      staticQueryLength % qTile != 0) {
+    int64_t whole = staticQueryLength / qTile;
+    Value front = buildQueryTiles(op.getInit(), batches, heads,
+                                  b.getIndexAttr(whole), 0, qTile);
+    return buildQueryTiles(front, batches, heads, b.getIndexAttr(1), whole,
+                           staticQueryLength % qTile);
+  }
+  return buildQueryTiles(op.getInit(), batches, heads, queryTiles, 0,
+                         std::nullopt);
+}
+
+Value TileBuilder::buildQueryTiles(Value into, OpFoldResult batches,
+                                   OpFoldResult heads, OpFoldResult count,
+                                   int64_t firstTile,
+                                   std::optional<int64_t> staticRows) {
+  TypedValue<RankedTensorType> query = op.getQuery();
+  Value group =
+      arith::DivUIOp::create(b, loc, tensor::DimOp::create(b, loc, query, 1),
+                             tensor::DimOp::create(b, loc, op.getKey(), 1));
+  Value qTileC = constIndex(qTile);
+  OpFoldResult outDim = tensor::getMixedSize(b, loc, op.getValue(), 3);
+  int64_t headSize = query.getType().getDimSize(3);
   auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{batches, heads, queryTiles},
-      ValueRange{op.getInit()}, /*mapping=*/std::nullopt);
+      b, loc, ArrayRef<OpFoldResult>{batches, heads, count}, ValueRange{into},
+      /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   Value batch = forall.getInductionVar(0), head = forall.getInductionVar(1);
   Value rowStart =
       arith::MulIOp::create(b, loc, forall.getInductionVar(2), qTileC);
-  Value rows = tileSize(rowStart, queryLength, qTile);
+  if (firstTile)
+    rowStart = arith::AddIOp::create(b, loc, rowStart,
+                                     constIndex(firstTile * qTile));
+  Value rows = staticRows ? constIndex(*staticRows)
+                          : tileSize(rowStart, queryLength, qTile);
   Value kvHead = arith::DivUIOp::create(b, loc, head, group);
   Value qSlice = slice2d(query, batch, head, rowStart, rows);
   Value qTileValue = pairs ? splitPairs(qSlice, b.getIndexAttr(headSize / 2))

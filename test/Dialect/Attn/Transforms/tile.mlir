@@ -23,7 +23,9 @@
 // CHECK: %[[ROW0:.*]] = arith.muli %[[T]], %[[C32]]
 // GQA: 8 query heads over 2 key/value heads, query head h reads h / 4.
 // CHECK: %[[KVH:.*]] = arith.divui %[[H]], %[[C4]] : index
-// CHECK: %[[QT:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %{{.*}}, 64] [1, 1, 1, 1] : tensor<2x8x128x64xf32> to tensor<?x64xf32>
+// 128 rows and 256 keys are whole tiles: every tile size is the constant
+// tile (@uneven below has edge tiles).
+// CHECK: %[[QT:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[C32]], 64] [1, 1, 1, 1] : tensor<2x8x128x64xf32> to tensor<?x64xf32>
 // Causal, bottom-right (diagonal offset 256 - 128): the band of row i is
 // [0, i + 128 + 1). Keys every row of the tile sees end at the first row's
 // diagonal, rounded down to a tile (or Skv); keys any row sees end at the
@@ -43,10 +45,9 @@
 // CHECK: %[[MID0:.*]] = arith.minsi %[[END]], %[[C0]] : index
 // CHECK: %[[MID1:.*]] = arith.maxsi %[[MID0]], %[[FULLEND]] : index
 // CHECK: scf.for %[[J0:.*]] = %[[C0]] to %[[MID0]] step %[[C64]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>)
-// CHECK: %[[KEYS:.*]] = affine.min #{{.*}}(%[[J0]])[%[[C256]]]
 // CHECK: %[[TILE:.*]] = arith.divui %[[J0]], %[[C64]]
-// CHECK: %[[KT:.*]] = tensor.extract_slice %[[KP]][%[[B]], %[[KVH]], %[[TILE]], 0, 0] [1, 1, 1, 64, %[[KEYS]]] [1, 1, 1, 1, 1] : tensor<2x2x4x64x64xf32> to tensor<64x?xf32>
-// CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[KVH]], %[[J0]], 0] [1, 1, %[[KEYS]], 64]
+// CHECK: %[[KT:.*]] = tensor.extract_slice %[[KP]][%[[B]], %[[KVH]], %[[TILE]], 0, 0] [1, 1, 1, 64, %[[C64]]] [1, 1, 1, 1, 1] : tensor<2x2x4x64x64xf32> to tensor<64x?xf32>
+// CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[KVH]], %[[J0]], 0] [1, 1, %[[C64]], 64]
 // The contraction's innermost loop runs over keys.
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[QT]], %[[KT]] :
 // Scores in log2 units: log2(e) folded into the scale 1/sqrt(64).
@@ -129,3 +130,30 @@ func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
   return %o : tensor<1x1x64x8xf32>
 }
 
+// -----
+
+// Lengths that are not whole tiles. 100 static rows: three whole query tiles
+// in one loop and the last 4 rows in another, each with a constant size; 250
+// keys: the key tile at `start` holds min(64, 250 - start) keys.
+// CHECK-LABEL: func.func @uneven
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C96:.*]] = arith.constant 96 : index
+// CHECK-DAG: %[[C250:.*]] = arith.constant 250 : index
+// CHECK: %[[FRONT:.*]] = scf.forall (%{{.*}}, %{{.*}}, %[[T:.*]]) in (1, 2, 3)
+// CHECK: %[[ROW0:.*]] = arith.muli %[[T]], %[[C32]]
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], 0] [1, 1, %[[C32]], 16]
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK: %[[KEYS:.*]] = affine.min #{{.*}}(%[[J]])[%[[C250]]]
+// CHECK: tensor.extract_slice %{{.*}} [1, 1, 1, 16, %[[KEYS]]]
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[T1:.*]]) in (1, 2, 1) shared_outs(%{{.*}} = %[[FRONT]])
+// CHECK: %[[R:.*]] = arith.muli %[[T1]], %[[C32]]
+// CHECK: %[[ROW1:.*]] = arith.addi %[[R]], %[[C96]]
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW1]], 0] [1, 1, %[[C4]], 16]
+func.func @uneven(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x250x16xf32>, %v: tensor<1x2x250x16xf32>)
+    -> tensor<1x2x100x16xf32> {
+  %e = tensor.empty() : tensor<1x2x100x16xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x2x100x16xf32>, tensor<1x2x250x16xf32>, tensor<1x2x250x16xf32> -> tensor<1x2x100x16xf32>
+  return %o : tensor<1x2x100x16xf32>
+}
