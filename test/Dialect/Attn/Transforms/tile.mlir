@@ -132,24 +132,27 @@ func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
 
 // -----
 
-// Lengths that are not whole tiles. 100 static rows: three whole query tiles
-// in one loop and the last 4 rows in another, each with a constant size; 250
-// keys: the key tile at `start` holds min(64, 250 - start) keys.
+// Lengths that are not whole tiles. 100 static rows: the last query tile (4
+// rows) and the whole ones (32 rows) are built apart in one parallel loop,
+// each with a constant size; 250 keys: the key tile at `start` holds
+// min(64, 250 - start) keys.
 // CHECK-LABEL: func.func @uneven
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK-DAG: %[[C96:.*]] = arith.constant 96 : index
 // CHECK-DAG: %[[C250:.*]] = arith.constant 250 : index
-// CHECK: %[[FRONT:.*]] = scf.forall (%{{.*}}, %{{.*}}, %[[T:.*]]) in (1, 2, 3)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[T:.*]]) in (1, 2, 4)
 // CHECK: %[[ROW0:.*]] = arith.muli %[[T]], %[[C32]]
-// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], 0] [1, 1, %[[C32]], 16]
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[T]], %[[C3]]
+// CHECK: %[[OUT:.*]] = scf.if %[[LAST]] -> (tensor<?x16xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], 0] [1, 1, %[[C4]], 16]
 // CHECK: scf.for %[[J:[a-z0-9_]+]] =
 // CHECK: %[[KEYS:.*]] = affine.min #{{.*}}(%[[J]])[%[[C250]]]
 // CHECK: tensor.extract_slice %{{.*}} [1, 1, 1, 16, %[[KEYS]]]
-// CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[T1:.*]]) in (1, 2, 1) shared_outs(%{{.*}} = %[[FRONT]])
-// CHECK: %[[R:.*]] = arith.muli %[[T1]], %[[C32]]
-// CHECK: %[[ROW1:.*]] = arith.addi %[[R]], %[[C96]]
-// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW1]], 0] [1, 1, %[[C4]], 16]
+// CHECK: } else {
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], 0] [1, 1, %[[C32]], 16]
+// CHECK: %[[ROWS:.*]] = arith.select %[[LAST]], %[[C4]], %[[C32]]
+// CHECK: tensor.parallel_insert_slice %[[OUT]] into %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], 0] [1, 1, %[[ROWS]], 16]
 func.func @uneven(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x250x16xf32>, %v: tensor<1x2x250x16xf32>)
     -> tensor<1x2x100x16xf32> {
   %e = tensor.empty() : tensor<1x2x100x16xf32>
