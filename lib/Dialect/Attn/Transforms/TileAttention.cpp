@@ -74,10 +74,10 @@ public:
 
 private:
   /// The forall over (batch, head, query tile) for `count` query tiles,
-  /// writing into `into`. Each tile has min(q-tile, Sq - start) rows, or
-  /// with `lastRows`, q-tile rows but the last tile, which has `lastRows`:
-  /// each built with its constant count.
-  Value buildQueryTiles(Value into, OpFoldResult batches, OpFoldResult heads,
+  /// writing into the op's destination. Each tile has min(q-tile, Sq -
+  /// start) rows, or with `lastRows`, q-tile rows but the last tile, which
+  /// has `lastRows`: each built with its constant count.
+  Value buildQueryTiles(OpFoldResult batches, OpFoldResult heads,
                         OpFoldResult count, std::optional<int64_t> lastRows);
 
   /// One query tile, [rowStart, rowStart + rows), through all its key
@@ -576,11 +576,11 @@ Value TileBuilder::build() {
   if (!ShapedType::isDynamic(staticQueryLength) && staticQueryLength > qTile &&
       staticQueryLength % qTile != 0)
     lastRows = staticQueryLength % qTile;
-  return buildQueryTiles(op.getInit(), batches, heads, queryTiles, lastRows);
+  return buildQueryTiles(batches, heads, queryTiles, lastRows);
 }
 
-Value TileBuilder::buildQueryTiles(Value into, OpFoldResult batches,
-                                   OpFoldResult heads, OpFoldResult count,
+Value TileBuilder::buildQueryTiles(OpFoldResult batches, OpFoldResult heads,
+                                   OpFoldResult count,
                                    std::optional<int64_t> lastRows) {
   TypedValue<RankedTensorType> query = op.getQuery();
   Value group =
@@ -589,8 +589,8 @@ Value TileBuilder::buildQueryTiles(Value into, OpFoldResult batches,
   Value qTileC = constIndex(qTile);
   OpFoldResult outDim = tensor::getMixedSize(b, loc, op.getValue(), 3);
   auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{batches, heads, count}, ValueRange{into},
-      /*mapping=*/std::nullopt);
+      b, loc, ArrayRef<OpFoldResult>{batches, heads, count},
+      ValueRange{op.getInit()}, /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   Value batch = forall.getInductionVar(0), head = forall.getInductionVar(1);
