@@ -32,7 +32,8 @@ __version__ = "0.1.0"
 
 _TARGETS = ("cpu", "cuda")
 _cache = {}
-# Shape-generic source -> the static sources called with it (compile_shaped).
+# (shape-generic source, target) -> the first static source called with it,
+# or None once another came (compile_shaped).
 _shape_families = {}
 _stats = {"dynamic_compiles": 0, "compiles": 0, "cache_hits": 0, "disk_hits": 0, "compile_seconds": 0.0,
           "last_compile_seconds": None, "autotune_runs": 0, "tuning_cache_hits": 0}
@@ -352,12 +353,14 @@ def compile_shaped(source, dynamic=None, target="cpu"):
     serves every later size: a loop over N lengths compiles twice, not N
     times."""
     if dynamic is None:
-        generic = source(True)
-        seen = _shape_families.setdefault((generic, target), set())
-        static = source(False)
-        seen.add(static)
-        if len(seen) == 1 or generic == static:
+        generic, static = source(True), source(False)
+        # Per family, its first static text until another one comes, then
+        # None (generalised): what is kept per family stays one string.
+        family = (generic, target)
+        first = _shape_families.setdefault(family, static)
+        if first == static or generic == static:
             return compile(static, target=target)
+        _shape_families[family] = None
         dynamic = True
     if not dynamic:
         return compile(source(False), target=target)

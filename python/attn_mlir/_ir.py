@@ -24,6 +24,13 @@ def varying_dims(shape, pattern):
                  if c == "v" and shape[offset + i] != 1)
 
 
+def parameter_types(params, dynamic):
+    """{name: tensor type} of function parameters given as (name, shape,
+    element type, varying dims): the varying dims `?` when `dynamic`."""
+    return {name: tensor_type(shape, elem, varying if dynamic else ())
+            for name, shape, elem, varying in params}
+
+
 def float_literal(x):
     """A float attribute MLIR parses back to the same double."""
     return repr(float(x)) if float(x) == float(x) else "0x7FF8000000000000"

@@ -52,8 +52,7 @@ class _SdpaCall:
     def source(self, regions, dynamic):
         """The function's text; with `dynamic`, the batch size and sequence
         lengths are left to run time (a shape-generic build)."""
-        types = {name: _ir.tensor_type(shape, elem, varying if dynamic else ())
-                 for name, shape, elem, varying in self.args}
+        types = _ir.parameter_types(self.args, dynamic)
         out_varying = _ir.varying_dims(self.out4, "v.v.") if dynamic else ()
         out_type = _ir.tensor_type(self.out4, self.elem, out_varying)
         # The output's dynamic sizes are the query's (batch, query length).

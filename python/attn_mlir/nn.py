@@ -206,8 +206,7 @@ class MultiheadAttention:
             results.append(("%w", wshape, "vvv" if average_attn_weights else "v.vv"))
 
         def source(dynamic):
-            types = {n: _ir.tensor_type(shape, e, varying if dynamic else ())
-                     for n, shape, e, varying in args}
+            types = _ir.parameter_types(args, dynamic)
             result_types = [_ir.tensor_type(shape, elem, _ir.varying_dims(shape, pattern)
                                             if dynamic else ())
                             for _, shape, pattern in results]
