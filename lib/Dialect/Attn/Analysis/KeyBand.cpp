@@ -543,7 +543,8 @@ attn::buildRowsKeyRange(OpBuilder &b, Location loc, const KeyBand &band,
 KeyTileRanges attn::buildKeyTileRanges(OpBuilder &b, Location loc,
                                        const KeyBand &band, Value firstRow,
                                        Value lastRow, const BandValues &values,
-                                       Value keyCount, int64_t tile) {
+                                       Value keyCount, int64_t tile,
+                                       bool wholeFullTiles) {
   Value tileSize = arith::ConstantIndexOp::create(b, loc, tile);
   auto floorToTile = [&](Value x) -> Value {
     return arith::MulIOp::create(
@@ -559,10 +560,14 @@ KeyTileRanges attn::buildKeyTileRanges(OpBuilder &b, Location loc,
   Value first = floorToTile(anyStart);
   auto [everyStart, everyEnd] = buildRowsKeyRange(
       b, loc, band, firstRow, lastRow, values, keyCount, /*everyRow=*/true);
-  Value reachesEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           everyEnd, keyCount);
-  Value fullEnd = arith::SelectOp::create(b, loc, reachesEnd, keyCount,
-                                          floorToTile(everyEnd));
+  // A band that reaches keyCount takes the short last tile among the full
+  // ones, unless they must be whole.
+  Value fullEnd = floorToTile(everyEnd);
+  if (!wholeFullTiles) {
+    Value reachesEnd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, everyEnd, keyCount);
+    fullEnd = arith::SelectOp::create(b, loc, reachesEnd, keyCount, fullEnd);
+  }
   Value fullStart =
       arith::MinSIOp::create(b, loc, ceilToTile(everyStart), end);
   fullEnd = arith::MaxSIOp::create(b, loc, fullStart, fullEnd);

@@ -166,6 +166,11 @@ private:
         packed, offsets, sizes, strides);
   }
 
+  /// `x` ([B, H, Skv, F]) padded with zeros to whole key tiles,
+  /// [B, H, ceil(Skv / kvTile) * kvTile, F]. (Zeros: a padding key's
+  /// probability is 0, and 0 times a value must stay 0.)
+  Value padToKeyTiles(Value x);
+
   /// `x` ([B, H, Skv, F]) padded with zeros to whole key tiles and packed
   /// as [B, H, key tiles, ...]: the keys of a tile split into `keySplit`
   /// (whose product is kvTile), F into `featureSplit` (F itself when
@@ -207,8 +212,8 @@ private:
                            ValueRange init);
 
   /// One `scf.for` over the key tiles starting in [from, to), each step
-  /// masked or not.
-  ValueRange buildKeyLoop(Value from, Value to, bool masked,
+  /// masked or not; `boundKeys` as in buildStep.
+  ValueRange buildKeyLoop(Value from, Value to, bool masked, bool boundKeys,
                           Value qTileValue, Value batch, Value head,
                           Value kvHead, Value rowStart, Value rows,
                           ValueRange init);
@@ -225,11 +230,14 @@ private:
   }
 
   /// One step of the key/value loop; returns the new (m, l, acc). An
-  /// unmasked step is for a tile in which every key is visible.
+  /// unmasked step is for a tile in which every key is visible. A step
+  /// with `boundKeys` may reach the padding keys past Skv: they get -inf,
+  /// and the masks and modifiers see the last key's index instead of
+  /// theirs (a mask or a region may read a tensor at it).
   SmallVector<Value> buildStep(Value qTileValue, Value batch, Value head,
                                Value kvHead, Value rowStart, Value rows,
                                Value keyStart, ValueRange carried,
-                               bool masked);
+                               bool masked, bool boundKeys);
 
   SdpaOp op;
   OpBuilder &b;
@@ -238,12 +246,23 @@ private:
   ScoreSemantics sem;
   int64_t qTile, kvTile;
   Type element, acc;
-  // Problem-wide values, set by build().
-  Value queryLength, keyCount, kvLength;
+  // Problem-wide values, set by build(); lastKey = Skv - 1.
+  Value queryLength, keyCount, kvLength, lastKey;
   // Scores are kept in log2 units (exp2 in the softmax).
   Log2ScoreScale scale;
   // Whether the contractions run on bf16 pairs (attn-tile bf16-pairs).
   bool pairs = false;
+  // The keys of every step, a constant: kvTile, or Skv where a static Skv
+  // is shorter. Where Skv is dynamic or not a whole number of tiles, K and
+  // V are padded with zero keys to whole tiles (`padKeys`) and the steps
+  // that may reach past Skv mask the padding: every tile keeps a static
+  // shape. (With both the rows and the keys of a tile dynamic, one-shot
+  // bufferization's slice comparisons cost seconds of Presburger
+  // arithmetic.)
+  int64_t keyTileLength = 0;
+  bool padKeys = false;
+  // V, padded when `padKeys` (without pairs; the pairs are packed padded).
+  Value valueSource;
   // K packed by packTiles, once for all query tiles: [.., D, kvTile] in
   // the accumulator type, or [.., D/2, kvTile, 2] bf16 pairs; with pairs, V
   // as [.., kvTile/2, Dv, 2].
@@ -254,10 +273,10 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                                           Value head, Value kvHead,
                                           Value rowStart, Value rows,
                                           Value keyStart, ValueRange carried,
-                                          bool masked) {
+                                          bool masked, bool boundKeys) {
   Value m = carried[0], l = carried[1], out = carried[2];
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
-  Value keys = tileSize(keyStart, keyCount, kvTile);
+  Value keys = constIndex(keyTileLength);
   Value kTileT = packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys);
   // V_t in the accumulator type, or its pairs of keys (the last one padded
   // with a zero key when `keys` is odd).
@@ -271,7 +290,7 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                        getValueOrCreateConstantIndexOp(b, loc, keyPairs));
   } else {
     vTile = createElementCast(
-        b, loc, slice2d(op.getValue(), batch, kvHead, keyStart, keys), acc);
+        b, loc, slice2d(valueSource, batch, kvHead, keyStart, keys), acc);
   }
 
   // S = Q_t K_t^T in the accumulator type, read from the packed K^T so
@@ -292,13 +311,26 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             SmallVector<Value> idx =
                 globalIndices(nb, nl, batch, head, rowStart, keyStart);
+            Value inRange;
+            if (boundKeys) {
+              inRange = arith::CmpIOp::create(
+                  nb, nl, arith::CmpIPredicate::slt, idx[3], keyCount);
+              idx[3] = arith::MinSIOp::create(nb, nl, idx[3], lastKey);
+            }
             Value maskValue =
                 stepSem.hasMask ? buildMaskElement(nb, nl, op.getMask(), idx)
                                 : Value();
-            linalg::YieldOp::create(
-                nb, nl,
+            Value score =
                 buildLog2ModifiedScore(nb, nl, stepSem, args[0], scale, idx,
-                                       maskValue, kvLength, queryLength));
+                                       maskValue, kvLength, queryLength);
+            if (inRange)
+              score = arith::SelectOp::create(
+                  nb, nl, inRange, score,
+                  arith::ConstantOp::create(
+                      nb, nl,
+                      nb.getFloatAttr(
+                          acc, -std::numeric_limits<double>::infinity())));
+            linalg::YieldOp::create(nb, nl, score);
           })
           .getResult(0);
 
@@ -383,19 +415,14 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   return {newMax, newSum, newOut};
 }
 
-Value TileBuilder::packTiles(Value x, ArrayRef<int64_t> keySplit,
-                             ArrayRef<int64_t> featureSplit,
-                             ArrayRef<int64_t> permutation) {
+Value TileBuilder::padToKeyTiles(Value x) {
   auto type = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> shape(type.getShape());
-  // Skv rounded up to whole tiles.
   AffineExpr s0 = getAffineSymbolExpr(0, ctx);
-  OpFoldResult tiles = affine::makeComposedFoldedAffineApply(
-      b, loc, s0.ceilDiv(kvTile), {tensor::getMixedSize(b, loc, x, 2)});
   OpFoldResult padded = affine::makeComposedFoldedAffineApply(
-      b, loc, s0 * kvTile, {tiles});
-  std::optional<int64_t> staticTiles = getConstantIntValue(tiles);
-  shape[2] = staticTiles ? *staticTiles * kvTile : ShapedType::kDynamic;
+      b, loc, s0.ceilDiv(kvTile) * kvTile, {tensor::getMixedSize(b, loc, x, 2)});
+  std::optional<int64_t> staticPadded = getConstantIntValue(padded);
+  shape[2] = staticPadded ? *staticPadded : ShapedType::kDynamic;
   SmallVector<Value> dynamicDims;
   for (int64_t d = 0; d < 4; ++d)
     if (ShapedType::isDynamic(shape[d]))
@@ -404,16 +431,30 @@ Value TileBuilder::packTiles(Value x, ArrayRef<int64_t> keySplit,
                  : tensor::DimOp::create(b, loc, x, d).getResult());
   Value zero = arith::ConstantOp::create(
       b, loc, b.getZeroAttr(type.getElementType()));
-  Value paddedX = tensor::createPadHighOp(
+  return tensor::createPadHighOp(
       RankedTensorType::get(shape, type.getElementType()), x, zero,
       /*nofold=*/false, loc, b, dynamicDims);
+}
+
+Value TileBuilder::packTiles(Value x, ArrayRef<int64_t> keySplit,
+                             ArrayRef<int64_t> featureSplit,
+                             ArrayRef<int64_t> permutation) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value paddedX = padToKeyTiles(x);
+  int64_t paddedLength =
+      cast<RankedTensorType>(paddedX.getType()).getDimSize(2);
 
   // [B, H, tiles * kvTile, F] -> [B, H, tiles, keySplit..., featureSplit...].
+  AffineExpr s0 = getAffineSymbolExpr(0, ctx);
+  OpFoldResult tiles = affine::makeComposedFoldedAffineApply(
+      b, loc, s0.ceilDiv(kvTile), {tensor::getMixedSize(b, loc, x, 2)});
   SmallVector<OpFoldResult> splitShape = {tensor::getMixedSize(b, loc, x, 0),
                                           tensor::getMixedSize(b, loc, x, 1),
                                           tiles};
   SmallVector<int64_t> staticSplitShape = {
-      shape[0], shape[1], staticTiles ? *staticTiles : ShapedType::kDynamic};
+      type.getDimSize(0), type.getDimSize(1),
+      ShapedType::isDynamic(paddedLength) ? ShapedType::kDynamic
+                                          : paddedLength / kvTile};
   ReassociationIndices keyGroup = {2}, featureGroup;
   for (int64_t size : keySplit) {
     keyGroup.push_back(splitShape.size());
@@ -423,7 +464,7 @@ Value TileBuilder::packTiles(Value x, ArrayRef<int64_t> keySplit,
   if (featureSplit.empty()) {
     featureGroup.push_back(splitShape.size());
     splitShape.push_back(tensor::getMixedSize(b, loc, x, 3));
-    staticSplitShape.push_back(shape[3]);
+    staticSplitShape.push_back(type.getDimSize(3));
   }
   for (int64_t size : featureSplit) {
     featureGroup.push_back(splitShape.size());
@@ -461,7 +502,7 @@ Value TileBuilder::buildContraction(Value lhs, Value rhs, Value init) {
 }
 
 ValueRange TileBuilder::buildKeyLoop(Value from, Value to, bool masked,
-                                    Value qTileValue, Value batch,
+                                    bool boundKeys, Value qTileValue, Value batch,
                                     Value head, Value kvHead, Value rowStart,
                                     Value rows, ValueRange init) {
   auto loop = scf::ForOp::create(
@@ -473,7 +514,7 @@ ValueRange TileBuilder::buildKeyLoop(Value from, Value to, bool masked,
           scf::YieldOp::create(b, nl,
                                buildStep(qTileValue, batch, head, kvHead,
                                          rowStart, rows, keyStart, carried,
-                                         masked));
+                                         masked, boundKeys));
           return;
         }
         // Run-time classes: skip class 0, no mask on class 2.
@@ -505,7 +546,7 @@ ValueRange TileBuilder::buildKeyLoop(Value from, Value to, bool masked,
           scf::YieldOp::create(b, nl,
                                buildStep(qTileValue, batch, head, kvHead,
                                          rowStart, rows, keyStart, carried,
-                                         /*masked=*/!isFull));
+                                         /*masked=*/!isFull, boundKeys));
         }
         b.setInsertionPointAfter(skip);
         scf::YieldOp::create(b, nl, skip.getResults());
@@ -523,14 +564,19 @@ ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
   BandValues values{batch, head, queryLength, kvLength};
   Value lastRow = arith::AddIOp::create(
       b, loc, rowStart, arith::SubIOp::create(b, loc, rows, constIndex(1)));
-  KeyTileRanges tiles = buildKeyTileRanges(b, loc, masks.band, rowStart,
-                                           lastRow, values, keyCount, kvTile);
+  // With padded keys the full tiles are whole ones, and only the masked
+  // steps bound the keys.
+  KeyTileRanges tiles =
+      buildKeyTileRanges(b, loc, masks.band, rowStart, lastRow, values,
+                         keyCount, kvTile, /*wholeFullTiles=*/padKeys);
   auto loop = [&](Value from, Value to, bool masked, ValueRange carried) {
-    return buildKeyLoop(from, to, masked, qTileValue, batch, head, kvHead,
-                        rowStart, rows, carried);
+    return buildKeyLoop(from, to, masked, /*boundKeys=*/padKeys && masked,
+                        qTileValue, batch, head, kvHead, rowStart, rows,
+                        carried);
   };
-  // Block classes decide per tile; without them and without an exact band,
-  // every tile in the band is evaluated with the masks.
+  // Block classes decide per tile (a class-2 tile may be the short last
+  // one: those steps bound the keys too); without them and without an
+  // exact band, every tile in the band is evaluated with the masks.
   if (op.getBlockClasses() || !masks.exact)
     return loop(tiles.first, tiles.end, /*masked=*/true, init);
   // Partial tiles before, full tiles, partial tiles after.
@@ -545,6 +591,10 @@ Value TileBuilder::build() {
   OpFoldResult heads = tensor::getMixedSize(b, loc, query, 1);
   queryLength = tensor::DimOp::create(b, loc, query, 2);
   keyCount = tensor::DimOp::create(b, loc, key, 2);
+  lastKey = arith::SubIOp::create(b, loc, keyCount, constIndex(1));
+  std::optional<int64_t> staticKeys = getStaticLength(keyCount);
+  padKeys = !staticKeys || (*staticKeys > kvTile && *staticKeys % kvTile);
+  keyTileLength = staticKeys ? std::min(*staticKeys, kvTile) : kvTile;
   Value qTileC = constIndex(qTile);
   // Static trip counts stay static so that later passes see them.
   int64_t staticQueryLength = op.getQuery().getType().getDimSize(2);
@@ -566,6 +616,7 @@ Value TileBuilder::build() {
   } else {
     keyT = packTiles(createElementCast(b, loc, key, acc), {kvTile}, {},
                      {0, 1, 2, 4, 3});
+    valueSource = padKeys ? padToKeyTiles(value) : value;
   }
 
   // A static query length that is not a whole number of tiles: the last

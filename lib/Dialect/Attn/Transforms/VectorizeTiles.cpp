@@ -14,6 +14,7 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -273,6 +274,14 @@ static LogicalResult canonicalize(Operation *root) {
     dialect->getCanonicalizationPatterns(patterns);
   for (RegisteredOperationName name : ctx->getRegisteredOperations())
     name.getCanonicalizationPatterns(patterns, ctx);
+  // The size of a loop-carried tile as the size of the loop's initial tile
+  // (and affine.min/max of induction variables folded where their range
+  // decides them): the row loops then run to one SSA value, not to
+  // `tensor.dim` of an iteration argument. Otherwise every slice
+  // comparison of subset hoisting here and of one-shot bufferization later
+  // proves again, through every loop around it, that a dynamic tile keeps
+  // its size: seconds of Presburger arithmetic for a shape-generic kernel.
+  scf::populateSCFForLoopCanonicalizationPatterns(patterns);
   return applyPatternsGreedily(root, std::move(patterns));
 }
 

@@ -38,9 +38,9 @@
 // CHECK: %[[ENDC:.*]] = arith.minsi %[[DIAGEND]], %[[C256]] : index
 // CHECK: %[[END:.*]] = arith.maxsi %[[ENDC]], %[[C0:.*]] : index
 // CHECK: %[[FIRSTPAST:.*]] = arith.addi %[[ROW0]], %[[C1]] : index
-// CHECK: %[[REACHES:.*]] = arith.cmpi eq, %[[ALLEND:.*]], %[[C256]] : index
-// CHECK: %[[FULLTILES:.*]] = arith.divui %[[ALLEND]], %[[C64]] : index
+// CHECK: %[[FULLTILES:.*]] = arith.divui %[[ALLEND:.*]], %[[C64]] : index
 // CHECK: %[[FULLFLOOR:.*]] = arith.muli %[[FULLTILES]], %[[C64]] : index
+// CHECK: %[[REACHES:.*]] = arith.cmpi eq, %[[ALLEND]], %[[C256]] : index
 // CHECK: %[[FULLEND:.*]] = arith.select %[[REACHES]], %[[C256]], %[[FULLFLOOR]] : index
 // CHECK: %[[MID0:.*]] = arith.minsi %[[END]], %[[C0]] : index
 // CHECK: %[[MID1:.*]] = arith.maxsi %[[MID0]], %[[FULLEND]] : index
@@ -134,21 +134,33 @@ func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
 
 // Lengths that are not whole tiles. 100 static rows: the last query tile (4
 // rows) and the whole ones (32 rows) are built apart in one parallel loop,
-// each with a constant size; 250 keys: the key tile at `start` holds
-// min(64, 250 - start) keys.
+// each with a constant size; 250 keys: K and V are padded with zero keys to
+// 256, every key tile holds 64 keys, the full tiles are the whole ones
+// ([0, 192)) and the steps that may reach past key 250 mask the padding.
 // CHECK-LABEL: func.func @uneven
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[C192:.*]] = arith.constant 192 : index
 // CHECK-DAG: %[[C250:.*]] = arith.constant 250 : index
+// CHECK: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 6, 0]
+// CHECK: %[[VP:.*]] = tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 6, 0]
+// CHECK: } : tensor<1x2x250x16xf32> to tensor<1x2x256x16xf32>
 // CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[T:.*]]) in (1, 2, 4)
 // CHECK: %[[ROW0:.*]] = arith.muli %[[T]], %[[C32]]
 // CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[T]], %[[C3]]
 // CHECK: %[[OUT:.*]] = scf.if %[[LAST]] -> (tensor<?x16xf32>)
 // CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], 0] [1, 1, %[[C4]], 16]
-// CHECK: scf.for %[[J:[a-z0-9_]+]] =
-// CHECK: %[[KEYS:.*]] = affine.min #{{.*}}(%[[J]])[%[[C250]]]
-// CHECK: tensor.extract_slice %{{.*}} [1, 1, 1, 16, %[[KEYS]]]
+// CHECK: scf.for %[[J:[a-z0-9_]+]] = %[[C0]] to %[[C0]] step %[[C64]]
+// CHECK: tensor.extract_slice %[[VP]][%{{.*}}, %{{.*}}, %[[J]], 0] [1, 1, %[[C64]], 16]
+// CHECK: arith.cmpi slt, %{{.*}}, %[[C250]]
+// CHECK: scf.for %{{.*}} = %[[C0]] to %[[C192]] step %[[C64]]
+// CHECK-NOT: arith.cmpi
+// CHECK: scf.yield
+// CHECK: scf.for %{{.*}} = %[[C192]] to %[[C250]] step %[[C64]]
+// CHECK: arith.cmpi slt, %{{.*}}, %[[C250]]
 // CHECK: } else {
 // CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], 0] [1, 1, %[[C32]], 16]
 // CHECK: %[[ROWS:.*]] = arith.select %[[LAST]], %[[C4]], %[[C32]]
@@ -157,6 +169,32 @@ func.func @uneven(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x250x16xf32>, %v: te
     -> tensor<1x2x100x16xf32> {
   %e = tensor.empty() : tensor<1x2x100x16xf32>
   %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x2x100x16xf32>, tensor<1x2x250x16xf32>, tensor<1x2x250x16xf32> -> tensor<1x2x100x16xf32>
+  return %o : tensor<1x2x100x16xf32>
+}
+
+// -----
+
+// A mask on padded keys: the steps that may reach past the 250 keys read
+// the mask (and would run the modifiers) at key min(j, 249), never past the
+// end, and give the padding keys -inf whatever the mask says.
+// CHECK-LABEL: func.func @uneven_mask
+// CHECK-DAG: %[[C249:.*]] = arith.constant 249 : index
+// CHECK-DAG: %[[C250:.*]] = arith.constant 250 : index
+// CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.generic
+// CHECK: %[[I:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[J:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[IN:.*]] = arith.cmpi slt, %[[J]], %[[C250]] : index
+// CHECK: %[[JC:.*]] = arith.minsi %[[J]], %[[C249]] : index
+// CHECK: %[[KEEP:.*]] = tensor.extract %{{.*}}[%[[I]], %[[JC]]] : tensor<100x250xi1>
+// CHECK: %[[S:.*]] = arith.select %[[KEEP]], %{{.*}}, %[[NINF]] : f32
+// CHECK: arith.select %[[IN]], %[[S]], %[[NINF]] : f32
+func.func @uneven_mask(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x250x16xf32>,
+                       %v: tensor<1x2x250x16xf32>, %m: tensor<100x250xi1>)
+    -> tensor<1x2x100x16xf32> {
+  %e = tensor.empty() : tensor<1x2x100x16xf32>
+  %o = attn.sdpa %q, %k, %v mask(%m : tensor<100x250xi1>) outs(%e)
      : tensor<1x2x100x16xf32>, tensor<1x2x250x16xf32>, tensor<1x2x250x16xf32> -> tensor<1x2x100x16xf32>
   return %o : tensor<1x2x100x16xf32>
 }

@@ -132,9 +132,11 @@ std::pair<Value, Value> buildRowsKeyRange(OpBuilder &b, Location loc,
 /// The key tiles (of `tile` keys, aligned to multiples of `tile`) a block
 /// of rows [firstRow, lastRow] visits, in three ranges: [first, fullStart)
 /// and [fullEnd, end) hold the partial tiles, [fullStart, fullEnd) the full
-/// ones, where every row sees every key (no keep condition to evaluate; the
-/// last tile may be short, so a band that reaches keyCount takes it in
-/// whole). An empty band gives four zeros; when no tile is full,
+/// ones, where every row sees every key (no keep condition to evaluate).
+/// The last tile may be short: a band that reaches keyCount takes it among
+/// the full ones, or with `wholeFullTiles` leaves it to [fullEnd, end), so
+/// that a lowering that pads keys to whole tiles evaluates its bound there
+/// and nowhere else. An empty band gives four zeros; when no tile is full,
 /// fullStart = fullEnd and the first range covers everything. Both the
 /// CPU's attn-tile and the CUDA kernel loop over these ranges; they are
 /// meaningful only for an exact band (MaskAnalysis::exact), [first, end)
@@ -145,7 +147,8 @@ struct KeyTileRanges {
 KeyTileRanges buildKeyTileRanges(OpBuilder &b, Location loc,
                                  const KeyBand &band, Value firstRow,
                                  Value lastRow, const BandValues &values,
-                                 Value keyCount, int64_t tile);
+                                 Value keyCount, int64_t tile,
+                                 bool wholeFullTiles = false);
 
 } // namespace attn
 } // namespace mlir
