@@ -52,9 +52,10 @@ static void addAttentionLowering(OpPassManager &pm,
 
 /// Inputs read-only, one-shot bufferization with identity layouts at
 /// function boundaries (the C ABI passes plain contiguous buffers), and
-/// results as caller-allocated out parameters (docs/CpuABI.md; a statically
-/// shaped result is computed in place in the caller's buffer). Both targets
-/// share this ABI.
+/// results as caller-allocated out parameters (docs/CpuABI.md; a result the
+/// function allocates, static or dynamic, is computed in place in the
+/// caller's buffer: a dynamic one used to be a scratch buffer allocated and
+/// copied on every call). Both targets share this ABI.
 static void addBufferizationWithOutParams(OpPassManager &pm,
                                           bool allowReturnAllocsFromLoops) {
   pm.addPass(createAttnReadOnlyInputs());
@@ -66,6 +67,7 @@ static void addBufferizationWithOutParams(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
+  outParams.hoistDynamicAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
 }

@@ -171,6 +171,11 @@ private:
   /// probability is 0, and 0 times a value must stay 0.)
   Value padToKeyTiles(Value x);
 
+  /// V as the steps read it: padded by padToKeyTiles where the keys are
+  /// padded and Skv is not a whole number of tiles, decided at run time
+  /// for a dynamic Skv (a whole number of tiles costs no copy).
+  Value buildValueSource(Value value);
+
   /// `x` ([B, H, Skv, F]) padded with zeros to whole key tiles and packed
   /// as [B, H, key tiles, ...]: the keys of a tile split into `keySplit`
   /// (whose product is kvTile), F into `featureSplit` (F itself when
@@ -436,6 +441,25 @@ Value TileBuilder::padToKeyTiles(Value x) {
       /*nofold=*/false, loc, b, dynamicDims);
 }
 
+Value TileBuilder::buildValueSource(Value value) {
+  if (!padKeys)
+    return value;
+  if (getStaticLength(keyCount))
+    return padToKeyTiles(value);
+  Value partial = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      arith::RemUIOp::create(b, loc, keyCount, constIndex(kvTile)),
+      constIndex(0));
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{value.getType()}, partial,
+                                /*addThenBlock=*/true, /*addElseBlock=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, padToKeyTiles(value));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, value);
+  return ifOp.getResult(0);
+}
+
 Value TileBuilder::packTiles(Value x, ArrayRef<int64_t> keySplit,
                              ArrayRef<int64_t> featureSplit,
                              ArrayRef<int64_t> permutation) {
@@ -616,7 +640,7 @@ Value TileBuilder::build() {
   } else {
     keyT = packTiles(createElementCast(b, loc, key, acc), {kvTile}, {},
                      {0, 1, 2, 4, 3});
-    valueSource = padKeys ? padToKeyTiles(value) : value;
+    valueSource = buildValueSource(value);
   }
 
   // A static query length that is not a whole number of tiles: the last
