@@ -13,7 +13,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Pass/PassManager.h"
@@ -54,9 +53,14 @@ createEngine(ModuleOp lowered, const CpuTargetOptions &options,
   auto machine = createCpuTargetMachine(options);
   if (!machine)
     return machine.takeError();
-  // The transformer must outlive `create`, which runs it.
-  auto transformer = makeOptimizingTransformer(options.optLevel,
-                                               /*sizeLevel=*/0, machine->get());
+  // The transformer must outlive `create`, which runs it; the machine it
+  // points to moves into the engine with its owner, not in memory.
+  llvm::TargetMachine *target = machine->get();
+  unsigned optLevel = options.optLevel;
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      [target, optLevel](llvm::Module *module) {
+        return optimizeLLVMModule(*module, *target, optLevel);
+      };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.sharedLibPaths = runtimes;

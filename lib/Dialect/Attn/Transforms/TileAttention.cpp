@@ -216,9 +216,16 @@ private:
                            Value kvHead, Value rowStart, Value rows,
                            ValueRange init);
 
-  /// One `scf.for` over the key tiles starting in [from, to), each step
-  /// masked or not; `boundKeys` as in buildStep.
-  ValueRange buildKeyLoop(Value from, Value to, bool masked, bool boundKeys,
+  /// Key tiles to visit: those starting in [from, to), then, when `thenFrom`
+  /// is set, those starting in [thenFrom, thenTo).
+  struct KeyTiles {
+    Value from, to;
+    Value thenFrom = {}, thenTo = {};
+  };
+
+  /// One `scf.for` over `tiles`, each step masked or not; `boundKeys` as in
+  /// buildStep. Two ranges share one loop, and so one copy of the step.
+  ValueRange buildKeyLoop(const KeyTiles &tiles, bool masked, bool boundKeys,
                           Value qTileValue, Value batch, Value head,
                           Value kvHead, Value rowStart, Value rows,
                           ValueRange init);
@@ -525,15 +532,46 @@ Value TileBuilder::buildContraction(Value lhs, Value rhs, Value init) {
       .getResult(0);
 }
 
-ValueRange TileBuilder::buildKeyLoop(Value from, Value to, bool masked,
-                                    bool boundKeys, Value qTileValue, Value batch,
-                                    Value head, Value kvHead, Value rowStart,
-                                    Value rows, ValueRange init) {
+ValueRange TileBuilder::buildKeyLoop(const KeyTiles &tiles, bool masked,
+                                    bool boundKeys, Value qTileValue,
+                                    Value batch, Value head, Value kvHead,
+                                    Value rowStart, Value rows,
+                                    ValueRange init) {
+  // One range: the loop runs over key starts. Two: over tile numbers t,
+  // the first count of them in the first range.
+  Value lower = tiles.from, upper = tiles.to, step = constIndex(kvTile);
+  Value firstCount;
+  if (tiles.thenFrom) {
+    auto countOf = [&](Value from, Value to) -> Value {
+      Value length = arith::MaxSIOp::create(
+          b, loc, constIndex(0), arith::SubIOp::create(b, loc, to, from));
+      return arith::CeilDivUIOp::create(b, loc, length, step);
+    };
+    firstCount = countOf(tiles.from, tiles.to);
+    lower = constIndex(0);
+    upper = arith::AddIOp::create(b, loc, firstCount,
+                                  countOf(tiles.thenFrom, tiles.thenTo));
+    step = constIndex(1);
+  }
   auto loop = scf::ForOp::create(
-      b, loc, from, to, constIndex(kvTile), init,
-      [&](OpBuilder &nb, Location nl, Value keyStart, ValueRange carried) {
+      b, loc, lower, upper, step, init,
+      [&](OpBuilder &nb, Location nl, Value iv, ValueRange carried) {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value keyStart = iv;
+        if (firstCount) {
+          auto startIn = [&](Value from, Value t) -> Value {
+            return arith::AddIOp::create(
+                b, nl, from,
+                arith::MulIOp::create(b, nl, t, constIndex(kvTile)));
+          };
+          Value inFirst = arith::CmpIOp::create(
+              b, nl, arith::CmpIPredicate::ult, iv, firstCount);
+          keyStart = arith::SelectOp::create(
+              b, nl, inFirst, startIn(tiles.from, iv),
+              startIn(tiles.thenFrom,
+                      arith::SubIOp::create(b, nl, iv, firstCount)));
+        }
         if (!op.getBlockClasses()) {
           scf::YieldOp::create(b, nl,
                                buildStep(qTileValue, batch, head, kvHead,
@@ -593,8 +631,8 @@ ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
   KeyTileRanges tiles =
       buildKeyTileRanges(b, loc, masks.band, rowStart, lastRow, values,
                          keyCount, kvTile, /*wholeFullTiles=*/padKeys);
-  auto loop = [&](Value from, Value to, bool masked, ValueRange carried) {
-    return buildKeyLoop(from, to, masked, /*boundKeys=*/padKeys && masked,
+  auto loop = [&](const KeyTiles &range, bool masked, ValueRange carried) {
+    return buildKeyLoop(range, masked, /*boundKeys=*/padKeys && masked,
                         qTileValue, batch, head, kvHead, rowStart, rows,
                         carried);
   };
@@ -602,11 +640,15 @@ ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
   // one: those steps bound the keys too); without them and without an
   // exact band, every tile in the band is evaluated with the masks.
   if (op.getBlockClasses() || !masks.exact)
-    return loop(tiles.first, tiles.end, /*masked=*/true, init);
-  // Partial tiles before, full tiles, partial tiles after.
-  ValueRange carried = loop(tiles.first, tiles.fullStart, /*masked=*/true, init);
-  carried = loop(tiles.fullStart, tiles.fullEnd, /*masked=*/false, carried);
-  return loop(tiles.fullEnd, tiles.end, /*masked=*/true, carried);
+    return loop({tiles.first, tiles.end}, /*masked=*/true, init);
+  // The partial tiles before and after the full ones in one loop (one
+  // masked step where two would double the code LLVM compiles for them),
+  // then the full tiles. The softmax does not depend on the order in which
+  // tiles are visited.
+  ValueRange carried =
+      loop({tiles.first, tiles.fullStart, tiles.fullEnd, tiles.end},
+           /*masked=*/true, init);
+  return loop({tiles.fullStart, tiles.fullEnd}, /*masked=*/false, carried);
 }
 
 Value TileBuilder::build() {

@@ -29,8 +29,7 @@
 // Causal, bottom-right (diagonal offset 256 - 128): the band of row i is
 // [0, i + 128 + 1). Keys every row of the tile sees end at the first row's
 // diagonal, rounded down to a tile (or Skv); keys any row sees end at the
-// last row's. Three loops: partial tiles before the full ones (none here:
-// the band starts at 0), full tiles, partial tiles up to the end.
+// last row's.
 // CHECK: %[[LAST:.*]] = arith.addi %[[ROW0]], %{{.*}} : index
 // CHECK: %[[PAST:.*]] = arith.addi %[[LAST]], %[[C1]] : index
 // CHECK: %[[SHIFT:.*]] = arith.addi %[[PAST]], %[[C256]] : index
@@ -44,7 +43,17 @@
 // CHECK: %[[FULLEND:.*]] = arith.select %[[REACHES]], %[[C256]], %[[FULLFLOOR]] : index
 // CHECK: %[[MID0:.*]] = arith.minsi %[[END]], %[[C0]] : index
 // CHECK: %[[MID1:.*]] = arith.maxsi %[[MID0]], %[[FULLEND]] : index
-// CHECK: scf.for %[[J0:.*]] = %[[C0]] to %[[MID0]] step %[[C64]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>)
+// The partial tiles before the full ones ([0, MID0): none here) and after
+// them ([MID1, END)) share one loop over tile numbers, and so one copy of
+// the masked step.
+// CHECK: %[[NBEFORE:.*]] = arith.ceildivui %{{.*}}, %[[C64]] : index
+// CHECK: %[[AFTERLEN:.*]] = arith.subi %[[END]], %[[MID1]] : index
+// CHECK: %[[AFTERPOS:.*]] = arith.maxsi %[[AFTERLEN]], %[[C0]] : index
+// CHECK: %[[NAFTER:.*]] = arith.ceildivui %[[AFTERPOS]], %[[C64]] : index
+// CHECK: %[[N:.*]] = arith.addi %[[NBEFORE]], %[[NAFTER]] : index
+// CHECK: %[[MASKED:.*]]:3 = scf.for %[[T:.*]] = %[[C0]] to %[[N]] step %[[C1]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x64xf32>)
+// CHECK: %[[INBEFORE:.*]] = arith.cmpi ult, %[[T]], %[[NBEFORE]] : index
+// CHECK: %[[J0:.*]] = arith.select %[[INBEFORE]], %{{.*}}, %{{.*}} : index
 // CHECK: %[[TILE:.*]] = arith.divui %[[J0]], %[[C64]]
 // CHECK: %[[KT:.*]] = tensor.extract_slice %[[KP]][%[[B]], %[[KVH]], %[[TILE]], 0, 0] [1, 1, 1, 64, %[[C64]]] [1, 1, 1, 1, 1] : tensor<2x2x4x64x64xf32> to tensor<64x?xf32>
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[KVH]], %[[J0]], 0] [1, 1, %[[C64]], 64]
@@ -63,12 +72,8 @@
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK: scf.yield
 // The full tiles: no mask evaluated.
-// CHECK: %[[FULL:.*]]:3 = scf.for %{{.*}} = %[[MID0]] to %[[MID1]] step %[[C64]]
+// CHECK: %[[FULL:.*]]:3 = scf.for %{{.*}} = %[[MID0]] to %[[MID1]] step %[[C64]] iter_args(%{{.*}} = %[[MASKED]]#0, %{{.*}} = %[[MASKED]]#1, %{{.*}} = %[[MASKED]]#2)
 // CHECK-NOT: arith.cmpi
-// CHECK: scf.yield
-// CHECK: scf.for %{{.*}} = %[[MID1]] to %[[END]] step %[[C64]] iter_args(%{{.*}} = %[[FULL]]#0, %{{.*}} = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2)
-// CHECK: arith.cmpi sle
-// CHECK: arith.select
 // CHECK: scf.yield
 // CHECK: arith.divf
 // CHECK: scf.forall.in_parallel
@@ -120,9 +125,16 @@ func.func @lens_and_weights(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, 
 // CHECK: %[[LASTLOW:.*]] = arith.addi %{{.*}}, %[[CM3]] : index
 // CHECK: %[[LASTLOWEST:.*]] = arith.maxsi %[[LASTLOW]], %[[C0]] : index
 // CHECK: %[[FULLTILE:.*]] = arith.ceildivui %[[LASTLOWEST]], %[[C64]] : index
-// CHECK: scf.for %{{.*}} = %[[FIRST]] to
-// CHECK: scf.for
-// CHECK: scf.for
+// The partial tiles (from FIRST, and after the full ones) in one loop over
+// tile numbers, then the full tiles.
+// CHECK: %[[BEFORELEN:.*]] = arith.subi %{{.*}}, %[[FIRST]] : index
+// CHECK: %[[MASKED:.*]]:3 = scf.for %[[T:.*]] = %[[C0]] to
+// CHECK: %[[OFFSET:.*]] = arith.muli %[[T]], %[[C64]] : index
+// CHECK: %[[FROMFIRST:.*]] = arith.addi %[[FIRST]], %[[OFFSET]] : index
+// CHECK: arith.select %{{.*}}, %[[FROMFIRST]], %{{.*}} : index
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[MASKED]]#0, %{{.*}} = %[[MASKED]]#1, %{{.*}} = %[[MASKED]]#2)
+// CHECK-NOT: scf.for
+// CHECK: scf.forall.in_parallel
 func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
   %e = tensor.empty() : tensor<1x1x64x8xf32>
   %o = attn.sdpa %q, %q, %q outs(%e) window = [3, 1]
@@ -139,6 +151,7 @@ func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
 // ([0, 192)) and the steps that may reach past key 250 mask the padding.
 // CHECK-LABEL: func.func @uneven
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
@@ -153,14 +166,13 @@ func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
 // CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[T]], %[[C3]]
 // CHECK: %[[OUT:.*]] = scf.if %[[LAST]] -> (tensor<?x16xf32>)
 // CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], 0] [1, 1, %[[C4]], 16]
-// CHECK: scf.for %[[J:[a-z0-9_]+]] = %[[C0]] to %[[C0]] step %[[C64]]
+// CHECK: %[[MASKED:.*]]:3 = scf.for %{{.*}} = %[[C0]] to %[[C1]] step %[[C1]]
+// CHECK: %[[J:.*]] = arith.select
 // CHECK: tensor.extract_slice %[[VP]][%{{.*}}, %{{.*}}, %[[J]], 0] [1, 1, %[[C64]], 16]
 // CHECK: arith.cmpi slt, %{{.*}}, %[[C250]]
-// CHECK: scf.for %{{.*}} = %[[C0]] to %[[C192]] step %[[C64]]
+// CHECK: scf.for %{{.*}} = %[[C0]] to %[[C192]] step %[[C64]] iter_args(%{{.*}} = %[[MASKED]]#0
 // CHECK-NOT: arith.cmpi
 // CHECK: scf.yield
-// CHECK: scf.for %{{.*}} = %[[C192]] to %[[C250]] step %[[C64]]
-// CHECK: arith.cmpi slt, %{{.*}}, %[[C250]]
 // CHECK: } else {
 // CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW0]], 0] [1, 1, %[[C32]], 16]
 // CHECK: %[[ROWS:.*]] = arith.select %[[LAST]], %[[C4]], %[[C32]]
