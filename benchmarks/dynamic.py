@@ -5,6 +5,7 @@
 #
 #   python3 benchmarks/dynamic.py [--seq 512 1024 2048 4096 8192] [--repeat 3]
 #                                 [--no-compile-times] [--no-sweeps]
+#                                 [--baseline-build DIR]
 #
 # 1. Kernel time: attn.sdpa compiled for the exact shapes and with batch and
 #    sequence lengths dynamic (tensor<?x8x?xDxf32>), both through
@@ -12,7 +13,9 @@
 #    interleaved (run.py's time_interleaved). f32, B=1 H=8, full and causal,
 #    D = 64 and 128.
 # 2. Compile time of attnc --emit=shared for every example and for the
-#    kernels of (1), static and dynamic (wall time, one process each).
+#    kernels of (1), static and dynamic (wall time, one process each, best
+#    of --repeat); with --baseline-build, another build's attnc on the same
+#    inputs, interleaved.
 # 3. Length sweeps through attn_mlir.scaled_dot_product_attention with the
 #    default dynamic=None: decode (Sq = 1, Skv = 100..199) and prefill
 #    (Sq = Skv = 100..199): how many functions were compiled, and the time.
@@ -68,8 +71,11 @@ def kernel_times(attn_mlir, seqs, repeat):
                       f"{best['dynamic'] / best['static']:.2f} |", flush=True)
 
 
-def compile_times(build):
-    attnc = os.path.join(build, "bin", "attnc")
+def compile_times(build, baseline=None, repeat=1):
+    """attnc --emit=shared wall time per module, the best of `repeat`; with
+    `baseline` (another build directory) its attnc too, interleaved with
+    this one's on every round so that both see the same machine."""
+    builds = ([("baseline", baseline)] if baseline else []) + [("this build", build)]
     inputs = sorted(glob.glob(os.path.join(ROOT, "examples", "*.mlir")))
     with tempfile.TemporaryDirectory() as tmp:
         for D in (64, 128):
@@ -81,14 +87,20 @@ def compile_times(build):
                     with open(path, "w") as f:
                         f.write(sdpa_source(1, 8, 2048, D, causal, dynamic))
                     inputs.append(path)
-        print("| module | attnc --emit=shared s |")
-        print("|---|---|", flush=True)
+        print("| module | " + " | ".join(f"{label} s" for label, _ in builds) + " |")
+        print("|---|" + "---|" * len(builds), flush=True)
         for path in inputs:
-            start = time.perf_counter()
-            subprocess.run([attnc, path, "--emit=shared", "-o", os.path.join(tmp, "out.so")],
-                           check=True)
+            best = {label: float("inf") for label, _ in builds}
+            for _ in range(repeat):
+                for label, directory in builds:
+                    attnc = os.path.join(directory, "bin", "attnc")
+                    start = time.perf_counter()
+                    subprocess.run([attnc, path, "--emit=shared",
+                                    "-o", os.path.join(tmp, "out.so")], check=True)
+                    best[label] = min(best[label], time.perf_counter() - start)
             name = os.path.basename(path).removesuffix(".mlir")
-            print(f"| {name} | {time.perf_counter() - start:.2f} |", flush=True)
+            print(f"| {name} | " + " | ".join(f"{best[label]:.2f}" for label, _ in builds)
+                  + " |", flush=True)
 
 
 def sweeps(attn_mlir):
@@ -120,6 +132,9 @@ def main():
     p.add_argument("--seq", type=int, nargs="+", default=[512, 1024, 2048, 4096, 8192])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--baseline-build",
+                   help="another build directory whose attnc is timed too, "
+                        "interleaved (compile times before/after a change)")
     p.add_argument("--no-compile-times", action="store_true")
     p.add_argument("--no-sweeps", action="store_true")
     p.add_argument("--no-kernels", action="store_true")
@@ -133,7 +148,7 @@ def main():
     if not args.no_kernels:
         kernel_times(attn_mlir, args.seq, args.repeat)
     if not args.no_compile_times:
-        compile_times(args.build)
+        compile_times(args.build, args.baseline_build, args.repeat)
     if not args.no_sweeps:
         sweeps(attn_mlir)
 

@@ -323,26 +323,25 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             SmallVector<Value> idx =
                 globalIndices(nb, nl, batch, head, rowStart, keyStart);
+            // The padding keys fail one more keep condition. Only a mask
+            // or a region, which may read a tensor at the key's index,
+            // needs that index kept in range; the arithmetic conditions
+            // (causal, window, kv_lens) take it as it is.
             Value inRange;
             if (boundKeys) {
               inRange = arith::CmpIOp::create(
                   nb, nl, arith::CmpIPredicate::slt, idx[3], keyCount);
-              idx[3] = arith::MinSIOp::create(nb, nl, idx[3], lastKey);
+              if (stepSem.hasMask || stepSem.maskMod || stepSem.scoreMod)
+                idx[3] = arith::MinSIOp::create(nb, nl, idx[3], lastKey);
             }
             Value maskValue =
                 stepSem.hasMask ? buildMaskElement(nb, nl, op.getMask(), idx)
                                 : Value();
-            Value score =
+            linalg::YieldOp::create(
+                nb, nl,
                 buildLog2ModifiedScore(nb, nl, stepSem, args[0], scale, idx,
-                                       maskValue, kvLength, queryLength);
-            if (inRange)
-              score = arith::SelectOp::create(
-                  nb, nl, inRange, score,
-                  arith::ConstantOp::create(
-                      nb, nl,
-                      nb.getFloatAttr(
-                          acc, -std::numeric_limits<double>::infinity())));
-            linalg::YieldOp::create(nb, nl, score);
+                                       maskValue, kvLength, queryLength,
+                                       inRange));
           })
           .getResult(0);
 

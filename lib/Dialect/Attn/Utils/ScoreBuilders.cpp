@@ -106,9 +106,10 @@ Value attn::buildLog2ModifiedScore(OpBuilder &b, Location loc,
                                    const ScoreSemantics &sem, Value s,
                                    const Log2ScoreScale &scale,
                                    ArrayRef<Value> idx, Value maskValue,
-                                   Value kvLength, Value queryLength) {
+                                   Value kvLength, Value queryLength,
+                                   Value blockKeep) {
   Value score = buildModifiedScore(b, loc, sem, s, scale.scale, idx, maskValue,
-                                   kvLength, queryLength);
+                                   kvLength, queryLength, blockKeep);
   return scale.log2e ? Value(arith::MulFOp::create(b, loc, score, scale.log2e))
                      : score;
 }

@@ -148,7 +148,9 @@ func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
 // rows) and the whole ones (32 rows) are built apart in one parallel loop,
 // each with a constant size; 250 keys: K and V are padded with zero keys to
 // 256, every key tile holds 64 keys, the full tiles are the whole ones
-// ([0, 192)) and the steps that may reach past key 250 mask the padding.
+// ([0, 192)) and the steps that may reach past key 250 mask the padding
+// (with nothing that reads a tensor at the key's index, the index is not
+// clamped).
 // CHECK-LABEL: func.func @uneven
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
@@ -170,6 +172,7 @@ func.func @window(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
 // CHECK: %[[J:.*]] = arith.select
 // CHECK: tensor.extract_slice %[[VP]][%{{.*}}, %{{.*}}, %[[J]], 0] [1, 1, %[[C64]], 16]
 // CHECK: arith.cmpi slt, %{{.*}}, %[[C250]]
+// CHECK-NOT: arith.minsi
 // CHECK: scf.for %{{.*}} = %[[C0]] to %[[C192]] step %[[C64]] iter_args(%{{.*}} = %[[MASKED]]#0
 // CHECK-NOT: arith.cmpi
 // CHECK: scf.yield
@@ -189,7 +192,8 @@ func.func @uneven(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x250x16xf32>, %v: te
 
 // A mask on padded keys: the steps that may reach past the 250 keys read
 // the mask (and would run the modifiers) at key min(j, 249), never past the
-// end, and give the padding keys -inf whatever the mask says.
+// end, and give the padding keys -inf whatever the mask says (j < 250 is
+// one more keep condition).
 // CHECK-LABEL: func.func @uneven_mask
 // CHECK-DAG: %[[C249:.*]] = arith.constant 249 : index
 // CHECK-DAG: %[[C250:.*]] = arith.constant 250 : index
@@ -200,8 +204,8 @@ func.func @uneven(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x250x16xf32>, %v: te
 // CHECK: %[[IN:.*]] = arith.cmpi slt, %[[J]], %[[C250]] : index
 // CHECK: %[[JC:.*]] = arith.minsi %[[J]], %[[C249]] : index
 // CHECK: %[[KEEP:.*]] = tensor.extract %{{.*}}[%[[I]], %[[JC]]] : tensor<100x250xi1>
-// CHECK: %[[S:.*]] = arith.select %[[KEEP]], %{{.*}}, %[[NINF]] : f32
-// CHECK: arith.select %[[IN]], %[[S]], %[[NINF]] : f32
+// CHECK: %[[BOTH:.*]] = arith.andi %[[IN]], %[[KEEP]] : i1
+// CHECK: arith.select %[[BOTH]], %{{.*}}, %[[NINF]] : f32
 func.func @uneven_mask(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x250x16xf32>,
                        %v: tensor<1x2x250x16xf32>, %m: tensor<100x250xi1>)
     -> tensor<1x2x100x16xf32> {

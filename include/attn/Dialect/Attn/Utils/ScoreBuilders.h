@@ -75,7 +75,7 @@ Value buildLog2ModifiedScore(OpBuilder &b, Location loc,
                              const ScoreSemantics &sem, Value s,
                              const Log2ScoreScale &scale, ArrayRef<Value> idx,
                              Value maskValue, Value kvLength,
-                             Value queryLength);
+                             Value queryLength, Value blockKeep = Value());
 
 /// The score of element `idx` = (b, h, i, j) (indices into the whole
 /// problem, not a tile), from the raw product `s` (type `acc`): scaled,
@@ -85,7 +85,8 @@ Value buildLog2ModifiedScore(OpBuilder &b, Location loc,
 /// `idx` (null without a mask); `kvLength` is the number of keys batch b
 /// has (Skv, or kv_lens[b]) and `queryLength` is Sq, both index values.
 /// `blockKeep`, when not null, is one more keep condition: whether the
-/// element's block is listed in the block-sparse layout.
+/// element's block is listed in the block-sparse layout, or whether a key
+/// of a tiled lowering's padded tile is a real one.
 Value buildModifiedScore(OpBuilder &b, Location loc, const ScoreSemantics &sem,
                          Value s, Value scale, ArrayRef<Value> idx,
                          Value maskValue, Value kvLength, Value queryLength,
