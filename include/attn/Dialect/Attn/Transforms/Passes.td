@@ -157,8 +157,9 @@ def AttnTile : Pass<"attn-tile"> {
       `m' = max(m, rowmax(S))`, `P = exp(S - m')`, `alpha = exp(m - m')`,
       `l' = alpha l + rowsum(P)`, `acc' = alpha acc + dropout(P) V_t`;
       the loop visits only key tiles the masks leave non-empty and skips
-      the keep conditions on full ones: three loops (partial, full,
-      partial) from the band of `--attn-sparsify`'s analysis, or one loop
+      the keep conditions on full ones: two loops from the band of
+      `--attn-sparsify`'s analysis (the partial tiles before and after the
+      full ones, masked, in one loop; then the full tiles), or one loop
       that branches on `block_classes` when the op has them (whose
       `block_size` then sets the tile sizes);
     - finally writes `acc / l` (0 where `l` is 0: every key masked) into the
@@ -177,8 +178,14 @@ def AttnTile : Pass<"attn-tile"> {
 
     No tensor of `Sq x Skv` scores exists: the largest intermediate is one
     `q-tile x kv-tile` score tile, so memory is linear in the sequence
-    length. Tiles at the ends may be partial (any `Sq`, `Skv`, dynamic
-    included). Grouped-query attention reads key/value head `h / (Hq/Hkv)`
+    length. Any `Sq` and `Skv`, dynamic included: a query tile has
+    `min(q-tile, Sq - start)` rows (a constant where a static `Sq` allows;
+    the last tile of a static `Sq` that is no whole number of tiles is
+    built apart with its own row count), and every key tile is a constant
+    `kv-tile` keys: where `Skv` is dynamic or no whole number of tiles, K
+    and V are padded with zero keys (V only when the run-time length needs
+    it) and the masked steps give the padding keys -inf. Grouped-query
+    attention reads key/value head `h / (Hq/Hkv)`
     for query head `h`. `attn.weights` is left alone: its result is the
     `Sq x Skv` matrix.
   }];
