@@ -130,7 +130,10 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   // Contractions outside the attention's parallel loop (the multihead
   // projections) get a parallel loop of their own.
   if (options.threads)
-    pm.addPass(createAttnParallelizeContractions());
+    pm.addPass(createAttnParallelizeContractions(
+        AttnParallelizeContractionsOptions{/*rows=*/64,
+                                           config.contractionColumns,
+                                           config.contractionDepth}));
   if (options.vectorize)
     pm.addPass(createAttnVectorizeTiles(AttnVectorizeTilesOptions{
         config.mBlock, config.nBlock, config.maxRowElements,

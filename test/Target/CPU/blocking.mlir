@@ -12,6 +12,8 @@
 // ZNVER3: vectors: 16 x 256 bits (8 f32 lanes), FMA yes
 // ZNVER3: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=16 row-elements=128
 // ZNVER3: m-block x n-block: 4 x 16: 8 accumulators + 2 row vectors + 1 broadcast = 11 of 16 vector registers
+// Projections' cache blocks from the L2 (512 KiB: a 128 KiB weight block).
+// ZNVER3: contraction-depth x contraction-columns: 256 x 128: a weight block of 128 KiB, at most a quarter of the L2 (128 KiB)
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.znver3.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.znver3.s --block-fmas 8 | FileCheck %s --check-prefix=HOT8
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=x86-64-v3 -o %t.v3.s
@@ -25,6 +27,7 @@
 // AVX512: vectors: 32 x 512 bits (16 f32 lanes), FMA yes
 // SPR: dot-product extensions: avx512bf16, amx-bf16
 // AVX512: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=64 row-elements=256
+// SPR: contraction-depth x contraction-columns: 256 x 512: a weight block of 512 KiB, at most a quarter of the L2 (512 KiB)
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=skylake-avx512 -o %t.skx.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.skx.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids -o %t.spr.s

@@ -86,6 +86,10 @@ struct CpuKernelConfig {
   int64_t mBlock = 0, nBlock = 0;
   /// Longest row the row ops (masks, max, exp2, sums) vectorise whole.
   int64_t maxRowElements = 0;
+  /// Cache blocks of contractions outside attention tiles (projections;
+  /// attn-parallelize-contractions): `contractionDepth` steps of K by
+  /// `contractionColumns` columns of N of the right operand per block.
+  int64_t contractionColumns = 0, contractionDepth = 0;
   /// bf16 contractions on bf16 pairs with `vdpbf16ps` (AVX512-BF16)
   /// instead of widened to f32.
   bool bf16Dot = false;
@@ -122,6 +126,10 @@ SmallVector<RegisterBlock> getRegisterBlocks(const CpuTargetModel &target,
 ///   D = 64 still fits (the per-step softmax work is then spread over twice
 ///   the keys);
 /// - rows of up to 16 vector registers vectorised whole;
+/// - contractions outside attention (projections) blocked for the cache:
+///   256 steps of K by the most columns (a power-of-two multiple of the
+///   register block's) whose weight block fills at most a quarter of the
+///   L2, leaving room for the row block's slices of both other operands;
 /// - bf16 contractions on `vdpbf16ps` where the target has AVX512-BF16.
 CpuKernelConfig chooseCpuKernelConfig(const CpuTargetModel &target);
 

@@ -26,10 +26,13 @@ struct AttnParallelizeContractionsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (rows <= 0) {
+    if (rows <= 0 || columns < 0 || depth < 0) {
       getOperation()->emitError()
-          << "attn-parallelize-contractions: rows must be positive, got "
-          << static_cast<int64_t>(rows);
+          << "attn-parallelize-contractions: rows must be positive and "
+             "columns and depth non-negative, got rows = "
+          << static_cast<int64_t>(rows)
+          << ", columns = " << static_cast<int64_t>(columns)
+          << " and depth = " << static_cast<int64_t>(depth);
       return signalPassFailure();
     }
     SmallVector<linalg::LinalgOp> contractions;
@@ -66,7 +69,50 @@ struct AttnParallelizeContractionsPass
         return signalPassFailure();
       }
       rewriter.replaceOp(op, tiled->replacements);
+      if (failed(blockForCache(
+              rewriter, cast<linalg::LinalgOp>(tiled->tiledOps.front()),
+              *dims)))
+        return signalPassFailure();
     }
+  }
+
+  /// Loops over `columns` x `depth` blocks of the (innermost) N and K
+  /// dimensions of the row block `op`, N outer (see the pass description);
+  /// a dimension whose static size is at most its block stays whole.
+  LogicalResult blockForCache(RewriterBase &rewriter, linalg::LinalgOp op,
+                              const linalg::ContractionDimensions &dims) {
+    SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+    SmallVector<OpFoldResult> sizes(op.getNumLoops(),
+                                    rewriter.getIndexAttr(0));
+    SmallVector<int64_t> order;
+    auto block = [&](unsigned dim, int64_t size) {
+      if (size == 0 || (!ShapedType::isDynamic(bounds[dim]) &&
+                        bounds[dim] <= size))
+        return;
+      sizes[dim] = rewriter.getIndexAttr(size);
+      order.push_back(dim);
+    };
+    block(dims.n.back(), columns);
+    block(dims.k.back(), depth);
+    if (order.empty())
+      return success();
+    // tileUsingSCF nests the loops in dimension order unless told; N, then
+    // K, whatever their positions.
+    SmallVector<int64_t> interchange =
+        llvm::to_vector(llvm::seq<int64_t>(0, op.getNumLoops()));
+    if (order.size() == 2 && order[0] > order[1])
+      std::swap(interchange[order[0]], interchange[order[1]]);
+    scf::SCFTilingOptions options;
+    options.setTileSizes(sizes);
+    options.setInterchange(interchange);
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> blocked = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(blocked))
+      return op.emitError("attn-parallelize-contractions: cannot block this "
+                          "contraction for the cache");
+    rewriter.replaceOp(op, blocked->replacements);
+    return success();
   }
 };
 

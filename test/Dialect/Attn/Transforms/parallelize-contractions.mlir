@@ -1,8 +1,12 @@
 // RUN: attn-opt %s --attn-parallelize-contractions --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-parallelize-contractions="rows=16" --split-input-file | FileCheck %s --check-prefix=ROWS16
+// RUN: attn-opt %s --attn-parallelize-contractions="columns=128 depth=256" --split-input-file | FileCheck %s --check-prefix=CACHE
+// RUN: attn-opt %s --attn-parallelize-contractions="columns=512 depth=1024" --split-input-file | FileCheck %s --check-prefix=WHOLE
 // RUN: not attn-opt %s --attn-parallelize-contractions="rows=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not attn-opt %s --attn-parallelize-contractions="depth=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADDEPTH
 
-// BAD: error: attn-parallelize-contractions: rows must be positive, got 0
+// BAD: error: attn-parallelize-contractions: rows must be positive and columns and depth non-negative, got rows = 0, columns = 0 and depth = 0
+// BADDEPTH: error: attn-parallelize-contractions: rows must be positive and columns and depth non-negative, got rows = 64, columns = 0 and depth = -1
 
 // A projection [B, S, E] x [E, F] (B is an M dimension: the weight has no
 // B): a forall over B one at a time and S in blocks of 64 rows, the
@@ -13,6 +17,23 @@
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x?x768xf32>, tensor<768x512xf32>) outs(%{{.*}} : tensor<1x?x512xf32>)
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[O]][%[[B]], %[[S]], 0] [1, %[[ROWS]], 512]
 // ROWS16: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (2, 257) step (1, 16)
+// Blocked for the cache: inside the row block, 128 columns of N (outer)
+// and 256 steps of K (inner) at a time, whatever the order of the loops
+// in the generic (K before N here); the 256 x 128 block of the weight is
+// what every register block of the row block reads.
+// CACHE: scf.forall (%[[B:.*]], %[[S:.*]]) = (0, 0) to (2, 257) step (1, 64)
+// CACHE: %[[X:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[S]], 0] [1, %[[ROWS:.*]], 768]
+// CACHE: %[[W:.*]] = tensor.extract_slice %{{.*}}[0, 0] [768, 512]
+// CACHE: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %[[C128:.*]] iter_args(
+// CACHE: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[C256:.*]] iter_args(%[[ACC:.*]] =
+// CACHE: tensor.extract_slice %[[X]][0, 0, %[[K]]] [1, %[[ROWS]], 256]
+// CACHE: tensor.extract_slice %[[W]][%[[K]], %[[N]]] [256, 128]
+// CACHE: tensor.extract_slice %[[ACC]][0, 0, %[[N]]] [1, %[[ROWS]], 128]
+// CACHE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x?x256xf32>, tensor<256x128xf32>) outs(%{{.*}} : tensor<1x?x128xf32>)
+// Blocks no smaller than the dimensions: nothing to block.
+// WHOLE: scf.forall
+// WHOLE-NOT: scf.for
+// WHOLE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x?x768xf32>, tensor<768x512xf32>) outs(%{{.*}} : tensor<1x?x512xf32>)
 func.func @projection(%x: tensor<2x257x768xf32>, %wt: tensor<768x512xf32>, %init: tensor<2x257x512xf32>) -> tensor<2x257x512xf32> {
   %r = linalg.generic {indexing_maps = [affine_map<(b, s, k, n) -> (b, s, k)>, affine_map<(b, s, k, n) -> (k, n)>, affine_map<(b, s, k, n) -> (b, s, n)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %wt : tensor<2x257x768xf32>, tensor<768x512xf32>) outs(%init : tensor<2x257x512xf32>) {
   ^bb0(%a: f32, %w: f32, %acc: f32):

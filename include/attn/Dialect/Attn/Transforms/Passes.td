@@ -325,13 +325,24 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     projections `attn-decompose-multihead` produces, or the reference
     lowering's products) becomes an `scf.forall` over its batch dimensions
     and blocks of `rows` rows of its M dimension; the CPU pipeline runs
-    foralls on OpenMP threads. Contractions already inside a parallel loop
-    (the tiled attention's) are left alone. Runs before
-    `attn-vectorize-tiles`, which register-blocks each row block.
+    foralls on OpenMP threads. Inside a row block, with `columns` and
+    `depth` set, the contraction is blocked for the cache: `scf.for` loops
+    over `columns` columns of its (innermost) N dimension, then `depth`
+    steps of its (innermost) K dimension, so that a `depth x columns` block
+    of the right operand (a projection's weight) is read from the cache by
+    every register block of the row block instead of streaming all of K x N
+    from memory for each of them. A dimension no longer than its block is
+    left whole. Contractions already inside a parallel loop (the tiled
+    attention's) are left alone. Runs before `attn-vectorize-tiles`, which
+    register-blocks each block.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"64",
            "Rows of M per parallel iteration">,
+    Option<"columns", "columns", "int64_t", /*default=*/"0",
+           "Columns of N per cache block (0: N whole)">,
+    Option<"depth", "depth", "int64_t", /*default=*/"0",
+           "Steps of K per cache block (0: K whole)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
