@@ -8,6 +8,8 @@
 #
 # ===----------------------------------------------------------------------=== #
 
+import sys
+
 import numpy as np
 
 try:  # optional: NumPy has no bfloat16 of its own
@@ -19,8 +21,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 
 def _torch():
-    import sys
-
+    """torch if something imported it (this module never does)."""
     return sys.modules.get("torch")
 
 

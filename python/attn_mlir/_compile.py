@@ -35,6 +35,9 @@ _cache = {}
 # (shape-generic source, target) -> the first static source called with it,
 # or None once another came (compile_shaped).
 _shape_families = {}
+# (key, dynamic, target) -> what compile_shaped returned for a call whose
+# texts `key` determines: later calls skip writing the texts.
+_shaped_calls = {}
 _stats = {"dynamic_compiles": 0, "compiles": 0, "cache_hits": 0, "disk_hits": 0, "compile_seconds": 0.0,
           "last_compile_seconds": None, "autotune_runs": 0, "tuning_cache_hits": 0}
 
@@ -341,7 +344,7 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=Non
     return function
 
 
-def compile_shaped(source, dynamic=None, target="cpu"):
+def compile_shaped(source, dynamic=None, target="cpu", key=None):
     """Compiles one call's function for its shapes or for every size.
 
     `source(d)` returns the function's text: with d=False for this call's
@@ -351,7 +354,25 @@ def compile_shaped(source, dynamic=None, target="cpu"):
     static text for the first shapes of a function, and the dynamic text
     once a call comes with other sizes of the same function, which then
     serves every later size: a loop over N lengths compiles twice, not N
-    times."""
+    times. `key`, when given, is a hashable value that determines both
+    texts (shapes, element types, attributes): a call with a key seen
+    before takes the function chosen then without writing the texts again
+    (writing them was most of a small call's overhead)."""
+    if key is None:
+        return _compile_shaped(source, dynamic, target)
+    memo = (key, dynamic, target)
+    function = _shaped_calls.get(memo)
+    if function is not None:
+        _stats["cache_hits"] += 1
+        return function
+    function = _compile_shaped(source, dynamic, target)
+    if len(_shaped_calls) >= 4096:  # a bound for long-lived servers
+        _shaped_calls.clear()
+    _shaped_calls[memo] = function
+    return function
+
+
+def _compile_shaped(source, dynamic, target):
     if dynamic is None:
         generic, static = source(True), source(False)
         # Per family, its first static text until another one comes, then
@@ -384,3 +405,4 @@ def clear_cache():
     stays)."""
     _cache.clear()
     _shape_families.clear()
+    _shaped_calls.clear()

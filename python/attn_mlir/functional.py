@@ -71,7 +71,11 @@ class _SdpaCall:
     def run(self, regions, target, dynamic=None):
         """Compiles (or reuses) the function for these arguments, static or
         shape-generic as `dynamic` says (compile_shaped), and runs it."""
-        function = compile_shaped(lambda d: self.source(regions, d), dynamic, target)
+        key = (tuple((name, tuple(shape), elem, varying)
+                     for name, shape, elem, varying in self.args),
+               self.out4, self.elem, tuple(self.attrs), regions)
+        function = compile_shaped(lambda d: self.source(regions, d), dynamic, target,
+                                  key=key)
         like = next((x for x in self.originals if _arrays.is_torch(x)), None)
         result = function.run_arrays(self.inputs, like)
         return _arrays.reshape(result, self.qs[:-1] + (self.vs[-1],))

@@ -218,7 +218,10 @@ class MultiheadAttention:
             return _ir.function("multihead", [(n, types[n]) for n, *_ in args],
                                 list(zip((r for r, *_ in results), result_types)), body)
 
-        function = compile_shaped(source, self.dynamic, self.target)
+        key = (tuple((name, tuple(shape), e, varying) for name, shape, e, varying in args),
+               tuple(tuple(c) for c in clauses), tuple(flags), elem,
+               tuple((r, tuple(shape), pattern) for r, shape, pattern in results))
+        function = compile_shaped(source, self.dynamic, self.target, key=key)
         like = next((x for x in originals if _arrays.is_torch(x)), None)
         out = function.run_arrays(inputs, like)
         if need_weights:

@@ -79,3 +79,31 @@ def test_disk_cache_can_be_turned_off(tmp_path):
     stats = run_process(tmp_path, disk="0")
     assert stats["compiles"] == 1 and stats["cache_dir"] is None
     assert not list(tmp_path.glob("*.so"))
+
+
+def test_repeated_call_does_not_write_the_function_again(rng, monkeypatch):
+    # A call whose shapes, types and attributes were seen before takes the
+    # function chosen then without writing its texts (most of a small
+    # call's overhead); anything that changes the text writes it again.
+    from attn_mlir import functional
+
+    written = []
+    source = functional._SdpaCall.source
+
+    def counting(self, regions, dynamic):
+        written.append(dynamic)
+        return source(self, regions, dynamic)
+
+    monkeypatch.setattr(functional._SdpaCall, "source", counting)
+    attn_mlir.clear_cache()
+    q = rng.standard_normal((1, 2, 9, 8)).astype(np.float32)
+    first = attn_mlir.scaled_dot_product_attention(q, q, q)
+    assert written
+    count = len(written)
+    second = attn_mlir.scaled_dot_product_attention(2 * q, q, q)
+    assert len(written) == count
+    assert not np.array_equal(first, second)
+    reference = attn_mlir.scaled_dot_product_attention(2 * q, q, q, dynamic=False)
+    np.testing.assert_allclose(second, reference, rtol=1e-6)
+    attn_mlir.scaled_dot_product_attention(q, q, q, is_causal=True)
+    assert len(written) > count
