@@ -214,3 +214,35 @@ func.func @uneven_mask(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x250x16xf32>,
      : tensor<1x2x100x16xf32>, tensor<1x2x250x16xf32>, tensor<1x2x250x16xf32> -> tensor<1x2x100x16xf32>
   return %o : tensor<1x2x100x16xf32>
 }
+
+// -----
+
+// A dynamic key count: K is packed padded as always; V is padded only when
+// the run-time count is no whole number of tiles (a whole number costs no
+// copy); the padding keys are masked in the partial-tile loop only.
+// CHECK-LABEL: func.func @dynamic_keys
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<1x2x?x16xf32>)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[SKV:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<1x2x?x16xf32>
+// CHECK: %[[REM:.*]] = arith.remui %[[SKV]], %[[C64]] : index
+// CHECK: %[[PARTIAL:.*]] = arith.cmpi ne, %[[REM]], %[[C0]] : index
+// CHECK: %[[VS:.*]] = scf.if %[[PARTIAL]] -> (tensor<1x2x?x16xf32>) {
+// CHECK: %[[VP:.*]] = tensor.pad %[[V]] low[0, 0, 0, 0]
+// CHECK: scf.yield %[[VP]] : tensor<1x2x?x16xf32>
+// CHECK: } else {
+// CHECK: scf.yield %[[V]] : tensor<1x2x?x16xf32>
+// CHECK: scf.forall
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[VS]]
+// CHECK: arith.cmpi slt, %{{.*}}, %[[SKV]] : index
+// CHECK: scf.for %{{.*}} step %[[C64]]
+// CHECK-NOT: arith.cmpi
+// CHECK: scf.forall.in_parallel
+func.func @dynamic_keys(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>)
+    -> tensor<1x2x32x16xf32> {
+  %e = tensor.empty() : tensor<1x2x32x16xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x2x32x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x32x16xf32>
+  return %o : tensor<1x2x32x16xf32>
+}
