@@ -30,6 +30,10 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+/// Query rows per fused block of an attn.weights under the tiled lowering:
+/// a block's f32 scores (64 x Skv) stay in the L2 for Skv up to thousands.
+constexpr int64_t kWeightsRows = 64;
+
 /// attn ops to linalg/scf on tensors: multihead decomposition, `tile`
 /// (block classification, then attn-tile on attn.sdpa) if given, the
 /// reference lowering of what is left, the polynomial exp if
@@ -43,7 +47,10 @@ static void addAttentionLowering(OpPassManager &pm,
         tile->qTile, tile->kvTile, tile->smallHeadKvTile, /*explain=*/false}));
     pm.addPass(createAttnTile(*tile));
   }
-  pm.addPass(createAttnLowerToLinalg());
+  // attn.weights keeps the reference lowering; with the tiled one its
+  // steps are fused per block of query rows.
+  pm.addPass(createAttnLowerToLinalg(
+      AttnLowerToLinalgOptions{/*weightsRows=*/tile ? kWeightsRows : 0}));
   if (approximateExp)
     pm.addPass(createAttnPolynomialExp());
   pm.addPass(createCanonicalizerPass());

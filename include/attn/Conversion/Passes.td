@@ -35,11 +35,26 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
 
     This materialises the full `Sq x Skv` score matrix; it is the baseline
     that tiled lowerings are tested and measured against.
+
+    With `weights-rows = R > 0` (the CPU pipeline's tiled lowering), the
+    steps of an `attn.weights` are computed per block of R query rows of
+    one (batch, head) instead of one pass each over the whole
+    `[B, H, Sq, Skv]` tensor: an `scf.forall` over (batch, head, row block)
+    into which the scores, the row statistics and the normalisation are
+    fused (upstream's tile-and-fuse), so that a block's scores stay in the
+    cache between steps. The probabilities are the same; `attn.weights`
+    still returns the whole matrix.
   }];
+  let options = [
+    Option<"weightsRows", "weights-rows", "int64_t", /*default=*/"0",
+           "Query rows per fused block of attn.weights (0: one pass per step "
+           "over the whole tensor)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];
 }

@@ -17,8 +17,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
@@ -248,12 +251,19 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
 //===----------------------------------------------------------------------===//
 
 /// attn.weights -> the probabilities, stored straight into its init.
+/// Marks the last op of an attn.weights' probabilities for the pass's
+/// row-block fusion (`weights-rows`); the pass removes it.
+constexpr StringLiteral kProbabilitiesMarker = "attn.probabilities";
+
 struct LowerWeights : OpRewritePattern<WeightsOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(WeightsOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, buildProbabilities(op, rewriter, op.getInit()));
+    Value probs = buildProbabilities(op, rewriter, op.getInit());
+    probs.getDefiningOp()->setAttr(kProbabilitiesMarker,
+                                   rewriter.getUnitAttr());
+    rewriter.replaceOp(op, probs);
     return success();
   }
 };
@@ -332,6 +342,7 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
 
 struct AttnLowerToLinalgPass
     : attn::impl::AttnLowerToLinalgBase<AttnLowerToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateAttnToLinalgPatterns(patterns);
@@ -347,7 +358,46 @@ struct AttnLowerToLinalgPass
       return WalkResult::advance();
     });
     if (leftover.wasInterrupted())
-      signalPassFailure();
+      return signalPassFailure();
+
+    SmallVector<linalg::GenericOp> probabilities;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (op->removeAttr(kProbabilitiesMarker))
+        probabilities.push_back(op);
+    });
+    if (weightsRows <= 0)
+      return;
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : probabilities) {
+      // [B, H, Sq, Skv]: one (batch, head) and weightsRows rows per
+      // iteration, every key; the producers (scores, masks, row max, exp,
+      // row sum) computed in the same iteration for the same rows.
+      scf::SCFTilingOptions tiling;
+      tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
+                           rewriter.getIndexAttr(weightsRows),
+                           rewriter.getIndexAttr(0)});
+      tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      scf::SCFTileAndFuseOptions options;
+      options.setTilingOptions(tiling);
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTileAndFuseResult> fused =
+          scf::tileConsumerAndFuseProducersUsingSCF(
+              rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(fused)) {
+        op.emitOpError("attn-lower-to-linalg: cannot fuse the probabilities "
+                       "into row blocks");
+        return signalPassFailure();
+      }
+      for (OpResult result : op->getResults())
+        rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+      rewriter.eraseOp(op);
+    }
+    // A producer with two consumers in the chain (the masked scores feed
+    // the row max and the exponentials) was fused once per consumer: the
+    // copies are identical, and CSE keeps one. (The untiled producers are
+    // left dead for the canonicalizer.)
+    DominanceInfo dominance;
+    eliminateCommonSubExpressions(rewriter, dominance, getOperation());
   }
 };
 

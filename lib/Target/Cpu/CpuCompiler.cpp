@@ -148,17 +148,17 @@ llvm::Error attn::optimizeLLVMModule(llvm::Module &module,
                                      unsigned optLevel) {
   if (optLevel == 0)
     return llvm::Error::success();
-  // The hot loops arrive vectorised and register-blocked from MLIR: LLVM's
-  // loop vectoriser and unroller have nothing to add there, and on the
-  // rest (packing copies, scalar edges) they only multiply the code that
-  // instruction selection then spends its time on. Without them a
-  // shape-generic kernel compiles in half the time (0.9 -> 0.45 s), and
-  // every example runs as fast, with bit-identical results
-  // (benchmarks/RESULTS.md, session 9).
+  // The hot loops arrive vectorised and register-blocked from MLIR, and
+  // LLVM's loop unroller only multiplied that code for instruction
+  // selection: without it a shape-generic kernel compiles in half the time
+  // (0.9 -> 0.45 s) and runs as fast. The loop vectoriser stays: the
+  // scalar loops MLIR leaves (rows longer than attn-vectorize-tiles takes,
+  // the reference lowering's steps) need it (attn.weights at Sq = Skv =
+  // 512 ran 2x slower without it). benchmarks/RESULTS.md, session 9.
   llvm::PipelineTuningOptions tuning;
   tuning.LoopUnrolling = false;
-  tuning.LoopInterleaving = false;
-  tuning.LoopVectorization = false;
+  tuning.LoopInterleaving = true;
+  tuning.LoopVectorization = true;
   tuning.SLPVectorization = true;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;

@@ -74,8 +74,8 @@ translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                   llvm::TargetMachine &target);
 
 /// Runs LLVM's default optimisation pipeline at `optLevel` on `module`,
-/// without its loop vectoriser and unroller (the code they would work on is
-/// vectorised and blocked already; see the definition).
+/// without its loop unroller (the hot loops are vectorised and blocked
+/// already; see the definition).
 llvm::Error optimizeLLVMModule(llvm::Module &module,
                                llvm::TargetMachine &target, unsigned optLevel);
 
