@@ -658,6 +658,12 @@ Value TileBuilder::build() {
   keyCount = tensor::DimOp::create(b, loc, key, 2);
   lastKey = arith::SubIOp::create(b, loc, keyCount, constIndex(1));
   std::optional<int64_t> staticKeys = getStaticLength(keyCount);
+  // A static Skv shorter than a tile is the tile (rounded up to whole
+  // pairs): packing K into kv-tile keys would copy mostly padding on every
+  // call (10 keys in 128: 13x the K it packs). Block-sparse ops keep the
+  // tiles their layout is given in.
+  if (staticKeys && *staticKeys < kvTile && !op.getBlockSize())
+    kvTile = pairs ? llvm::alignTo(*staticKeys, 2) : *staticKeys;
   padKeys = !staticKeys || (*staticKeys > kvTile && *staticKeys % kvTile);
   keyTileLength = staticKeys ? std::min(*staticKeys, kvTile) : kvTile;
   Value qTileC = constIndex(qTile);

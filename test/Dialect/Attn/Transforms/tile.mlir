@@ -246,3 +246,20 @@ func.func @dynamic_keys(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x?x16xf32>, %v:
      : tensor<1x2x32x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x32x16xf32>
   return %o : tensor<1x2x32x16xf32>
 }
+
+// -----
+
+// A static key count shorter than the key tile is the tile: K is packed
+// as one 10-key tile, not padded to 64 keys on every call.
+// CHECK-LABEL: func.func @short_keys
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3], [4]] output_shape [1, 2, 1, 10, 16]
+// CHECK: linalg.transpose {{.*}} outs(%{{.*}} : tensor<1x2x1x16x10xf32>)
+// CHECK-NOT: tensor.pad
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C10:.*]] step %[[C10]]
+func.func @short_keys(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x10x16xf32>, %v: tensor<1x2x10x16xf32>)
+    -> tensor<1x2x8x16xf32> {
+  %e = tensor.empty() : tensor<1x2x8x16xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x2x8x16xf32>, tensor<1x2x10x16xf32>, tensor<1x2x10x16xf32> -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
