@@ -182,7 +182,8 @@ def AttnTile : Pass<"attn-tile"> {
     `min(q-tile, Sq - start)` rows (a constant where a static `Sq` allows;
     the last tile of a static `Sq` that is no whole number of tiles is
     built apart with its own row count), and every key tile is a constant
-    `kv-tile` keys: where `Skv` is dynamic or no whole number of tiles, K
+    `kv-tile` keys (a static `Skv` shorter than that is one tile of `Skv`
+    keys): where `Skv` is dynamic or no whole number of tiles, K
     and V are padded with zero keys (V only when the run-time length needs
     it) and the masked steps give the padding keys -inf. Grouped-query
     attention reads key/value head `h / (Hq/Hkv)`
