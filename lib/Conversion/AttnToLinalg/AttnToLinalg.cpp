@@ -365,7 +365,8 @@ struct AttnLowerToLinalgPass
       if (op->removeAttr(kProbabilitiesMarker))
         probabilities.push_back(op);
     });
-    if (weightsRows <= 0)
+    // Nothing to fuse: no CSE over the whole module either.
+    if (weightsRows <= 0 || probabilities.empty())
       return;
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : probabilities) {

@@ -258,7 +258,8 @@ private:
   ScoreSemantics sem;
   int64_t qTile, kvTile;
   Type element, acc;
-  // Problem-wide values, set by build(); lastKey = Skv - 1.
+  // Problem-wide values, set by build(); lastKey = Skv - 1 where the keys
+  // are padded.
   Value queryLength, keyCount, kvLength, lastKey;
   // Scores are kept in log2 units (exp2 in the softmax).
   Log2ScoreScale scale;
@@ -656,7 +657,6 @@ Value TileBuilder::build() {
   OpFoldResult heads = tensor::getMixedSize(b, loc, query, 1);
   queryLength = tensor::DimOp::create(b, loc, query, 2);
   keyCount = tensor::DimOp::create(b, loc, key, 2);
-  lastKey = arith::SubIOp::create(b, loc, keyCount, constIndex(1));
   std::optional<int64_t> staticKeys = getStaticLength(keyCount);
   // A static Skv shorter than a tile is the tile (rounded up to whole
   // pairs): packing K into kv-tile keys would copy mostly padding on every
@@ -665,6 +665,8 @@ Value TileBuilder::build() {
   if (staticKeys && *staticKeys < kvTile && !op.getBlockSize())
     kvTile = pairs ? llvm::alignTo(*staticKeys, 2) : *staticKeys;
   padKeys = !staticKeys || (*staticKeys > kvTile && *staticKeys % kvTile);
+  if (padKeys)
+    lastKey = arith::SubIOp::create(b, loc, keyCount, constIndex(1));
   keyTileLength = staticKeys ? std::min(*staticKeys, kvTile) : kvTile;
   Value qTileC = constIndex(qTile);
   // Static trip counts stay static so that later passes see them.
