@@ -36,11 +36,13 @@ constexpr int64_t kWeightsRows = 64;
 
 /// attn ops to linalg/scf on tensors: multihead decomposition, `tile`
 /// (block classification, then attn-tile on attn.sdpa) if given, the
-/// reference lowering of what is left, the polynomial exp if
-/// `approximateExp`, then cleanup.
+/// reference lowering of what is left, weights read from panels of
+/// `panel` columns if given, the polynomial exp if `approximateExp`, then
+/// cleanup.
 static void addAttentionLowering(OpPassManager &pm,
                                  std::optional<AttnTileOptions> tile,
-                                 bool approximateExp) {
+                                 bool approximateExp,
+                                 std::optional<int64_t> panel = std::nullopt) {
   pm.addPass(createAttnDecomposeMultihead());
   if (tile) {
     pm.addPass(createAttnSparsify(AttnSparsifyOptions{
@@ -51,6 +53,9 @@ static void addAttentionLowering(OpPassManager &pm,
   // steps are fused per block of query rows.
   pm.addPass(createAttnLowerToLinalg(
       AttnLowerToLinalgOptions{/*weightsRows=*/tile ? kWeightsRows : 0}));
+  if (panel)
+    pm.addPass(createAttnPackWeights(AttnPackWeightsOptions{*panel}));
+  pm.addPass(createAttnLowerPacks());
   if (approximateExp)
     pm.addPass(createAttnPolynomialExp());
   pm.addPass(createCanonicalizerPass());
@@ -133,7 +138,12 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
     tile = AttnTileOptions{config.qTile, config.kvTile,
                            config.smallHeadKvTile,
                            /*bf16Pairs=*/config.bf16Dot && options.vectorize};
-  addAttentionLowering(pm, tile, /*approximateExp=*/true);
+  // Projections read their weights from panels as wide as a register
+  // block.
+  std::optional<int64_t> panel;
+  if (options.vectorize)
+    panel = config.nBlock;
+  addAttentionLowering(pm, tile, /*approximateExp=*/true, panel);
   // Contractions outside the attention's parallel loop (the multihead
   // projections) get a parallel loop of their own.
   if (options.threads)
@@ -212,6 +222,7 @@ void attn::buildCudaKernelPipeline(OpPassManager &pm,
   pm.addPass(createAttnLowerToGPU(
       AttnLowerToGPUOptions{options.kvTile, /*explain=*/false}));
   pm.addPass(createAttnLowerToLinalg());
+  pm.addPass(createAttnLowerPacks());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

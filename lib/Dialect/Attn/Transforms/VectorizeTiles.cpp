@@ -265,6 +265,46 @@ static void vectorizeInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
     rewriter.replaceOp(op, result->replacements);
 }
 
+/// `block` (a static register block) without the unit outer-N dimensions
+/// that lie between its M and N dimensions in the result, as a packed
+/// right operand's panel index does ([M, N / panel, panel], see
+/// attn-pack-weights): upstream's contraction lowering only casts away
+/// leading unit dimensions, and rewrites a block with an inner one forever.
+/// Leading ones (batch, heads) stay as they are.
+static linalg::LinalgOp dropInnerUnitDims(RewriterBase &rewriter,
+                                          linalg::LinalgOp block) {
+  auto generic = dyn_cast<linalg::GenericOp>(block.getOperation());
+  FailureOr<BlockableDims> blockable = getBlockableDims(block);
+  if (!generic || failed(blockable))
+    return block;
+  AffineMap resultMap =
+      block.getMatchingIndexingMap(block.getDpsInitOperand(0));
+  unsigned firstM = resultMap.getNumResults();
+  for (unsigned m : blockable->dims.m)
+    firstM = std::min(
+        firstM,
+        *resultMap.getResultPosition(getAffineDimExpr(m, block.getContext())));
+  SmallVector<int64_t> ranges = block.getStaticLoopRanges();
+  SmallVector<unsigned> inner;
+  for (unsigned n : ArrayRef(blockable->dims.n).drop_back())
+    if (ranges[n] == 1 && *resultMap.getResultPosition(getAffineDimExpr(
+                              n, block.getContext())) > firstM)
+      inner.push_back(n);
+  if (inner.empty())
+    return block;
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy = linalg::ControlDropUnitDims::
+      RankReductionStrategy::ExtractInsertSlice;
+  control.controlFn = [&](Operation *) { return inner; };
+  rewriter.setInsertionPoint(generic);
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, generic, control);
+  if (failed(dropped))
+    return block;
+  rewriter.replaceOp(generic, dropped->replacements);
+  return cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+}
+
 /// Applies the canonicalisation patterns of every loaded dialect and
 /// registered op: it folds the peeled blocks' sizes into static types.
 static LogicalResult canonicalize(Operation *root) {
@@ -618,7 +658,8 @@ struct AttnVectorizeTilesPass
         blocks.push_back(op);
     });
     for (linalg::LinalgOp op : blocks)
-      vectorizeInPlace(rewriter, op, /*vectorSizes=*/{});
+      vectorizeInPlace(rewriter, dropInnerUnitDims(rewriter, op),
+                       /*vectorSizes=*/{});
 
     // 3. The vectorised multiply-reduce becomes vector.contract, each K
     // step an outer product, that is M broadcast FMAs;

@@ -352,4 +352,54 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
   ];
 }
 
+def AttnPackWeights : Pass<"attn-pack-weights"> {
+  let summary = "Read contractions' weights from tile-contiguous N-panels";
+  let description = [{
+    A contraction on tensors outside parallel loops (the multihead
+    projections, Linformer's, any `linalg.matmul` of a module) whose result
+    has its N dimension innermost, of a static size that is a multiple of
+    `panel`, and whose right operand is a 2-D weight `[K, N]` (or the
+    transpose of a torch-layout `[N, K]` one) reads that weight from panels
+    `[N / panel, K, panel]`, a `linalg.pack` of it, and writes its result
+    through a `[..., N / panel, panel]` view. Register-blocked with n-block
+    = `panel` (`attn-vectorize-tiles`), each K step of a block then reads one
+    contiguous run of the weight, and the panels are one stream for the
+    prefetcher, where the plain layout has a stride of a whole weight row
+    per step (and L1 set conflicts for power-of-two N). A torch-layout
+    weight is packed directly: no transpose first.
+
+    When the weight is already panels, as `linalg.unpack` of a function
+    argument (or rows of one that start and end on panel boundaries, such as
+    the q/k/v thirds of a packed in-projection), the contraction reads that
+    argument and nothing is packed per call: the "pre-packed weights" form
+    of docs/CpuABI.md. Contractions inside `scf.forall` (the tiled
+    attention) are left alone, and so are weights whose N is dynamic or not
+    a multiple of `panel`.
+  }];
+  let options = [
+    Option<"panel", "panel", "int64_t", /*default=*/"64",
+           "Columns of a panel (the register block's n-block)">,
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnLowerPacks : Pass<"attn-lower-packs"> {
+  let summary = "Lower linalg.pack and linalg.unpack to pad, reshape and transpose";
+  let description = [{
+    The relayouts left after `attn-pack-weights` (weights packed on every
+    call, panels a function was given but that something other than a
+    packed contraction reads) become `tensor.pad` / `tensor.expand_shape` /
+    `linalg.transpose` (and the reverse), which every pipeline bufferizes
+    and lowers. Run by every pipeline, so that a module written with
+    pre-packed weights compiles for any target.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,288 @@
+//===- PackWeights.cpp - contractions read weights from N-panels ----------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// A projection `y[.., n] += x[.., k] * w[k, n]` register-blocked by
+// attn-vectorize-tiles reads, at each K step, one row of nBlock columns of
+// the weight. In the weight's own layout those rows lie N floats apart: a
+// register block walks the weight with a stride of a whole row, every row of
+// a cache block falls into the same L1 sets once N is a power of two, and a
+// torch-layout weight [N, K] must first be transposed on every call. Read
+// from panels `[N / panel, K, panel]` instead (panel = nBlock), each K step
+// of a register block is one contiguous run and a whole panel is one
+// stream. The panels are a `linalg.pack` of the weight: a function that is
+// given the panels (as `linalg.unpack` of an argument, what the Python
+// modules pass, docs/CpuABI.md "Pre-packed weights") packs nothing per call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNPACKWEIGHTS
+#define GEN_PASS_DEF_ATTNLOWERPACKS
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+
+/// The panels of `weight` ([N, K] when `rowsAreN`, else [K, N]) that already
+/// exist as values: the source of a `linalg.unpack` that made the weight
+/// from panels of `panel` columns, or rows of such a weight taken by a slice
+/// that starts and ends on panel boundaries (the q/k/v thirds of a packed
+/// in-projection). Null when there are none.
+static Value findPanels(OpBuilder &b, Value weight, bool rowsAreN,
+                        int64_t panel) {
+  if (auto unpack = weight.getDefiningOp<linalg::UnPackOp>()) {
+    ArrayRef<int64_t> perm = unpack.getOuterDimsPerm();
+    bool layout = rowsAreN ? perm.empty() || isIdentityPermutation(perm)
+                           : llvm::equal(perm, ArrayRef<int64_t>{1, 0});
+    if (layout &&
+        unpack.getInnerDimsPos() == ArrayRef<int64_t>{rowsAreN ? 0 : 1} &&
+        unpack.getStaticTiles() == ArrayRef<int64_t>{panel} &&
+        unpack.getSourceType().getRank() == 3)
+      return unpack.getSource();
+    return {};
+  }
+  auto slice = weight.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || slice.getSourceType().getRank() != 2 ||
+      slice.getType().getRank() != 2 || !slice.hasUnitStride())
+    return {};
+  unsigned nDim = rowsAreN ? 0 : 1, kDim = 1 - nDim;
+  std::optional<int64_t> offset = getConstantIntValue(slice.getMixedOffsets()[nDim]);
+  std::optional<int64_t> size = getConstantIntValue(slice.getMixedSizes()[nDim]);
+  std::optional<int64_t> kOffset =
+      getConstantIntValue(slice.getMixedOffsets()[kDim]);
+  int64_t kSize = slice.getStaticSizes()[kDim];
+  if (!offset || !size || *offset % panel || *size % panel || kOffset != 0 ||
+      ShapedType::isDynamic(kSize) ||
+      kSize != slice.getSourceType().getDimSize(kDim))
+    return {};
+  Value panels = findPanels(b, slice.getSource(), rowsAreN, panel);
+  if (!panels)
+    return {};
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(*offset / panel),
+                                       b.getIndexAttr(0), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(*size / panel),
+                                     b.getIndexAttr(kSize),
+                                     b.getIndexAttr(panel)};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, slice.getLoc(), panels, offsets,
+                                        sizes, strides);
+}
+
+/// The panels `[N / panel, K, panel]` of `weight` ([N, K] when `rowsAreN`,
+/// else [K, N]): found (findPanels) or packed here.
+static Value getPanels(OpBuilder &b, Location loc, Value weight,
+                       bool rowsAreN, int64_t panel) {
+  if (Value panels = findPanels(b, weight, rowsAreN, panel))
+    return panels;
+  SmallVector<int64_t> innerDimsPos = {rowsAreN ? 0 : 1};
+  SmallVector<int64_t> outerDimsPerm;
+  if (!rowsAreN)
+    outerDimsPerm = {1, 0};
+  SmallVector<OpFoldResult> tiles = {b.getIndexAttr(panel)};
+  Value dest = linalg::PackOp::createDestinationTensor(
+      b, loc, weight, tiles, innerDimsPos, outerDimsPerm);
+  return linalg::PackOp::create(b, loc, weight, dest, innerDimsPos, tiles,
+                                /*paddingValue=*/std::nullopt, outerDimsPerm)
+      .getResult();
+}
+
+namespace {
+
+/// The operand of a contraction this pass packs and how it reads it.
+struct WeightOperand {
+  OpOperand *operand;
+  unsigned n, k;   // Loops of its N and K dimensions.
+  Value weight;    // [N, K] through a transpose (`rowsAreN`), else [K, N].
+  bool rowsAreN;
+};
+
+/// The weight of `op` when it is a contraction on tensors whose result has
+/// the weight's N dimension innermost, of a static size that is a multiple
+/// of `panel`, and whose right operand is a 2-D [K, N] tensor (or the
+/// transpose of an [N, K] one).
+static std::optional<WeightOperand> getWeightOperand(linalg::LinalgOp op,
+                                                     int64_t panel) {
+  if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) ||
+      op.getNumDpsInits() != 1 || op.getNumDpsInputs() != 2 ||
+      op.hasIndexSemantics())
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->k.size() != 1 || dims->m.empty() ||
+      dims->n.empty())
+    return std::nullopt;
+  AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto n = dyn_cast<AffineDimExpr>(resultMap.getResults().back());
+  if (!n || !llvm::is_contained(dims->n, n.getPosition()))
+    return std::nullopt;
+  int64_t size = op.getStaticLoopRanges()[n.getPosition()];
+  if (ShapedType::isDynamic(size) || size % panel)
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineMap kn = AffineMap::get(
+      op.getNumLoops(), 0,
+      {getAffineDimExpr(dims->k[0], ctx), n}, ctx);
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (op.getMatchingIndexingMap(input) != kn)
+      continue;
+    WeightOperand result{input, n.getPosition(), dims->k[0], input->get(),
+                         /*rowsAreN=*/false};
+    if (auto transpose = input->get().getDefiningOp<linalg::TransposeOp>()) {
+      result.weight = transpose.getInput();
+      result.rowsAreN = true;
+    }
+    return result;
+  }
+  return std::nullopt;
+}
+
+/// `y[.., n] += x[.., k] * w[k, n]` becomes
+/// `y'[.., n0, n1] += x[.., k] * panels[n0, k, n1]` with
+/// y' = y expanded to [.., N / panel, panel]; the body is unchanged.
+struct PackWeightOperand : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  PackWeightOperand(MLIRContext *ctx, int64_t panel)
+      : OpInterfaceRewritePattern(ctx), panel(panel) {}
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    // Contractions inside a parallel loop are the tiled attention's.
+    if (op->getParentOfType<scf::ForallOp>())
+      return failure();
+    std::optional<WeightOperand> weight = getWeightOperand(op, panel);
+    if (!weight)
+      return rewriter.notifyMatchFailure(op, "no weight to pack");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Value panels =
+        getPanels(rewriter, loc, weight->weight, weight->rowsAreN, panel);
+
+    // One more loop, the column within a panel, last; the N loop becomes
+    // the panel index.
+    unsigned numLoops = op.getNumLoops() + 1;
+    AffineExpr outer = getAffineDimExpr(weight->n, ctx);
+    AffineExpr inner = getAffineDimExpr(numLoops - 1, ctx);
+    SmallVector<AffineMap> maps;
+    SmallVector<Value> inputs;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(input);
+      if (input == weight->operand) {
+        maps.push_back(AffineMap::get(
+            numLoops, 0, {outer, getAffineDimExpr(weight->k, ctx), inner},
+            ctx));
+        inputs.push_back(panels);
+      } else {
+        maps.push_back(AffineMap::get(numLoops, 0, map.getResults(), ctx));
+        inputs.push_back(input->get());
+      }
+    }
+    OpOperand *initOperand = op.getDpsInitOperand(0);
+    AffineMap initMap = op.getMatchingIndexingMap(initOperand);
+    SmallVector<AffineExpr> initExprs(initMap.getResults());
+    initExprs.push_back(inner);
+    maps.push_back(AffineMap::get(numLoops, 0, initExprs, ctx));
+
+    // The result [.., N] viewed as [.., N / panel, panel].
+    auto initType = cast<RankedTensorType>(initOperand->get().getType());
+    int64_t rank = initType.getRank();
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < rank - 1; ++i)
+      groups.push_back({i});
+    groups.push_back({rank - 1, rank});
+    SmallVector<OpFoldResult> shape =
+        tensor::getMixedSizes(rewriter, loc, initOperand->get());
+    int64_t columns = initType.getShape().back();
+    shape.back() = rewriter.getIndexAttr(columns / panel);
+    shape.push_back(rewriter.getIndexAttr(panel));
+    SmallVector<int64_t> expandedShape(initType.getShape());
+    expandedShape.back() = columns / panel;
+    expandedShape.push_back(panel);
+    auto expandedType =
+        RankedTensorType::get(expandedShape, initType.getElementType());
+    Value init = tensor::ExpandShapeOp::create(
+        rewriter, loc, expandedType, initOperand->get(), groups, shape);
+
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    iterators.push_back(utils::IteratorType::parallel);
+    auto packed = linalg::GenericOp::create(rewriter, loc, expandedType,
+                                            inputs, init, maps, iterators);
+    rewriter.cloneRegionBefore(op->getRegion(0), packed.getRegion(),
+                               packed.getRegion().begin());
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        op, initType, packed.getResult(0), groups);
+    return success();
+  }
+
+  int64_t panel;
+};
+
+struct AttnPackWeightsPass
+    : attn::impl::AttnPackWeightsBase<AttnPackWeightsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (panel <= 0) {
+      getOperation()->emitError()
+          << "attn-pack-weights: panel must be positive, got "
+          << static_cast<int64_t>(panel);
+      return signalPassFailure();
+    }
+    // Named contractions (linalg.matmul) as generics first: the rewrite
+    // changes their indexing maps.
+    SmallVector<linalg::LinalgOp> named;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (!isa<linalg::GenericOp>(op) &&
+          !op->getParentOfType<scf::ForallOp>() &&
+          getWeightOperand(op, panel))
+        named.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : named) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
+    }
+    RewritePatternSet patterns(&getContext());
+    patterns.add<PackWeightOperand>(&getContext(), panel);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+/// linalg.pack and linalg.unpack left after packing (a weight packed on
+/// every call, panels unpacked for another use) as pad/reshape/transpose,
+/// which bufferize.
+struct AttnLowerPacksPass
+    : attn::impl::AttnLowerPacksBase<AttnLowerPacksPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<Operation *> relayouts;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<linalg::PackOp, linalg::UnPackOp>(op))
+        relayouts.push_back(op);
+    });
+    for (Operation *op : relayouts) {
+      rewriter.setInsertionPoint(op);
+      bool lowered =
+          isa<linalg::PackOp>(op)
+              ? succeeded(linalg::lowerPack(rewriter, cast<linalg::PackOp>(op)))
+              : succeeded(linalg::lowerUnPack(rewriter,
+                                              cast<linalg::UnPackOp>(op)));
+      if (!lowered) {
+        op->emitError("attn-lower-packs: cannot lower this relayout");
+        return signalPassFailure();
+      }
+    }
+  }
+};
+
+} // namespace
