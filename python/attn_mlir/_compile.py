@@ -39,7 +39,8 @@ _shape_families = {}
 # texts `key` determines: later calls skip writing the texts.
 _shaped_calls = {}
 _stats = {"dynamic_compiles": 0, "compiles": 0, "cache_hits": 0, "disk_hits": 0, "compile_seconds": 0.0,
-          "last_compile_seconds": None, "autotune_runs": 0, "tuning_cache_hits": 0}
+          "last_compile_seconds": None, "autotune_runs": 0, "tuning_cache_hits": 0,
+          "weight_packs": 0}
 
 
 class TuningWarning(UserWarning):
@@ -396,7 +397,8 @@ def stats():
     (those of shape-generic functions compile_shaped chose), cache_hits (in
     process), disk_hits (loaded from the on-disk cache), compile_seconds
     (total), last_compile_seconds, autotune_runs (candidates timed) and
-    tuning_cache_hits (sizes taken from the tuning cache)."""
+    tuning_cache_hits (sizes taken from the tuning cache) and weight_packs
+    (module parameters packed into panels: once per parameter array)."""
     return dict(_stats, cached_functions=len(_cache), cache_dir=cache_dir())
 
 

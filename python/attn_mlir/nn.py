@@ -8,8 +8,12 @@ import math
 
 import numpy as np
 
-from . import _arrays, _ir
+from . import _arrays, _ir, _packing
 from ._compile import compile_shaped
+
+# Parameters a CPU module passes as panels (_packing), packed once each.
+_PROJECTION_WEIGHTS = ("in_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight",
+                       "out_proj.weight")
 
 
 class MultiheadAttention:
@@ -23,6 +27,13 @@ class MultiheadAttention:
     Differences from PyTorch: a query row with no visible key gives 0
     rather than NaN, and dropout draws from attn-mlir's counter-based
     generator seeded with `seed` (the same pattern on every call).
+
+    On the CPU the projection weights are packed once into the layout the
+    compiled code reads (docs/CpuABI.md "Pre-packed weights"; counted by
+    `attn_mlir.stats()["weight_packs"]`), so no call transposes a weight.
+    The parameter arrays are therefore read-only: assign a new array
+    (`mha.in_proj_weight = w`, or `load_state_dict`) to change one, which
+    packs it again at the next call.
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True,
@@ -57,6 +68,8 @@ class MultiheadAttention:
             return rng.uniform(-bound, bound, shape).astype(self._dtype)
 
         self._params = {}
+        # name -> (the parameter array packed, its panels).
+        self._panels = {}
         if self._qkv_same_embed_dim:
             self._params["in_proj_weight"] = xavier((3 * E, E))
         else:
@@ -100,18 +113,43 @@ class MultiheadAttention:
                 continue
             array = value.detach().cpu().float().numpy() if _arrays.is_torch(value) \
                 else np.asarray(value)
-            expected = self._params[name].shape
-            if tuple(array.shape) != expected:
-                raise ValueError(f"load_state_dict: {name} has shape "
-                                 f"{list(array.shape)}, expected {list(expected)}")
-            self._params[name] = np.ascontiguousarray(array, dtype=self._dtype)
+            self._set_param(name, array, "load_state_dict")
         return self
+
+    def _set_param(self, name, value, what):
+        """Replaces parameter `name` by a copy of `value` (torch's
+        load_state_dict copies too): the module's arrays are its own."""
+        expected = self._params[name].shape
+        if tuple(value.shape) != expected:
+            raise ValueError(f"{what}: {name} has shape {list(value.shape)}, "
+                             f"expected {list(expected)}")
+        self._params[name] = np.array(value, dtype=self._dtype, order="C", copy=True)
 
     def __getattr__(self, name):
         params = self.__dict__.get("_params", {})
         if name in params:
             return params[name]
         raise AttributeError(name)
+
+    def __setattr__(self, name, value):
+        if name in self.__dict__.get("_params", {}):
+            array = value.detach().cpu().float().numpy() if _arrays.is_torch(value) \
+                else np.asarray(value)
+            self._set_param(name, array, f"setting {name}")
+        else:
+            object.__setattr__(self, name, value)
+
+    def _weight_panels(self, name):
+        """The panels of projection weight `name`, packed at the first call
+        that needs them and again only when the parameter was replaced."""
+        weight = self._params[name]
+        cached = self._panels.get(name)
+        if cached is None or cached[0] is not weight:
+            panels = _packing.pack(weight, _arrays.element(weight))
+            # The panels stand for this array: it must not change under them.
+            weight.flags.writeable = False
+            cached = self._panels[name] = (weight, panels)
+        return cached[1]
 
     # -- forward ----------------------------------------------------------- #
 
@@ -158,19 +196,32 @@ class MultiheadAttention:
             inputs.append(_arrays.as_array(x, what or name))
             return f"%{name}"
 
+        # Projection weights as panels where this machine's code reads
+        # them so (_packing): %name is then the unpack of %name_panels.
+        unpacked = []
+
+        def add_weight(name, param):
+            w = self._params[param]
+            if self.target != "cpu" or not _packing.packable(w.shape):
+                return add(name, w)
+            args.append((name + "_panels", _packing.panels_shape(w.shape), _arrays.element(w), ()))
+            inputs.append(self._weight_panels(param))
+            unpacked.append((name, tuple(w.shape), _arrays.element(w)))
+            return f"%{name}"
+
         add("q", query, "query", "vv."), add("k", key, "key", "vv."), add("v", value, "value", "vv.")
         p = self._params
         if self._qkv_same_embed_dim:
-            clauses.append(("in_proj", add("wi", p["in_proj_weight"])))
+            clauses.append(("in_proj", add_weight("wi", "in_proj_weight")))
         else:
-            clauses.append(("q_proj", add("wq", p["q_proj_weight"])))
-            clauses.append(("k_proj", add("wk", p["k_proj_weight"])))
-            clauses.append(("v_proj", add("wv", p["v_proj_weight"])))
+            clauses.append(("q_proj", add_weight("wq", "q_proj_weight")))
+            clauses.append(("k_proj", add_weight("wk", "k_proj_weight")))
+            clauses.append(("v_proj", add_weight("wv", "v_proj_weight")))
         if "in_proj_bias" in p:
             clauses.append(("in_proj_bias", add("bi", p["in_proj_bias"])))
         if "bias_k" in p:
             clauses.append(("bias_kv", add("bk", p["bias_k"]), add("bv", p["bias_v"])))
-        clauses.append(("out_proj", add("wo", p["out_proj.weight"])))
+        clauses.append(("out_proj", add_weight("wo", "out_proj.weight")))
         if "out_proj.bias" in p:
             clauses.append(("out_proj_bias", add("bo", p["out_proj.bias"])))
         for name, mask in (("key_padding_mask", key_padding_mask), ("attn_mask", attn_mask)):
@@ -207,19 +258,23 @@ class MultiheadAttention:
 
         def source(dynamic):
             types = _ir.parameter_types(args, dynamic)
+            body = []
+            for name, shape, e in unpacked:
+                types[name] = _ir.tensor_type(shape, e)
+                body += _packing.unpack_lines(name, shape, e)
             result_types = [_ir.tensor_type(shape, elem, _ir.varying_dims(shape, pattern)
                                             if dynamic else ())
                             for _, shape, pattern in results]
             words = [f"{c[0]}({', '.join(c[1:])} : {', '.join(types[v[1:]] for v in c[1:])})"
                      for c in clauses] + flags
             names = ", ".join(r for r, *_ in results)
-            body = [f"{names} = attn.multihead %q, %k, %v {' '.join(words)} : "
+            body += [f"{names} = attn.multihead %q, %k, %v {' '.join(words)} : "
                     f"{types['q']}, {types['k']}, {types['v']} -> {', '.join(result_types)}"]
             return _ir.function("multihead", [(n, types[n]) for n, *_ in args],
                                 list(zip((r for r, *_ in results), result_types)), body)
 
         key = (tuple((name, tuple(shape), e, varying) for name, shape, e, varying in args),
-               tuple(tuple(c) for c in clauses), tuple(flags), elem,
+               tuple(tuple(c) for c in clauses), tuple(flags), elem, tuple(unpacked),
                tuple((r, tuple(shape), pattern) for r, shape, pattern in results))
         function = compile_shaped(source, self.dynamic, self.target, key=key)
         like = next((x for x in originals if _arrays.is_torch(x)), None)

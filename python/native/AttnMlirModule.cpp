@@ -476,6 +476,19 @@ NB_MODULE(_native, m) {
   m.def("cuda_runtime_library",
         []() { return getCudaRuntimeLibraryPath().str(); },
         "libattn_cuda_runtime as built (\"\" without a CUDA toolkit).");
+  m.def(
+      "weight_panel",
+      [](const std::string &pipeline) -> int64_t {
+        std::unique_ptr<CpuPipelineOptions> options =
+            parsePipeline(pipeline, /*optLevel=*/3);
+        if (!options->vectorize)
+          return 0;
+        return getCpuKernelConfig(*options, getHostModel()).nBlock;
+      },
+      nb::arg("pipeline") = "",
+      "Columns of the weight panels attn-pack-weights reads on this "
+      "machine with `pipeline` (its n-block; 0 when nothing is packed): "
+      "the layout of pre-packed weights (docs/CpuABI.md).");
   m.def("explain_sparsity", &explainSparsity, nb::arg("source"),
         nb::arg("q_tile") = 128, nb::arg("kv_tile") = 64,
         "attn-sparsify's remark for each attn.sdpa of the module.");
