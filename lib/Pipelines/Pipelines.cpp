@@ -77,6 +77,10 @@ static void addBufferizationWithOutParams(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // A result returned through reshapes of its buffer (a packed product's
+  // [.., N / panel, panel] view collapsed back) is that buffer once they
+  // fold: then it is computed in the caller's, not copied there.
+  pm.addPass(createCanonicalizerPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.hoistDynamicAllocs = true;

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir {
@@ -96,6 +97,43 @@ static Value getPanels(OpBuilder &b, Location loc, Value weight,
   return linalg::PackOp::create(b, loc, weight, dest, innerDimsPos, tiles,
                                 /*paddingValue=*/std::nullopt, outerDimsPerm)
       .getResult();
+}
+
+/// `init` [.., N] viewed as [.., N / panel, panel] (`groups`, `shape`):
+/// a fill or a broadcast of a bias (one use) is made again in that shape,
+/// so that attn-parallelize-contractions can still fuse it into the
+/// contraction's row blocks (fusion does not look through reshapes).
+static Value expandInit(OpBuilder &b, Location loc, Value init,
+                        RankedTensorType expandedType,
+                        ArrayRef<ReassociationIndices> groups,
+                        ArrayRef<OpFoldResult> shape) {
+  auto expand = [&](Value value) {
+    return tensor::ExpandShapeOp::create(b, loc, expandedType, value, groups,
+                                         shape)
+        .getResult();
+  };
+  if (!init.hasOneUse())
+    return expand(init);
+  if (auto fill = init.getDefiningOp<linalg::FillOp>())
+    return linalg::FillOp::create(b, loc, fill.getInputs()[0],
+                                  expand(fill.getOutputs()[0]))
+        .getResult(0);
+  auto broadcast = init.getDefiningOp<linalg::BroadcastOp>();
+  int64_t rank = expandedType.getRank();
+  if (!broadcast || broadcast.getInput().getType().getRank() != 1 ||
+      broadcast.getDimensions() !=
+          ArrayRef(llvm::to_vector(llvm::seq<int64_t>(0, rank - 2))))
+    return expand(init);
+  // A bias [N] broadcast over the leading dimensions: its panels
+  // [N / panel, panel] broadcast over the same ones.
+  auto biasType = RankedTensorType::get(expandedType.getShape().take_back(2),
+                                        expandedType.getElementType());
+  Value bias = tensor::ExpandShapeOp::create(
+      b, loc, biasType, broadcast.getInput(), {{0, 1}}, shape.take_back(2));
+  return linalg::BroadcastOp::create(b, loc, bias,
+                                     expand(broadcast.getInit()),
+                                     broadcast.getDimensions())
+      .getResult()[0];
 }
 
 namespace {
@@ -210,8 +248,8 @@ struct PackWeightOperand : OpInterfaceRewritePattern<linalg::LinalgOp> {
     expandedShape.push_back(panel);
     auto expandedType =
         RankedTensorType::get(expandedShape, initType.getElementType());
-    Value init = tensor::ExpandShapeOp::create(
-        rewriter, loc, expandedType, initOperand->get(), groups, shape);
+    Value init = expandInit(rewriter, loc, initOperand->get(), expandedType,
+                            groups, shape);
 
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     iterators.push_back(utils::IteratorType::parallel);
@@ -225,6 +263,78 @@ struct PackWeightOperand : OpInterfaceRewritePattern<linalg::LinalgOp> {
   }
 
   int64_t panel;
+};
+
+/// `transpose(product)` (or `transpose(collapse_shape(product))` merging
+/// only the panel dimensions) with the innermost dimension in place, where
+/// the product's result has no other use: the product writes the permuted
+/// layout itself. The multihead decomposition's head split ([N, L, H, D] to
+/// [N, H, L, D], with D one panel) and the sequence-first output are such
+/// transposes: serial passes over memory after a parallel product.
+struct WriteTransposedResult : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1)
+      return rewriter.notifyMatchFailure(transpose, "moves the rows");
+    Value input = transpose.getInput();
+    auto collapse = input.getDefiningOp<tensor::CollapseShapeOp>();
+    if (collapse) {
+      // Only the last two dimensions merged: [.., N / panel, panel].
+      SmallVector<ReassociationIndices> groups =
+          collapse.getReassociationIndices();
+      for (auto [i, group] : llvm::enumerate(groups))
+        if (group.size() != (i + 1 == groups.size() ? 2u : 1u))
+          return rewriter.notifyMatchFailure(transpose, "other reshape");
+      if (!collapse->hasOneUse())
+        return failure();
+      input = collapse.getSrc();
+    }
+    auto product = input.getDefiningOp<linalg::GenericOp>();
+    if (!product || !product->hasOneUse() || product.getNumDpsInits() != 1 ||
+        !linalg::isaContractionOpInterface(product) ||
+        product->getParentOfType<scf::ForallOp>())
+      return rewriter.notifyMatchFailure(transpose, "not a lone product");
+    // The permutation of the product's result dimensions.
+    SmallVector<int64_t> productPerm(perm);
+    if (collapse)
+      productPerm.push_back(perm.size());
+    Location loc = transpose.getLoc();
+    OpOperand *init = product.getDpsInitOperand(0);
+    Value initT = linalg::TransposeOp::create(
+                      rewriter, loc, init->get(),
+                      tensor::EmptyOp::create(
+                          rewriter, loc,
+                          applyPermutation(
+                              tensor::getMixedSizes(rewriter, loc, init->get()),
+                              productPerm),
+                          getElementTypeOrSelf(init->get().getType())),
+                      productPerm)
+                      ->getResult(0);
+    AffineMap initMap = product.getMatchingIndexingMap(init);
+    SmallVector<AffineMap> maps = product.getIndexingMapsArray();
+    maps.back() = AffineMap::get(
+        initMap.getNumDims(), 0,
+        applyPermutation(initMap.getResults(), productPerm),
+        product.getContext());
+    auto permuted = linalg::GenericOp::create(
+        rewriter, loc, initT.getType(), product.getDpsInputs(), initT, maps,
+        product.getIteratorTypesArray());
+    rewriter.inlineRegionBefore(product.getRegion(), permuted.getRegion(),
+                                permuted.getRegion().begin());
+    Value result = permuted.getResult(0);
+    if (collapse)
+      result = tensor::CollapseShapeOp::create(
+          rewriter, loc, transpose.getResult()[0].getType(), result,
+          collapse.getReassociationIndices());
+    rewriter.replaceOp(transpose, result);
+    if (collapse)
+      rewriter.eraseOp(collapse);
+    rewriter.eraseOp(product);
+    return success();
+  }
 };
 
 struct AttnPackWeightsPass
@@ -255,6 +365,19 @@ struct AttnPackWeightsPass
     RewritePatternSet patterns(&getContext());
     patterns.add<PackWeightOperand>(&getContext(), panel);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
+
+    // Packed products write transposed layouts themselves, once the
+    // [.., N] result and its head split's [.., H, D] view (the same
+    // dimensions when D is a panel) fold together; their init's transpose
+    // folds into its broadcast.
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet layouts(ctx);
+    layouts.add<WriteTransposedResult>(ctx);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(layouts, ctx);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(layouts, ctx);
+    linalg::TransposeOp::getCanonicalizationPatterns(layouts, ctx);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(layouts))))
+      return signalPassFailure();
   }
 };
 

@@ -20,6 +20,18 @@ using namespace mlir;
 
 namespace {
 
+/// Producers a row block computes its own slice of: the fill or broadcast
+/// bias it starts from, and layout changes of its operands (the sequence-
+/// first input made batch-first). Serial and whole outside the parallel
+/// loop, they were one pass over memory each on one core.
+static std::optional<scf::SCFTileAndFuseOptions::ControlFnResult>
+fuseIntoRowBlocks(tensor::ExtractSliceOp, OpResult producer, bool) {
+  if (isa<linalg::FillOp, linalg::BroadcastOp, linalg::TransposeOp>(
+          producer.getOwner()))
+    return scf::SCFTileAndFuseOptions::ControlFnResult{};
+  return std::nullopt;
+}
+
 struct AttnParallelizeContractionsPass
     : attn::impl::AttnParallelizeContractionsBase<
           AttnParallelizeContractionsPass> {
@@ -57,20 +69,28 @@ struct AttnParallelizeContractionsPass
       for (unsigned m : dims->m)
         sizes[m] = rewriter.getIndexAttr(1);
       sizes[dims->m.back()] = rewriter.getIndexAttr(rows);
-      scf::SCFTilingOptions options;
-      options.setTileSizes(sizes);
-      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      scf::SCFTilingOptions tiling;
+      tiling.setTileSizes(sizes);
+      tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      scf::SCFTileAndFuseOptions options;
+      options.setTilingOptions(tiling);
+      options.setFusionControlFn(fuseIntoRowBlocks);
       rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      FailureOr<scf::SCFTileAndFuseResult> tiled =
+          scf::tileConsumerAndFuseProducersUsingSCF(
+              rewriter, cast<TilingInterface>(op.getOperation()), options);
       if (failed(tiled)) {
         op.emitError("attn-parallelize-contractions: cannot distribute this "
                      "contraction");
         return signalPassFailure();
       }
-      rewriter.replaceOp(op, tiled->replacements);
+      for (OpResult result : op->getResults())
+        if (Value replacement = tiled->replacements.lookup(result))
+          rewriter.replaceAllUsesWith(result, replacement);
+      rewriter.eraseOp(op);
       if (failed(blockForCache(
-              rewriter, cast<linalg::LinalgOp>(tiled->tiledOps.front()),
+              rewriter,
+              cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front()),
               *dims)))
         return signalPassFailure();
     }

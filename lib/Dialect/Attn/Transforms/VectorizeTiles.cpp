@@ -265,31 +265,33 @@ static void vectorizeInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
     rewriter.replaceOp(op, result->replacements);
 }
 
-/// `block` (a static register block) without the unit outer-N dimensions
-/// that lie between its M and N dimensions in the result, as a packed
-/// right operand's panel index does ([M, N / panel, panel], see
-/// attn-pack-weights): upstream's contraction lowering only casts away
-/// leading unit dimensions, and rewrites a block with an inner one forever.
-/// Leading ones (batch, heads) stay as they are.
+/// `block` (a static register block) without its unit dimensions that
+/// follow a longer one in the result (other than the M, N and K it is
+/// blocked on): a packed right operand's panel index ([M, N / panel,
+/// panel], see attn-pack-weights), the heads of a product writing
+/// [N, L, H, D], the batch of one writing [L, N, E]. Upstream's
+/// contraction lowering only casts away leading unit dimensions, and
+/// rewrites a block with an inner one forever. Leading ones stay.
 static linalg::LinalgOp dropInnerUnitDims(RewriterBase &rewriter,
                                           linalg::LinalgOp block) {
   auto generic = dyn_cast<linalg::GenericOp>(block.getOperation());
   FailureOr<BlockableDims> blockable = getBlockableDims(block);
   if (!generic || failed(blockable))
     return block;
+  const linalg::ContractionDimensions &dims = blockable->dims;
+  SmallVector<int64_t> ranges = block.getStaticLoopRanges();
   AffineMap resultMap =
       block.getMatchingIndexingMap(block.getDpsInitOperand(0));
-  unsigned firstM = resultMap.getNumResults();
-  for (unsigned m : blockable->dims.m)
-    firstM = std::min(
-        firstM,
-        *resultMap.getResultPosition(getAffineDimExpr(m, block.getContext())));
-  SmallVector<int64_t> ranges = block.getStaticLoopRanges();
   SmallVector<unsigned> inner;
-  for (unsigned n : ArrayRef(blockable->dims.n).drop_back())
-    if (ranges[n] == 1 && *resultMap.getResultPosition(getAffineDimExpr(
-                              n, block.getContext())) > firstM)
-      inner.push_back(n);
+  bool afterLonger = false;
+  for (AffineExpr expr : resultMap.getResults()) {
+    unsigned dim = cast<AffineDimExpr>(expr).getPosition();
+    bool blocked = dim == dims.m.back() || dim == dims.n.back() ||
+                   (blockable->pair && dim == *blockable->pair);
+    if (ranges[dim] == 1 && afterLonger && !blocked)
+      inner.push_back(dim);
+    afterLonger |= ranges[dim] != 1;
+  }
   if (inner.empty())
     return block;
   linalg::ControlDropUnitDims control;
@@ -605,6 +607,9 @@ struct HalveMinMaxReduction : OpRewritePattern<vector::ReductionOp> {
   }
 };
 
+/// Bound on the rewrites of step 3 (see there).
+static constexpr int64_t kMaxVectorRewrites = 1'000'000;
+
 struct AttnVectorizeTilesPass
     : attn::impl::AttnVectorizeTilesBase<
           AttnVectorizeTilesPass> {
@@ -683,8 +688,18 @@ struct AttnVectorizeTilesPass
           &getContext());
       vector::populateVectorMultiReductionLoweringPatterns(
           patterns, vector::VectorMultiReductionLowering::InnerReduction);
-      if (failed(applyPatternsGreedily(root, std::move(patterns))))
+      // A block shape these patterns rewrite back and forth would
+      // otherwise grow the IR until memory runs out; a bound makes it an
+      // error instead (blocks are small: real work is a few thousand
+      // rewrites per block).
+      GreedyRewriteConfig config;
+      config.setMaxNumRewrites(kMaxVectorRewrites);
+      if (failed(applyPatternsGreedily(root, std::move(patterns), config))) {
+        root->emitError("attn-vectorize-tiles: lowering the register blocks "
+                        "did not converge within ")
+            << kMaxVectorRewrites << " rewrites";
         return signalPassFailure();
+      }
     }
 
     // 4. The accumulator block is read before and written after the K loop
