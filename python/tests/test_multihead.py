@@ -105,3 +105,54 @@ def test_torch_parity(kwargs):
     got_o, _ = mine(q[:, 0] if not bf else q[0], k[:, 0] if not bf else k[0],
                     v[:, 0] if not bf else v[0], need_weights=False)
     assert (got_o - want_o).abs().max().item() < 1e-4
+
+
+def _random_biases(mha, rng):
+    state = mha.state_dict()
+    for name in ("in_proj_bias", "out_proj.bias"):
+        state[name] = rng.standard_normal(state[name].shape).astype(np.float32)
+    mha.load_state_dict(state)
+
+
+@pytest.mark.parametrize("E,H,batch_first", [(128, 2, True), (192, 4, False), (256, 4, True)])
+def test_packed_weights_float64(rng, E, H, batch_first):
+    """Widths that are whole panels on every host: the projections read
+    pre-packed weights, write heads directly where a head is one panel
+    (D = 64 on AVX-512 hosts) and through a transpose where not (D = 48),
+    in both layouts."""
+    mha = attn_mlir.nn.MultiheadAttention(E, H, batch_first=batch_first).eval()
+    _random_biases(mha, rng)
+    q, k, v = (rng.standard_normal((n, 3, E)).astype(np.float32) for n in (9, 13, 13))
+    args = [x.transpose(1, 0, 2).copy() for x in (q, k, v)] if batch_first else (q, k, v)
+    out, w = mha(*args)
+    if batch_first:
+        out = out.transpose(1, 0, 2)
+    want_out, want_w = reference_mha(mha, q, k, v)
+    assert relative_error(out, want_out) < 1e-5
+    assert relative_error(w, want_w) < 1e-5
+
+
+def test_weights_packed_once(rng):
+    """Each projection weight is packed once, not on every call; a replaced
+    parameter is packed again and its new values are the ones used; the
+    module's parameter arrays cannot change under their packed copies."""
+    mha = attn_mlir.nn.MultiheadAttention(128, 2).eval()
+    x = rng.standard_normal((6, 2, 128)).astype(np.float32)
+    packable = attn_mlir._packing.packable((128, 128))
+    before = attn_mlir.stats()["weight_packs"]
+    for _ in range(4):
+        out, _ = mha(x, x, x)
+    assert attn_mlir.stats()["weight_packs"] - before == (2 if packable else 0)
+    assert relative_error(out, reference_mha(mha, x, x, x)[0]) < 1e-5
+    if packable:
+        with pytest.raises(ValueError, match="read-only"):
+            mha.in_proj_weight[0, 0] = 1.0
+    state = mha.state_dict()
+    state["out_proj.weight"] = rng.standard_normal((128, 128)).astype(np.float32)
+    mha.load_state_dict(state)
+    mha.in_proj_weight = rng.standard_normal((384, 128)).astype(np.float32)
+    before = attn_mlir.stats()["weight_packs"]
+    out, _ = mha(x, x, x)
+    out, _ = mha(x, x, x)
+    assert attn_mlir.stats()["weight_packs"] - before == (2 if packable else 0)
+    assert relative_error(out, reference_mha(mha, x, x, x)[0]) < 1e-5

@@ -369,13 +369,14 @@ struct AttnPackWeightsPass
     // Packed products write transposed layouts themselves, once the
     // [.., N] result and its head split's [.., H, D] view (the same
     // dimensions when D is a panel) fold together; their init's transpose
-    // folds into its broadcast.
+    // folds into its fill or broadcast.
     MLIRContext *ctx = &getContext();
     RewritePatternSet layouts(ctx);
     layouts.add<WriteTransposedResult>(ctx);
     tensor::CollapseShapeOp::getCanonicalizationPatterns(layouts, ctx);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(layouts, ctx);
     linalg::TransposeOp::getCanonicalizationPatterns(layouts, ctx);
+    linalg::FillOp::getCanonicalizationPatterns(layouts, ctx);
     if (failed(applyPatternsGreedily(getOperation(), std::move(layouts))))
       return signalPassFailure();
   }
