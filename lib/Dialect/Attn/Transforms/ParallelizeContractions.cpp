@@ -23,13 +23,21 @@ namespace {
 /// Producers a row block computes its own slice of: the fill or broadcast
 /// bias it starts from, and layout changes of its operands (the sequence-
 /// first input made batch-first). Serial and whole outside the parallel
-/// loop, they were one pass over memory each on one core.
+/// loop, they were one pass over memory each on one core. Not a producer
+/// every row block reads whole (a weight packed on every call): each block
+/// would compute all of it again.
 static std::optional<scf::SCFTileAndFuseOptions::ControlFnResult>
-fuseIntoRowBlocks(tensor::ExtractSliceOp, OpResult producer, bool) {
-  if (isa<linalg::FillOp, linalg::BroadcastOp, linalg::TransposeOp>(
+fuseIntoRowBlocks(tensor::ExtractSliceOp slice, OpResult producer, bool) {
+  if (!isa<linalg::FillOp, linalg::BroadcastOp, linalg::TransposeOp>(
           producer.getOwner()))
-    return scf::SCFTileAndFuseOptions::ControlFnResult{};
-  return std::nullopt;
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(producer.getType());
+  bool whole = type.hasStaticShape() &&
+               llvm::all_of(slice.getMixedOffsets(), isZeroInteger) &&
+               slice.getStaticSizes() == type.getShape();
+  if (whole)
+    return std::nullopt;
+  return scf::SCFTileAndFuseOptions::ControlFnResult{};
 }
 
 struct AttnParallelizeContractionsPass
@@ -112,7 +120,22 @@ struct AttnParallelizeContractionsPass
       sizes[dim] = rewriter.getIndexAttr(size);
       order.push_back(dim);
     };
-    block(dims.n.back(), columns);
+    // N: the dimension innermost in the result, or, when that is the
+    // column within a weight panel (attn-pack-weights: [.., N / panel,
+    // panel]), the panel index before it, in panels.
+    AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    auto resultDim = [&](int64_t fromEnd) {
+      return cast<AffineDimExpr>(
+                 resultMap.getResult(resultMap.getNumResults() - fromEnd))
+          .getPosition();
+    };
+    unsigned n = resultDim(1);
+    if (columns && !ShapedType::isDynamic(bounds[n]) && bounds[n] <= columns &&
+        resultMap.getNumResults() >= 2 &&
+        llvm::is_contained(dims.n, resultDim(2)))
+      block(resultDim(2), std::max<int64_t>(1, columns / bounds[n]));
+    else
+      block(n, columns);
     block(dims.k.back(), depth);
     if (order.empty())
       return success();
