@@ -18,13 +18,17 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+#include <cstring>
 
 namespace mlir {
 namespace attn {
@@ -59,8 +63,10 @@ static Value findPanels(OpBuilder &b, Value weight, bool rowsAreN,
       slice.getType().getRank() != 2 || !slice.hasUnitStride())
     return {};
   unsigned nDim = rowsAreN ? 0 : 1, kDim = 1 - nDim;
-  std::optional<int64_t> offset = getConstantIntValue(slice.getMixedOffsets()[nDim]);
-  std::optional<int64_t> size = getConstantIntValue(slice.getMixedSizes()[nDim]);
+  std::optional<int64_t> offset =
+      getConstantIntValue(slice.getMixedOffsets()[nDim]);
+  std::optional<int64_t> size =
+      getConstantIntValue(slice.getMixedSizes()[nDim]);
   std::optional<int64_t> kOffset =
       getConstantIntValue(slice.getMixedOffsets()[kDim]);
   int64_t kSize = slice.getStaticSizes()[kDim];
@@ -81,12 +87,46 @@ static Value findPanels(OpBuilder &b, Value weight, bool rowsAreN,
                                         sizes, strides);
 }
 
+/// The panels of a constant weight ([N, K] when `rowsAreN`, else [K, N]),
+/// packed here at compile time; null for elements that are not whole
+/// bytes.
+static DenseElementsAttr packConstant(DenseElementsAttr weight, bool rowsAreN,
+                                      int64_t panel) {
+  auto type = cast<RankedTensorType>(weight.getType());
+  int64_t n = type.getDimSize(rowsAreN ? 0 : 1);
+  int64_t k = type.getDimSize(rowsAreN ? 1 : 0);
+  auto packedType =
+      RankedTensorType::get({n / panel, k, panel}, type.getElementType());
+  if (weight.isSplat())
+    return weight.resizeSplat(packedType);
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8)
+    return {};
+  size_t bytes = bits / 8;
+  ArrayRef<char> raw = weight.getRawData();
+  SmallVector<char> packed(raw.size());
+  for (int64_t i = 0; i < n / panel; ++i)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < panel; ++j) {
+        int64_t row = i * panel + j;
+        int64_t from = rowsAreN ? row * k + kk : kk * n + row;
+        int64_t to = (i * k + kk) * panel + j;
+        std::memcpy(&packed[to * bytes], &raw[from * bytes], bytes);
+      }
+  return DenseElementsAttr::getFromRawBuffer(packedType, packed);
+}
+
 /// The panels `[N / panel, K, panel]` of `weight` ([N, K] when `rowsAreN`,
-/// else [K, N]): found (findPanels) or packed here.
+/// else [K, N]): found (findPanels), packed at compile time for a
+/// constant, or packed here.
 static Value getPanels(OpBuilder &b, Location loc, Value weight,
                        bool rowsAreN, int64_t panel) {
   if (Value panels = findPanels(b, weight, rowsAreN, panel))
     return panels;
+  DenseElementsAttr constant;
+  if (matchPattern(weight, m_Constant(&constant)))
+    if (DenseElementsAttr packed = packConstant(constant, rowsAreN, panel))
+      return arith::ConstantOp::create(b, loc, packed);
   SmallVector<int64_t> innerDimsPos = {rowsAreN ? 0 : 1};
   SmallVector<int64_t> outerDimsPerm;
   if (!rowsAreN)
@@ -149,7 +189,7 @@ struct WeightOperand {
 /// The weight of `op` when it is a contraction on tensors whose result has
 /// the weight's N dimension innermost, of a static size that is a multiple
 /// of `panel`, and whose right operand is a 2-D [K, N] tensor (or the
-/// transpose of an [N, K] one).
+/// transpose of an [N, K] one, or an [N, K] one it reads transposed).
 static std::optional<WeightOperand> getWeightOperand(linalg::LinalgOp op,
                                                      int64_t panel) {
   if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) ||
@@ -172,11 +212,19 @@ static std::optional<WeightOperand> getWeightOperand(linalg::LinalgOp op,
   AffineMap kn = AffineMap::get(
       op.getNumLoops(), 0,
       {getAffineDimExpr(dims->k[0], ctx), n}, ctx);
+  AffineMap nk = AffineMap::get(
+      op.getNumLoops(), 0, {n, getAffineDimExpr(dims->k[0], ctx)}, ctx);
   for (OpOperand *input : op.getDpsInputOperands()) {
-    if (op.getMatchingIndexingMap(input) != kn)
-      continue;
     WeightOperand result{input, n.getPosition(), dims->k[0], input->get(),
                          /*rowsAreN=*/false};
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (map == nk) {
+      // Read as [N, K] already (a matmul with a transposed B).
+      result.rowsAreN = true;
+      return result;
+    }
+    if (map != kn)
+      continue;
     if (auto transpose = input->get().getDefiningOp<linalg::TransposeOp>()) {
       result.weight = transpose.getInput();
       result.rowsAreN = true;

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-pack-weights="panel=64" --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-pack-weights="panel=64" --split-input-file --mlir-print-elementsattrs-with-hex-if-larger=1024 | FileCheck %s
 // RUN: attn-opt %s --attn-pack-weights="panel=64" --attn-lower-packs --split-input-file | FileCheck %s --check-prefix=LOWER
 // RUN: not attn-opt %s --attn-pack-weights="panel=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -123,4 +123,40 @@ func.func @unpack_for_other_use(%panels: tensor<2x16x64xf32>) -> tensor<128x16xf
   %e = tensor.empty() : tensor<128x16xf32>
   %w = linalg.unpack %panels inner_dims_pos = [0] inner_tiles = [64] into %e : tensor<2x16x64xf32> -> tensor<128x16xf32>
   return %w : tensor<128x16xf32>
+}
+
+// -----
+
+// A constant weight is packed at compile time: its panels are a constant
+// (element [i, k, j] = W[k, 64 i + j]), nothing is packed per call.
+// CHECK-LABEL: func.func @constant_weight
+// CHECK-NOT: linalg.pack
+// CHECK-DAG: %[[P:.*]] = arith.constant dense<{{\[}}{{\[}}[0.000000e+00, 1.000000e+00, {{.*}}, 6.300000e+01], [1.280000e+02, {{.*}}, 1.910000e+02]], {{\[}}[6.400000e+01, {{.*}}, 1.270000e+02], [1.920000e+02, {{.*}}, 2.550000e+02]]]> : tensor<2x2x64xf32>
+// A splat stays one.
+// CHECK-DAG: %[[H:.*]] = arith.constant dense<5.000000e-01> : tensor<2x2x64xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[P]] : tensor<3x2xf32>, tensor<2x2x64xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[H]] : tensor<3x2xf32>, tensor<2x2x64xf32>)
+func.func @constant_weight(%a: tensor<3x2xf32>, %c: tensor<3x128xf32>) -> (tensor<3x128xf32>, tensor<3x128xf32>) {
+  %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0, 64.0, 65.0, 66.0, 67.0, 68.0, 69.0, 70.0, 71.0, 72.0, 73.0, 74.0, 75.0, 76.0, 77.0, 78.0, 79.0, 80.0, 81.0, 82.0, 83.0, 84.0, 85.0, 86.0, 87.0, 88.0, 89.0, 90.0, 91.0, 92.0, 93.0, 94.0, 95.0, 96.0, 97.0, 98.0, 99.0, 100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0, 107.0, 108.0, 109.0, 110.0, 111.0, 112.0, 113.0, 114.0, 115.0, 116.0, 117.0, 118.0, 119.0, 120.0, 121.0, 122.0, 123.0, 124.0, 125.0, 126.0, 127.0], [128.0, 129.0, 130.0, 131.0, 132.0, 133.0, 134.0, 135.0, 136.0, 137.0, 138.0, 139.0, 140.0, 141.0, 142.0, 143.0, 144.0, 145.0, 146.0, 147.0, 148.0, 149.0, 150.0, 151.0, 152.0, 153.0, 154.0, 155.0, 156.0, 157.0, 158.0, 159.0, 160.0, 161.0, 162.0, 163.0, 164.0, 165.0, 166.0, 167.0, 168.0, 169.0, 170.0, 171.0, 172.0, 173.0, 174.0, 175.0, 176.0, 177.0, 178.0, 179.0, 180.0, 181.0, 182.0, 183.0, 184.0, 185.0, 186.0, 187.0, 188.0, 189.0, 190.0, 191.0, 192.0, 193.0, 194.0, 195.0, 196.0, 197.0, 198.0, 199.0, 200.0, 201.0, 202.0, 203.0, 204.0, 205.0, 206.0, 207.0, 208.0, 209.0, 210.0, 211.0, 212.0, 213.0, 214.0, 215.0, 216.0, 217.0, 218.0, 219.0, 220.0, 221.0, 222.0, 223.0, 224.0, 225.0, 226.0, 227.0, 228.0, 229.0, 230.0, 231.0, 232.0, 233.0, 234.0, 235.0, 236.0, 237.0, 238.0, 239.0, 240.0, 241.0, 242.0, 243.0, 244.0, 245.0, 246.0, 247.0, 248.0, 249.0, 250.0, 251.0, 252.0, 253.0, 254.0, 255.0]]> : tensor<2x128xf32>
+  %r = linalg.matmul ins(%a, %w : tensor<3x2xf32>, tensor<2x128xf32>) outs(%c : tensor<3x128xf32>) -> tensor<3x128xf32>
+  %h = arith.constant dense<0.5> : tensor<2x128xf32>
+  %s = linalg.matmul ins(%a, %h : tensor<3x2xf32>, tensor<2x128xf32>) outs(%c : tensor<3x128xf32>) -> tensor<3x128xf32>
+  return %r, %s : tensor<3x128xf32>, tensor<3x128xf32>
+}
+
+// -----
+
+// A matmul reading its weight [N, K] through a transposing indexing map
+// (what the Python tests call with pre-packed panels): the panels argument
+// is read directly.
+// CHECK-LABEL: func.func @transposed_b
+// CHECK-SAME: (%[[X:.*]]: tensor<5x32xf32>, %[[PANELS:.*]]: tensor<2x32x64xf32>
+// CHECK-NOT: linalg.unpack
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[PANELS]] : tensor<5x32xf32>, tensor<2x32x64xf32>)
+func.func @transposed_b(%x: tensor<5x32xf32>, %panels: tensor<2x32x64xf32>, %c: tensor<5x128xf32>) -> tensor<5x128xf32> {
+  %e = tensor.empty() : tensor<128x32xf32>
+  %w = linalg.unpack %panels inner_dims_pos = [0] inner_tiles = [64] into %e : tensor<2x32x64xf32> -> tensor<128x32xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<5x32xf32>, tensor<128x32xf32>) outs(%c : tensor<5x128xf32>) -> tensor<5x128xf32>
+  return %r : tensor<5x128xf32>
 }

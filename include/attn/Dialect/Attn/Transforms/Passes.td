@@ -358,15 +358,17 @@ def AttnPackWeights : Pass<"attn-pack-weights"> {
     A contraction on tensors outside parallel loops (the multihead
     projections, Linformer's, any `linalg.matmul` of a module) whose result
     has its N dimension innermost, of a static size that is a multiple of
-    `panel`, and whose right operand is a 2-D weight `[K, N]` (or the
-    transpose of a torch-layout `[N, K]` one) reads that weight from panels
+    `panel`, and whose right operand is a 2-D weight `[K, N]` (or a
+    torch-layout `[N, K]` one, transposed or read through a transposing
+    indexing map) reads that weight from panels
     `[N / panel, K, panel]`, a `linalg.pack` of it, and writes its result
     through a `[..., N / panel, panel]` view. Register-blocked with n-block
     = `panel` (`attn-vectorize-tiles`), each K step of a block then reads one
     contiguous run of the weight, and the panels are one stream for the
     prefetcher, where the plain layout has a stride of a whole weight row
     per step (and L1 set conflicts for power-of-two N). A torch-layout
-    weight is packed directly: no transpose first.
+    weight is packed directly: no transpose first. A constant weight is
+    packed at compile time.
 
     When the weight is already panels, as `linalg.unpack` of a function
     argument (or rows of one that start and end on panel boundaries, such as
@@ -381,6 +383,7 @@ def AttnPackWeights : Pass<"attn-pack-weights"> {
            "Columns of a panel (the register block's n-block)">,
   ];
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect"
   ];
