@@ -40,6 +40,10 @@ fuseIntoRowBlocks(tensor::ExtractSliceOp slice, OpResult producer, bool) {
   return scf::SCFTileAndFuseOptions::ControlFnResult{};
 }
 
+/// Parallel iterations of a distributed operand transpose: enough for
+/// the threads of a CPU to share, few enough to amortise each.
+static constexpr int64_t kRelayoutBlocks = 16;
+
 struct AttnParallelizeContractionsPass
     : attn::impl::AttnParallelizeContractionsBase<
           AttnParallelizeContractionsPass> {
@@ -55,6 +59,8 @@ struct AttnParallelizeContractionsPass
           << " and depth = " << static_cast<int64_t>(depth);
       return signalPassFailure();
     }
+    if (failed(distributeOperandRelayouts()))
+      return signalPassFailure();
     SmallVector<linalg::LinalgOp> contractions;
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (op.hasPureTensorSemantics() &&
@@ -102,6 +108,44 @@ struct AttnParallelizeContractionsPass
               *dims)))
         return signalPassFailure();
     }
+  }
+
+  /// Transposes that make a contraction's operand whole (a weight packed
+  /// into panels on every call) as an `scf.forall` over blocks of their
+  /// outermost dimension: a serial pass over the weight was up to a fifth
+  /// of a small product's time. (Row blocks do not compute them: each
+  /// would need all of it.)
+  LogicalResult distributeOperandRelayouts() {
+    SmallVector<linalg::TransposeOp> relayouts;
+    getOperation()->walk([&](linalg::TransposeOp op) {
+      auto type = cast<RankedTensorType>(op.getResult()[0].getType());
+      bool feedsContraction = llvm::any_of(op->getUsers(), [](Operation *user) {
+        auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+        return linalgOp && linalg::isaContractionOpInterface(linalgOp);
+      });
+      if (op.hasPureTensorSemantics() && feedsContraction &&
+          type.hasStaticShape() && type.getDimSize(0) > 1 &&
+          !op->getParentOfType<scf::ForallOp>())
+        relayouts.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::TransposeOp op : relayouts) {
+      auto type = cast<RankedTensorType>(op.getResult()[0].getType());
+      SmallVector<OpFoldResult> sizes(type.getRank(), rewriter.getIndexAttr(0));
+      sizes[0] = rewriter.getIndexAttr(
+          llvm::divideCeil(type.getDimSize(0), kRelayoutBlocks));
+      scf::SCFTilingOptions options;
+      options.setTileSizes(sizes);
+      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled))
+        return op.emitError("attn-parallelize-contractions: cannot "
+                            "distribute this transpose");
+      rewriter.replaceOp(op, tiled->replacements);
+    }
+    return success();
   }
 
   /// Loops over `columns` x `depth` blocks of the (innermost) N and K
