@@ -63,3 +63,30 @@ func.func @inside_forall(%a: tensor<4x8x16xf32>, %b: tensor<16x8xf32>, %c: tenso
   }
   return %r : tensor<4x8x8xf32>
 }
+
+// -----
+
+// A weight packed on every call (the transpose attn-lower-packs makes of a
+// linalg.pack) is read whole by every row block: it gets a parallel loop
+// of its own over blocks of panels, before the product's; the bias
+// broadcast the product starts from is computed per row block instead.
+// CHECK-LABEL: func.func @packed_per_call
+// CHECK: %[[PANELS:.*]] = scf.forall (%{{.*}}) = (0) to (32) step (2) shared_outs(
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<256x2x64xf32>) outs(%{{.*}} : tensor<2x256x64xf32>) permutation = [1, 0, 2]
+// CHECK: scf.forall (%{{.*}}) = (0) to (100) step (64) shared_outs(
+// CHECK: linalg.broadcast ins(%{{.*}} : tensor<32x64xf32>) outs(%{{.*}} : tensor<?x32x64xf32>) dimensions = [0]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x256xf32>, tensor<32x256x64xf32>)
+func.func @packed_per_call(%a: tensor<100x256xf32>, %b: tensor<256x2048xf32>, %bias: tensor<32x64xf32>) -> tensor<100x32x64xf32> {
+  %eb = tensor.empty() : tensor<32x256x64xf32>
+  %be = tensor.expand_shape %b [[0], [1, 2]] output_shape [256, 32, 64] : tensor<256x2048xf32> into tensor<256x32x64xf32>
+  %panels = linalg.transpose ins(%be : tensor<256x32x64xf32>) outs(%eb : tensor<32x256x64xf32>) permutation = [1, 0, 2]
+  %e = tensor.empty() : tensor<100x32x64xf32>
+  %init = linalg.broadcast ins(%bias : tensor<32x64xf32>) outs(%e : tensor<100x32x64xf32>) dimensions = [0]
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n0, k, n1) -> (m, k)>, affine_map<(m, n0, k, n1) -> (n0, k, n1)>, affine_map<(m, n0, k, n1) -> (m, n0, n1)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%a, %panels : tensor<100x256xf32>, tensor<32x256x64xf32>) outs(%init : tensor<100x32x64xf32>) {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %m = arith.mulf %x, %w : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<100x32x64xf32>
+  return %r : tensor<100x32x64xf32>
+}

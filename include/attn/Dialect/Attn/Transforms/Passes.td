@@ -333,9 +333,15 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     of the right operand (a projection's weight) is read from the cache by
     every register block of the row block instead of streaming all of K x N
     from memory for each of them. A dimension no longer than its block is
-    left whole. Contractions already inside a parallel loop (the tiled
-    attention's) are left alone. Runs before `attn-vectorize-tiles`, which
-    register-blocks each block.
+    left whole; when the innermost N is the column within a weight panel
+    (`attn-pack-weights`), the panels are blocked, `columns / panel` at a
+    time. The fill or bias broadcast a contraction starts from and
+    transposes of its operands are computed by each row block for its rows
+    (tile-and-fuse); a transpose every row block would read whole (a weight
+    packed on every call) gets a parallel loop of its own instead, over 16
+    blocks of its outermost dimension. Contractions already inside a
+    parallel loop (the tiled attention's) are left alone. Runs before
+    `attn-vectorize-tiles`, which register-blocks each block.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"64",
