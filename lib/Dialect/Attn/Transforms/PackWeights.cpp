@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -286,8 +287,14 @@ struct PackWeightOperand : OpInterfaceRewritePattern<linalg::LinalgOp> {
     for (int64_t i = 0; i < rank - 1; ++i)
       groups.push_back({i});
     groups.push_back({rank - 1, rank});
+    // Sizes from the tensor the init is computed in, not from the init:
+    // dims of it would be uses that keep expandInit from remaking it.
+    Value shapeSource = initOperand->get();
+    if (auto producer = shapeSource.getDefiningOp<DestinationStyleOpInterface>())
+      shapeSource = producer.getTiedOpOperand(cast<OpResult>(shapeSource))
+                        ->get();
     SmallVector<OpFoldResult> shape =
-        tensor::getMixedSizes(rewriter, loc, initOperand->get());
+        tensor::getMixedSizes(rewriter, loc, shapeSource);
     int64_t columns = initType.getShape().back();
     shape.back() = rewriter.getIndexAttr(columns / panel);
     shape.push_back(rewriter.getIndexAttr(panel));
@@ -425,6 +432,10 @@ struct AttnPackWeightsPass
     tensor::ExpandShapeOp::getCanonicalizationPatterns(layouts, ctx);
     linalg::TransposeOp::getCanonicalizationPatterns(layouts, ctx);
     linalg::FillOp::getCanonicalizationPatterns(layouts, ctx);
+    // Sizes of shape-generic results as sizes of what they are computed
+    // from: their tensor.dim uses would hide that a product's result has
+    // one real use.
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(layouts);
     if (failed(applyPatternsGreedily(getOperation(), std::move(layouts))))
       return signalPassFailure();
   }

@@ -160,3 +160,37 @@ func.func @transposed_b(%x: tensor<5x32xf32>, %panels: tensor<2x32x64xf32>, %c: 
       ins(%x, %w : tensor<5x32xf32>, tensor<128x32xf32>) outs(%c : tensor<5x128xf32>) -> tensor<5x128xf32>
   return %r : tensor<5x128xf32>
 }
+
+// -----
+
+// Shape-generic (dynamic batch and length): the bias broadcast is remade
+// in the panel shape and the head split is still written by the product
+// (the sizes of the product's result resolve to those of its input).
+// CHECK-LABEL: func.func @dynamic_heads
+// CHECK: linalg.broadcast ins(%{{.*}} : tensor<2x64xf32>) outs(%{{.*}} : tensor<?x2x?x64xf32>) dimensions = [0, 2]
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x2x?x64xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[R]]
+func.func @dynamic_heads(%x: tensor<?x?x128xf32>, %w: tensor<128x128xf32>, %bias: tensor<128xf32>) -> tensor<?x2x?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?x128xf32>
+  %l = tensor.dim %x, %c1 : tensor<?x?x128xf32>
+  %e = tensor.empty(%n, %l) : tensor<?x?x128xf32>
+  %init = linalg.broadcast ins(%bias : tensor<128xf32>) outs(%e : tensor<?x?x128xf32>) dimensions = [0, 1]
+  %et = tensor.empty() : tensor<128x128xf32>
+  %wt = linalg.transpose ins(%w : tensor<128x128xf32>) outs(%et : tensor<128x128xf32>) permutation = [1, 0]
+  %y = linalg.generic {indexing_maps = [affine_map<(n, t, i, o) -> (n, t, i)>, affine_map<(n, t, i, o) -> (i, o)>, affine_map<(n, t, i, o) -> (n, t, o)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %wt : tensor<?x?x128xf32>, tensor<128x128xf32>) outs(%init : tensor<?x?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x128xf32>
+  %n2 = tensor.dim %y, %c0 : tensor<?x?x128xf32>
+  %l2 = tensor.dim %y, %c1 : tensor<?x?x128xf32>
+  %heads = tensor.expand_shape %y [[0], [1], [2, 3]] output_shape [%n2, %l2, 2, 64] : tensor<?x?x128xf32> into tensor<?x?x2x64xf32>
+  %eh = tensor.empty(%n2, %l2) : tensor<?x2x?x64xf32>
+  %t = linalg.transpose ins(%heads : tensor<?x?x2x64xf32>) outs(%eh : tensor<?x2x?x64xf32>) permutation = [0, 2, 1, 3]
+  return %t : tensor<?x2x?x64xf32>
+}
