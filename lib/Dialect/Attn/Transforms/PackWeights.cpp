@@ -18,6 +18,8 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
+#include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -358,16 +360,8 @@ struct WriteTransposedResult : OpRewritePattern<linalg::TransposeOp> {
       productPerm.push_back(perm.size());
     Location loc = transpose.getLoc();
     OpOperand *init = product.getDpsInitOperand(0);
-    Value initT = linalg::TransposeOp::create(
-                      rewriter, loc, init->get(),
-                      tensor::EmptyOp::create(
-                          rewriter, loc,
-                          applyPermutation(
-                              tensor::getMixedSizes(rewriter, loc, init->get()),
-                              productPerm),
-                          getElementTypeOrSelf(init->get().getType())),
-                      productPerm)
-                      ->getResult(0);
+    Value initT =
+        attn::createTranspose(rewriter, loc, init->get(), productPerm);
     AffineMap initMap = product.getMatchingIndexingMap(init);
     SmallVector<AffineMap> maps = product.getIndexingMapsArray();
     maps.back() = AffineMap::get(

@@ -40,6 +40,31 @@ fuseIntoRowBlocks(tensor::ExtractSliceOp slice, OpResult producer, bool) {
   return scf::SCFTileAndFuseOptions::ControlFnResult{};
 }
 
+/// Options tiling an op into an `scf.forall` of `sizes`.
+static scf::SCFTilingOptions forallTiling(ArrayRef<OpFoldResult> sizes) {
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  return options;
+}
+
+/// Whether `use` is an operand every row block of its contraction reads
+/// whole: one indexed by none of the M dimensions the blocks split (a
+/// weight).
+static bool isReadWholeByRowBlocks(OpOperand &use) {
+  auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  if (!op || !linalg::isaContractionOpInterface(op))
+    return false;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims))
+    return false;
+  AffineMap map = op.getMatchingIndexingMap(&use);
+  return llvm::none_of(dims->m, [&](unsigned m) {
+    return map.isFunctionOfDim(m);
+  });
+}
+
 /// Parallel iterations of a distributed operand transpose: enough for
 /// the threads of a CPU to share, few enough to amortise each.
 static constexpr int64_t kRelayoutBlocks = 16;
@@ -83,11 +108,8 @@ struct AttnParallelizeContractionsPass
       for (unsigned m : dims->m)
         sizes[m] = rewriter.getIndexAttr(1);
       sizes[dims->m.back()] = rewriter.getIndexAttr(rows);
-      scf::SCFTilingOptions tiling;
-      tiling.setTileSizes(sizes);
-      tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
       scf::SCFTileAndFuseOptions options;
-      options.setTilingOptions(tiling);
+      options.setTilingOptions(forallTiling(sizes));
       options.setFusionControlFn(fuseIntoRowBlocks);
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTileAndFuseResult> tiled =
@@ -110,20 +132,18 @@ struct AttnParallelizeContractionsPass
     }
   }
 
-  /// Transposes that make a contraction's operand whole (a weight packed
-  /// into panels on every call) as an `scf.forall` over blocks of their
-  /// outermost dimension: a serial pass over the weight was up to a fifth
-  /// of a small product's time. (Row blocks do not compute them: each
-  /// would need all of it.)
+  /// Transposes that make an operand every row block reads whole (a weight
+  /// packed into panels on every call) as an `scf.forall` over blocks of
+  /// their outermost dimension: a serial pass over the weight was up to a
+  /// fifth of a small product's time. (Row blocks do not compute them: each
+  /// would need all of it. Transposes of the rows, such as a sequence-first
+  /// input, are fused into the row blocks instead.)
   LogicalResult distributeOperandRelayouts() {
     SmallVector<linalg::TransposeOp> relayouts;
     getOperation()->walk([&](linalg::TransposeOp op) {
       auto type = cast<RankedTensorType>(op.getResult()[0].getType());
-      bool feedsContraction = llvm::any_of(op->getUsers(), [](Operation *user) {
-        auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
-        return linalgOp && linalg::isaContractionOpInterface(linalgOp);
-      });
-      if (op.hasPureTensorSemantics() && feedsContraction &&
+      if (op.hasPureTensorSemantics() &&
+          llvm::any_of(op->getResult(0).getUses(), isReadWholeByRowBlocks) &&
           type.hasStaticShape() && type.getDimSize(0) > 1 &&
           !op->getParentOfType<scf::ForallOp>())
         relayouts.push_back(op);
@@ -134,12 +154,10 @@ struct AttnParallelizeContractionsPass
       SmallVector<OpFoldResult> sizes(type.getRank(), rewriter.getIndexAttr(0));
       sizes[0] = rewriter.getIndexAttr(
           llvm::divideCeil(type.getDimSize(0), kRelayoutBlocks));
-      scf::SCFTilingOptions options;
-      options.setTileSizes(sizes);
-      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
+          rewriter, cast<TilingInterface>(op.getOperation()),
+          forallTiling(sizes));
       if (failed(tiled))
         return op.emitError("attn-parallelize-contractions: cannot "
                             "distribute this transpose");
