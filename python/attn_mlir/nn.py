@@ -11,10 +11,6 @@ import numpy as np
 from . import _arrays, _ir, _packing
 from ._compile import compile_shaped
 
-# Parameters a CPU module passes as panels (_packing), packed once each.
-_PROJECTION_WEIGHTS = ("in_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight",
-                       "out_proj.weight")
-
 
 class MultiheadAttention:
     """torch.nn.MultiheadAttention, compiled (the attn.multihead op).
@@ -111,14 +107,16 @@ class MultiheadAttention:
         for name, value in state_dict.items():
             if name not in self._params:
                 continue
-            array = value.detach().cpu().float().numpy() if _arrays.is_torch(value) \
-                else np.asarray(value)
-            self._set_param(name, array, "load_state_dict")
+            self._set_param(name, value, "load_state_dict")
         return self
 
     def _set_param(self, name, value, what):
-        """Replaces parameter `name` by a copy of `value` (torch's
-        load_state_dict copies too): the module's arrays are its own."""
+        """Replaces parameter `name` by a copy of `value` (a tensor or an
+        array; torch's load_state_dict copies too): the module's arrays are
+        its own."""
+        if _arrays.is_torch(value):
+            value = value.detach().cpu().float().numpy()
+        value = np.asarray(value)
         expected = self._params[name].shape
         if tuple(value.shape) != expected:
             raise ValueError(f"{what}: {name} has shape {list(value.shape)}, "
@@ -133,9 +131,7 @@ class MultiheadAttention:
 
     def __setattr__(self, name, value):
         if name in self.__dict__.get("_params", {}):
-            array = value.detach().cpu().float().numpy() if _arrays.is_torch(value) \
-                else np.asarray(value)
-            self._set_param(name, array, f"setting {name}")
+            self._set_param(name, value, f"setting {name}")
         else:
             object.__setattr__(self, name, value)
 

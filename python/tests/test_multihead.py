@@ -156,3 +156,15 @@ def test_weights_packed_once(rng):
     out, _ = mha(x, x, x)
     assert attn_mlir.stats()["weight_packs"] - before == (2 if packable else 0)
     assert relative_error(out, reference_mha(mha, x, x, x)[0]) < 1e-5
+
+
+def test_packed_weights_bf16(rng):
+    """bf16 parameters are packed as bf16 (the pack entry moves bits)."""
+    ml_dtypes = require("ml_dtypes")
+    mha = attn_mlir.nn.MultiheadAttention(128, 2, dtype=ml_dtypes.bfloat16).eval()
+    q = rng.standard_normal((7, 3, 128)).astype(ml_dtypes.bfloat16)
+    out, w = mha(q, q, q)
+    x = q.astype(np.float64)
+    want_out, want_w = reference_mha(mha, x, x, x)
+    assert relative_error(out.astype(np.float64), want_out) < 2e-2
+    assert relative_error(w.astype(np.float64), want_w) < 2e-2
