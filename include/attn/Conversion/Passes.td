@@ -42,8 +42,12 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     `[B, H, Sq, Skv]` tensor: an `scf.forall` over (batch, head, row block)
     into which the scores, the row statistics and the normalisation are
     fused (upstream's tile-and-fuse), so that a block's scores stay in the
-    cache between steps. The probabilities are the same; `attn.weights`
-    still returns the whole matrix.
+    cache between steps. The keys are read from `K^T` `[B, Hkv, D, Skv]`,
+    transposed once per (batch, head) in a parallel loop of its own
+    (composed with a transpose producing K, such as a head split), so that
+    each block's `Q K^T` is a product with the keys innermost and
+    contiguous. The probabilities are the same; `attn.weights` still
+    returns the whole matrix.
   }];
   let options = [
     Option<"weightsRows", "weights-rows", "int64_t", /*default=*/"0",

@@ -84,6 +84,11 @@ Value expandKvHeads(OpBuilder &b, Location loc, Value kv, Value query) {
 // Probabilities: the part attn.sdpa and attn.weights share
 //===----------------------------------------------------------------------===//
 
+/// Marks the Q K^T contraction of a lowered score op, for the pass's
+/// row-block fusion (`weights-rows`), which reads K transposed; the pass
+/// removes it.
+constexpr StringLiteral kScoresMarker = "attn.scores";
+
 /// Builds P = dropout(softmax(mask(scale * Q K^T))) for a score op and writes
 /// it into `out` (element type: the accumulator type or the op's type;
 /// converted on store).
@@ -113,11 +118,11 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
   auto qMap = AffineMap::get(5, 0, {bd, h, i, d}, ctx);
   auto kMap = AffineMap::get(5, 0, {bd, *kvHead, j, d}, ctx);
   auto sMap = AffineMap::get(5, 0, {bd, h, i, j}, ctx);
-  Value scores =
-      linalg::GenericOp::create(b, loc, zero.getType(), ValueRange{query, key},
-                                zero, {qMap, kMap, sMap},
-                                {kPar, kPar, kPar, kPar, kRed}, buildMulAccBody)
-          .getResult(0);
+  auto scoreOp = linalg::GenericOp::create(
+      b, loc, zero.getType(), ValueRange{query, key}, zero, {qMap, kMap, sMap},
+      {kPar, kPar, kPar, kPar, kRed}, buildMulAccBody);
+  scoreOp->setAttr(kScoresMarker, b.getUnitAttr());
+  Value scores = scoreOp.getResult(0);
 
   // Scale, masks and modifiers, elementwise over [B, Hq, Sq, Skv].
   ScoreSemantics sem = getScoreSemantics(op);
@@ -251,6 +256,7 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
 //===----------------------------------------------------------------------===//
 
 /// attn.weights -> the probabilities, stored straight into its init.
+
 /// Marks the last op of an attn.weights' probabilities for the pass's
 /// row-block fusion (`weights-rows`); the pass removes it.
 constexpr StringLiteral kProbabilitiesMarker = "attn.probabilities";
@@ -340,6 +346,49 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
 // Pass
 //===----------------------------------------------------------------------===//
 
+/// Makes the Q K^T contraction `scores` (K read as [B, Hkv, Skv, D]) read
+/// K^T [B, Hkv, D, Skv] instead: one transpose, composed with the transpose
+/// that produces K where there is one (the head split of a projection),
+/// computed in parallel blocks of one (batch, head). Returns that loop.
+FailureOr<Operation *> readKeyTransposed(RewriterBase &rewriter,
+                                         linalg::GenericOp scores) {
+  OpOperand &keyOperand = scores->getOpOperand(1);
+  Value source = keyOperand.get();
+  SmallVector<int64_t> permutation = {0, 1, 3, 2};
+  if (auto producer = source.getDefiningOp<linalg::TransposeOp>()) {
+    // transpose(transpose(x, p), q) is transpose(x, [p[q[i]]]).
+    ArrayRef<int64_t> inner = producer.getPermutation();
+    for (int64_t &dim : permutation)
+      dim = inner[dim];
+    source = producer.getInput();
+  }
+  rewriter.setInsertionPoint(scores);
+  Value keyT = createTranspose(rewriter, scores.getLoc(), source, permutation);
+  auto transpose = cast<TilingInterface>(keyT.getDefiningOp());
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
+                       rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)});
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  FailureOr<scf::SCFTilingResult> tiled =
+      scf::tileUsingSCF(rewriter, transpose, tiling);
+  if (failed(tiled))
+    return scores.emitOpError(
+        "attn-lower-to-linalg: cannot tile the transpose of the keys");
+  rewriter.replaceOp(transpose, tiled->replacements);
+
+  SmallVector<AffineMap> maps = scores.getIndexingMapsArray();
+  AffineMap key = maps[1];
+  maps[1] = AffineMap::get(key.getNumDims(), 0,
+                           {key.getResult(0), key.getResult(1),
+                            key.getResult(3), key.getResult(2)},
+                           rewriter.getContext());
+  rewriter.modifyOpInPlace(scores, [&] {
+    keyOperand.set(tiled->replacements.front());
+    scores.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+  return tiled->loops.front().getOperation();
+}
+
 struct AttnLowerToLinalgPass
     : attn::impl::AttnLowerToLinalgBase<AttnLowerToLinalgPass> {
   using Base::Base;
@@ -360,15 +409,25 @@ struct AttnLowerToLinalgPass
     if (leftover.wasInterrupted())
       return signalPassFailure();
 
-    SmallVector<linalg::GenericOp> probabilities;
+    SmallVector<linalg::GenericOp> probabilities, scores;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (op->removeAttr(kProbabilitiesMarker))
         probabilities.push_back(op);
+      if (op->removeAttr(kScoresMarker))
+        scores.push_back(op);
     });
     // Nothing to fuse: no CSE over the whole module either.
     if (weightsRows <= 0 || probabilities.empty())
       return;
     IRRewriter rewriter(&getContext());
+    // Every row block of a head reads all of the head's keys: read them
+    // from K^T [B, Hkv, D, Skv], transposed once per (batch, head) in
+    // parallel, so the block's Q K^T has its keys innermost and contiguous
+    // like any matrix product (read as K, each block would transpose the
+    // whole head again, or contract across K's rows).
+    for (linalg::GenericOp op : scores)
+      if (failed(readKeyTransposed(rewriter, op)))
+        return signalPassFailure();
     for (linalg::GenericOp op : probabilities) {
       // [B, H, Sq, Skv]: one (batch, head) and weightsRows rows per
       // iteration, every key; the producers (scores, masks, row max, exp,

@@ -5,13 +5,22 @@
 // 16-row block), and inside it, for those rows only, every step: the
 // scores (Q rows against all of K), the masked scores, the row max, the
 // exponentials, the row sum and the normalised probabilities, written into
-// the block of the result.
+// the block of the result. The keys are read from K^T, transposed once per
+// (batch, head) in a parallel loop of its own (not again in every row
+// block).
+// CHECK-DAG: #[[$KT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
 // CHECK-LABEL: func.func @weights
+// CHECK: %[[KT:.*]] = scf.forall (%[[KB:.*]], %[[KH:.*]]) in (2, 3) shared_outs(%[[KT_OUT:.*]] = %{{.*}}) -> (tensor<2x3x8x24xf32>)
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x1x24x8xf32>) outs(%{{.*}} : tensor<1x1x8x24xf32>) permutation = [0, 1, 3, 2]
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[KT_OUT]][%[[KB]], %[[KH]], 0, 0] [1, 1, 8, 24]
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]]) = (0, 0, 0) to (2, 3, 40) step (1, 1, 16) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<2x3x40x24xf32>)
 // CHECK: %[[ROWS:.*]] = affine.min
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %[[I]], 0] [1, 1, %[[ROWS]], 8]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x1x?x8xf32>, tensor<1x1x24x8xf32>) outs(%{{.*}} : tensor<1x1x?x24xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[KT_HEAD:.*]] = tensor.extract_slice %[[KT]][%[[B]], %[[H]], 0, 0] [1, 1, 8, 24]
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[$KT_MAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%{{.*}}, %[[KT_HEAD]] : tensor<1x1x?x8xf32>, tensor<1x1x8x24xf32>) outs(%{{.*}} : tensor<1x1x?x24xf32>)
 // The causal condition on global indices: the block's first row is added.
 // CHECK: %[[LOCAL:.*]] = linalg.index 2 : index
 // CHECK: %[[ROW:.*]] = affine.apply #{{.*}}(%[[I]])[%[[LOCAL]]]

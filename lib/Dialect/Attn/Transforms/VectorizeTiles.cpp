@@ -218,36 +218,61 @@ static bool readsSubByteElements(linalg::LinalgOp op) {
 /// vector sizes; removed by the end of the pass.
 static constexpr llvm::StringLiteral kRowMarker = "attn.vector_row";
 
-/// The elementwise and row-reduction ops of a tile (rank 1, or rank 2 with
-/// a parallel outer loop) whose rows fit in `maxRow` elements, tiled one
-/// row at a time and marked with the vector size of a row, which covers a
-/// partial row through masking.
+/// Whether `op` works on rows: every loop but the last parallel, and each
+/// operand indexed by all loops or by all but the last (a per-row value,
+/// such as the row maximum a normalisation reads, or a row reduction's
+/// result). Rank 1 and rank 2 with a parallel outer loop always are; of
+/// higher rank this excludes contractions, whose operands each miss a
+/// loop that is not the last.
+static bool isRowOp(linalg::LinalgOp op) {
+  unsigned loops = op.getNumLoops();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (loops == 0 ||
+      !llvm::all_of(ArrayRef(iterators).drop_back(), linalg::isParallelIterator))
+    return false;
+  if (loops <= 2)
+    return true;
+  return llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap map) {
+    return map.isIdentity() ||
+           map == AffineMap::getMultiDimIdentityMap(loops, op.getContext())
+                      .dropResult(loops - 1);
+  });
+}
+
+/// The elementwise and row-reduction ops of a tile (isRowOp) whose rows
+/// are bounded by a constant, tiled one row at a time and marked with the
+/// vector size of a row, which covers a partial row through masking. A row
+/// longer than `maxRow` elements (the probabilities of `attn.weights` span
+/// every key) is taken `chunk` elements at a time, a reduction carrying its
+/// accumulator from chunk to chunk.
 static void tileIntoRows(RewriterBase &rewriter, linalg::LinalgOp op,
-                         int64_t maxRow) {
+                         int64_t maxRow, int64_t chunk) {
   if (!op.hasPureTensorSemantics() || isa<linalg::FillOp>(op) ||
-      readsSubByteElements(op) ||
-      op.getNumLoops() == 0 || op.getNumLoops() > 2 ||
-      (op.getNumLoops() == 2 &&
-       !linalg::isParallelIterator(op.getIteratorTypesArray()[0])))
+      readsSubByteElements(op) || !isRowOp(op))
     return;
   std::optional<SmallVector<int64_t>> bounds = getLoopUpperBounds(op);
-  if (!bounds || bounds->back() > maxRow)
+  if (!bounds)
     return;
-  Operation *row = op;
-  if (op.getNumLoops() == 2) {
+  int64_t row = bounds->back() > maxRow ? chunk : 0;
+  Operation *tiledOp = op;
+  if (op.getNumLoops() > 1 || row) {
+    SmallVector<OpFoldResult> sizes(op.getNumLoops() - 1,
+                                    rewriter.getIndexAttr(1));
+    sizes.push_back(rewriter.getIndexAttr(row));
     scf::SCFTilingOptions options;
-    options.setTileSizes(
-        {rewriter.getIndexAttr(1), rewriter.getIndexAttr(0)});
+    options.setTileSizes(sizes);
     rewriter.setInsertionPoint(op);
     FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
         rewriter, cast<TilingInterface>(op.getOperation()), options);
     if (failed(tiled))
       return;
     rewriter.replaceOp(op, tiled->replacements);
-    row = tiled->tiledOps.front();
-    (*bounds)[0] = 1;
+    tiledOp = tiled->tiledOps.front();
+    std::fill(bounds->begin(), bounds->end() - 1, 1);
+    if (row)
+      bounds->back() = row;
   }
-  row->setAttr(kRowMarker, rewriter.getDenseI64ArrayAttr(*bounds));
+  tiledOp->setAttr(kRowMarker, rewriter.getDenseI64ArrayAttr(*bounds));
 }
 
 /// Replaces `op` by its vectorisation (`vectorSizes` empty for a static
@@ -640,8 +665,10 @@ struct AttnVectorizeTilesPass
       if (!op->hasAttr(kBlockMarker))
         others.push_back(op);
     });
+    // Long rows a block of n-block lanes at a time: a few registers per
+    // value, as in a register block.
     for (linalg::LinalgOp op : others)
-      tileIntoRows(rewriter, op, rowElements);
+      tileIntoRows(rewriter, op, rowElements, nBlock);
     if (failed(canonicalize(root)))
       return signalPassFailure();
 

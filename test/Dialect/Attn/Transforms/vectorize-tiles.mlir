@@ -130,6 +130,54 @@ func.func @rowmax(%s: tensor<128x100xf32>, %m: tensor<128xf32>, %i: index, %j: i
 
 // -----
 
+// Rows longer than row-elements (attn.weights' probabilities span every
+// key), of rank 4 with unit leading dimensions: one row at a time, n-block
+// elements at a time, the last chunk masked; the row sum carried from chunk
+// to chunk.
+// CHECK-LABEL: func.func @long_rows
+// CHECK: scf.for %[[R:.*]] = %c0 to %c4 step %c1
+// CHECK: %[[SUM:.*]] = scf.for %[[J:.*]] = %c0 to %c300 step %c32 iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<1xf32>)
+// CHECK: %[[N:.*]] = affine.min #{{.*}}(%[[J]])
+// CHECK: vector.transfer_read {{.*}} : tensor<1x1x1x?xf32>, vector<32xf32>
+// CHECK: %[[A:.*]] = vector.extract %[[ACC]][0]
+// CHECK: vector.reduction <add>, %{{.*}}, %[[A]] : vector<32xf32> into f32
+// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c300 step %c32
+// CHECK: arith.divf %{{.*}}, %{{.*}} : vector<32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<1x1x1x?xf32>
+// CHECK-NOT: linalg.
+// A contraction of rank 5 is not a row op: it is register-blocked.
+// CHECK-LABEL: func.func @not_rows
+// CHECK: vector.transfer_read {{.*}} : tensor<1x1x8x32xf32>, vector<8x32xf32>
+// CHECK: vector.fma %{{.*}} : vector<32xf32>
+// CHECK-NOT: vector.reduction
+// CHECK: return
+func.func @long_rows(%s: tensor<1x1x4x300xf32>, %sum: tensor<1x1x4xf32>) -> (tensor<1x1x4xf32>, tensor<1x1x4x300xf32>) {
+  %r = linalg.reduce ins(%s : tensor<1x1x4x300xf32>) outs(%sum : tensor<1x1x4xf32>) dimensions = [3]
+    (%x: f32, %acc: f32) {
+      %y = arith.addf %x, %acc : f32
+      linalg.yield %y : f32
+    }
+  %n = linalg.generic {indexing_maps = [affine_map<(a, b, i, j) -> (a, b, i, j)>, affine_map<(a, b, i, j) -> (a, b, i)>, affine_map<(a, b, i, j) -> (a, b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %r : tensor<1x1x4x300xf32>, tensor<1x1x4xf32>) outs(%s : tensor<1x1x4x300xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x1x4x300xf32>
+  return %r, %n : tensor<1x1x4xf32>, tensor<1x1x4x300xf32>
+}
+
+func.func @not_rows(%q: tensor<1x1x8x16xf32>, %kt: tensor<1x1x16x64xf32>, %s: tensor<1x1x8x64xf32>) -> tensor<1x1x8x64xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, i, j, d) -> (a, b, i, d)>, affine_map<(a, b, i, j, d) -> (a, b, d, j)>, affine_map<(a, b, i, j, d) -> (a, b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kt : tensor<1x1x8x16xf32>, tensor<1x1x16x64xf32>) outs(%s : tensor<1x1x8x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<1x1x8x64xf32>
+  return %r : tensor<1x1x8x64xf32>
+}
+
+// -----
+
 // Left alone: an op reading a bool mask (i1 is a byte in memory, a bit in
 // a vector) and an op with unbounded rows.
 // CHECK-LABEL: func.func @bool_mask

@@ -261,11 +261,15 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       pipeline chooses the block from its target model
       (`chooseCpuKernelConfig`); this pass's defaults are the generic
       model's. Partial blocks stay scalar loops.
-    - Elementwise and row-reduction ops of rank 1, or rank 2 with a
-      parallel outer loop, whose rows are bounded by a constant of at most
-      `row-elements` (value-bounds analysis: a tile size `min(64, n - i)` is
-      bounded by 64) are tiled one row at a time and vectorised with masks,
-      so that partial rows need no scalar remainder. Ops reading i1 (bool
+    - Elementwise and row-reduction ops (rank 1; rank 2 with a parallel
+      outer loop; higher ranks with every loop but the last parallel and
+      each operand indexed by all loops or all but the last) whose rows are
+      bounded by a constant (value-bounds analysis: a tile size
+      `min(64, n - i)` is bounded by 64) are tiled one row at a time and
+      vectorised with masks, so that partial rows need no scalar remainder.
+      A row of at most `row-elements` is one vector; a longer one (the
+      probabilities of `attn.weights`, a row per key) is taken `n-block`
+      elements at a time, a reduction carrying its accumulator. Ops reading i1 (bool
       masks) stay scalar: memory holds one i1 per byte, a vector of i1 is
       packed bits.
 
