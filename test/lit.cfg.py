@@ -22,6 +22,9 @@ config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 
 # Captured FileCheck variables do not leak across CHECK-LABELs.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+# Compiled code's temporaries (attn-run, the Python package) are filled with
+# NaN when handed out: code that reads one before writing it fails its test.
+config.environment["ATTN_MLIR_ALLOCATOR_POISON"] = "1"
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -183,12 +183,17 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   if (options.threads) {
-    // SCF-to-OpenMP wraps each iteration in memref.alloca_scope, which must
-    // become LLVM before SCF-to-CF gives its region several blocks.
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createAttnOmpDynamicSchedule());
-    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   }
+  // Heap buffers through the generic allocation functions, which
+  // attn-cpu-allocator-hooks defines (a runtime may replace malloc and
+  // free). SCF-to-OpenMP wraps each iteration in memref.alloca_scope,
+  // which must become LLVM before SCF-to-CF gives its region several
+  // blocks.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   // 2-D vector transfers (register blocks) become unrolled 1-D ones.
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll().setTargetRank(1)));
@@ -211,6 +216,7 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createAttnCpuAllocatorHooks());
 }
 
 void attn::buildCpuPipeline(OpPassManager &pm,

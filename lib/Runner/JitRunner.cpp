@@ -6,6 +6,9 @@
 
 #include "attn/Runner/JitRunner.h"
 
+#include "attn/Conversion/CpuAllocatorHooks/CpuAllocatorHooks.h"
+#include "attn/Runtime/CpuAllocator.h"
+
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Cuda/CudaCompiler.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -88,6 +91,13 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
   auto engine = createEngine(**copy, options, runtimes);
   if (!engine)
     return engine.takeError();
+  // Temporaries from the caching allocator: a function called many times
+  // reuses its blocks instead of faulting in fresh pages each call.
+  auto setAllocator = (*engine)->lookup(kSetAllocatorFunction);
+  if (!setAllocator)
+    return setAllocator.takeError();
+  reinterpret_cast<void (*)(void *(*)(uint64_t), void (*)(void *))>(
+      *setAllocator)(attnCpuAlloc, attnCpuFree);
   return std::unique_ptr<JitFunction>(new JitFunction(std::move(*engine), abi));
 }
 

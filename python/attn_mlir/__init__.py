@@ -11,7 +11,7 @@
 # ===----------------------------------------------------------------------=== #
 
 from ._compile import (CompiledFunction, TuningWarning, __version__, cache_dir, clear_cache,
-                       compile, stats, tuning_cache_path)
+                       compile, empty_cache, stats, tuning_cache_path)
 from .functional import scaled_dot_product_attention
 from .flex import flex_attention
 from . import flex, nn, viz
@@ -22,6 +22,7 @@ __all__ = [
     "cache_dir",
     "clear_cache",
     "compile",
+    "empty_cache",
     "flex",
     "flex_attention",
     "nn",

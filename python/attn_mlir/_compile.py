@@ -57,9 +57,16 @@ class _SharedLibrary:
     (`_mlir_ciface_<name>` taking one memref descriptor per parameter)."""
 
     def __init__(self, path, name):
-        self._function = getattr(ctypes.CDLL(path), "_mlir_ciface_" + name)
+        library = ctypes.CDLL(path)
+        self._function = getattr(library, "_mlir_ciface_" + name)
         self._function.restype = None
         self._types = {}
+        # CPU code: temporaries from the caching allocator (docs/CpuABI.md).
+        set_allocator = getattr(library, "attn_set_allocator", None)
+        if set_allocator is not None:
+            set_allocator.restype = None
+            set_allocator.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            set_allocator(*_native.cpu_allocator())
 
     def _descriptor(self, array):
         shape = _arrays.shape(array)
@@ -398,8 +405,19 @@ def stats():
     process), disk_hits (loaded from the on-disk cache), compile_seconds
     (total), last_compile_seconds, autotune_runs (candidates timed) and
     tuning_cache_hits (sizes taken from the tuning cache) and weight_packs
-    (module parameters packed into panels: once per parameter array)."""
-    return dict(_stats, cached_functions=len(_cache), cache_dir=cache_dir())
+    (module parameters packed into panels: once per parameter array); and
+    the caching allocator of compiled CPU code: allocator_reused (blocks
+    handed out again), allocator_fresh (blocks taken from the system) and
+    allocator_cached_bytes (free blocks it holds, see empty_cache)."""
+    allocator = {"allocator_" + k: v for k, v in _native.cpu_allocator_stats().items()}
+    return dict(_stats, cached_functions=len(_cache), cache_dir=cache_dir(), **allocator)
+
+
+def empty_cache():
+    """Gives the free blocks the compiled CPU code's allocator keeps for
+    reuse back to the system (stats()["allocator_cached_bytes"]); compiled
+    functions stay."""
+    _native.cpu_allocator_release()
 
 
 def clear_cache():

@@ -14,6 +14,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runner/Autotune.h"
 #include "attn/Runner/JitRunner.h"
+#include "attn/Runtime/CpuAllocator.h"
 #include "attn/Target/Cpu/CpuABI.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
 #include "attn/Target/Cuda/CudaCompiler.h"
@@ -489,6 +490,28 @@ NB_MODULE(_native, m) {
       "Columns of the weight panels attn-pack-weights reads on this "
       "machine with `pipeline` (its n-block; 0 when nothing is packed): "
       "the layout of pre-packed weights (docs/CpuABI.md).");
+  m.def(
+      "cpu_allocator",
+      []() {
+        return nb::make_tuple(reinterpret_cast<uintptr_t>(&attnCpuAlloc),
+                              reinterpret_cast<uintptr_t>(&attnCpuFree));
+      },
+      "Addresses of the caching allocator's alloc and free, for a compiled "
+      "library's attn_set_allocator (docs/CpuABI.md).");
+  m.def(
+      "cpu_allocator_stats",
+      []() {
+        AttnCpuAllocatorStats stats = attnCpuAllocatorStats();
+        nb::dict result;
+        result["reused"] = stats.reused;
+        result["fresh"] = stats.fresh;
+        result["cached_bytes"] = stats.cachedBytes;
+        return result;
+      },
+      "The caching allocator's counters: blocks reused, blocks taken from "
+      "the system, bytes of free blocks it holds.");
+  m.def("cpu_allocator_release", &attnCpuAllocatorRelease,
+        "Gives the caching allocator's free blocks back to the system.");
   m.def("explain_sparsity", &explainSparsity, nb::arg("source"),
         nb::arg("q_tile") = 128, nb::arg("kv_tile") = 64,
         "attn-sparsify's remark for each attn.sdpa of the module.");

@@ -107,3 +107,39 @@ def test_repeated_call_does_not_write_the_function_again(rng, monkeypatch):
     np.testing.assert_allclose(second, reference, rtol=1e-6)
     attn_mlir.scaled_dot_product_attention(q, q, q, is_causal=True)
     assert len(written) > count
+
+
+CHAIN = """
+func.func @chain(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %t = linalg.matmul ins(%a, %b : tensor<256x256xf32>, tensor<256x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %r = linalg.matmul ins(%t, %b : tensor<256x256xf32>, tensor<256x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %r : tensor<256x256xf32>
+}
+"""
+
+
+def test_temporaries_reuse_the_previous_calls_blocks(rng, monkeypatch):
+    # The 256 KiB product between the two matmuls is a temporary: compiled
+    # code takes it from the caching allocator, whose block the next call
+    # gets again (no fresh pages), in a library loaded from the disk cache
+    # and in the JIT alike; empty_cache gives the free blocks back.
+    a = rng.standard_normal((256, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 256)).astype(np.float32) / 16
+    want = (a.astype(np.float64) @ b) @ b
+    for disk in ("1", "0"):
+        monkeypatch.setenv("ATTN_MLIR_DISK_CACHE", disk)
+        attn_mlir.clear_cache()
+        f = attn_mlir.compile(CHAIN)
+        np.testing.assert_allclose(f(a, b), want, rtol=1e-4, atol=1e-4)
+        first = attn_mlir.stats()
+        assert first["allocator_cached_bytes"] >= 256 * 256 * 4
+        for _ in range(3):
+            np.testing.assert_allclose(f(a, b), want, rtol=1e-4, atol=1e-4)
+        after = attn_mlir.stats()
+        assert after["allocator_fresh"] == first["allocator_fresh"], disk
+        assert after["allocator_reused"] >= first["allocator_reused"] + 3, disk
+        attn_mlir.empty_cache()
+        assert attn_mlir.stats()["allocator_cached_bytes"] == 0

@@ -123,6 +123,34 @@ def AttnLowerToGPU : Pass<"attn-lower-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnCpuAllocatorHooks
+    : Pass<"attn-cpu-allocator-hooks", "::mlir::ModuleOp"> {
+  let summary = "Route CPU code's heap allocations through a replaceable allocator";
+  let description = [{
+    Runs on a module lowered to the LLVM dialect whose buffers were
+    lowered with `finalize-memref-to-llvm{use-generic-functions}`: it
+    defines the `_mlir_memref_to_llvm_alloc` and `_mlir_memref_to_llvm_free`
+    those calls name (with internal linkage, so that two compiled
+    libraries in one process never bind to each other's) and exports
+
+        void attn_set_allocator(void *(*alloc)(uint64_t size),
+                                void (*free)(void *pointer));
+
+    Until it is called, or after it is called with null functions, the
+    temporaries of the module's functions come from `malloc` and go back
+    to `free`, as with upstream's lowering. A runtime that calls the
+    module many times installs a caching allocator instead (the Python
+    package and `attn-run` do, `docs/CpuABI.md`): a temporary of several
+    MiB then reuses the pages of the previous call instead of faulting in
+    fresh ones, which took 15-20% of a multi-head attention's time.
+
+    The setter must be called before any call of the module's functions
+    is in flight (it is not synchronised with them), and `free` must
+    accept every pointer `alloc` returned. Allocation failure is not
+    checked, as with upstream's `malloc` calls.
+  }];
+}
+
 def AttnGpuHostMemory : Pass<"attn-gpu-host-memory", "::mlir::ModuleOp"> {
   let summary = "Put the host code's buffers in device memory";
   let description = [{

@@ -330,6 +330,17 @@ void attn::emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard,
      << "    stride *= sizes[i];\n"
      << "  }\n"
      << "}\n#endif\n\n";
+  if (!deviceBuffers)
+    os << "#ifndef ATTN_SET_ALLOCATOR\n"
+       << "#define ATTN_SET_ALLOCATOR\n"
+       << "/* Replaces the allocator of the library's temporaries (malloc and\n"
+       << " * free until called; null functions restore them). Call it before\n"
+       << " * any call of the library's functions is in flight. Every library\n"
+       << " * attnc makes has its own: with several in one program, take each\n"
+       << " * one's with dlsym (docs/CpuABI.md). */\n"
+       << "void attn_set_allocator(void *(*alloc)(uint64_t size),\n"
+       << "                        void (*release)(void *pointer));\n"
+       << "#endif\n\n";
 
   llvm::StringSet<> emitted;
   for (const FunctionAbi &abi : abis)

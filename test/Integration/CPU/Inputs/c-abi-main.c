@@ -12,6 +12,7 @@
 #include "c-abi.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,23 @@ static double *reference(const float *q, const float *k, const float *v,
   return o;
 }
 
+/* A counting allocator for attn_set_allocator: blocks from malloc, filled
+ * with NaN so that a temporary read before it is written shows. Compiled
+ * code allocates from its worker threads too. */
+static _Atomic int64_t allocations, releases;
+
+static void *counting_alloc(uint64_t size) {
+  ++allocations;
+  void *block = malloc(size);
+  memset(block, 0xff, size);
+  return block;
+}
+
+static void counting_release(void *pointer) {
+  ++releases;
+  free(pointer);
+}
+
 /* Prints the relative error (Frobenius) and returns 1 above 1e-5. */
 static int check(const char *name, const float *got, const double *want,
                  int64_t n) {
@@ -111,7 +129,9 @@ int main(void) {
     free(q), free(k), free(v), free(o), free(want);
   }
 
-  /* Dynamic shapes through the plain-pointer wrapper. */
+  /* Dynamic shapes through the plain-pointer wrapper, temporaries from
+   * the counting allocator: every block taken is given back. */
+  attn_set_allocator(counting_alloc, counting_release);
   {
     const int64_t qs[4] = {3, 2, 9, 16}, ks[4] = {3, 2, 6, 16},
                   vs[4] = {3, 2, 6, 4}, os[4] = {3, 2, 9, 4};
@@ -122,6 +142,14 @@ int main(void) {
     failures += check("dynamic", o, want, 3 * 2 * 9 * 4);
     free(q), free(k), free(v), free(o), free(want);
   }
+  printf("allocator: %s\n", allocations > 0 && allocations == releases
+                                 ? "every block released"
+                                 : "FAIL");
+  printf("allocator: %lld blocks\n", (long long)allocations);
+  failures += !(allocations > 0 && allocations == releases);
+  /* Null functions restore malloc and free. */
+  attn_set_allocator(NULL, NULL);
+  int64_t counted = allocations;
   /* Inputs are const: a destination passed as an argument stays as it was. */
   {
     float *q = random_buffer(1 * 2 * 3 * 8), *init = random_buffer(1 * 2 * 3 * 8),
@@ -131,6 +159,9 @@ int main(void) {
     attn_init_argument(q, init, o);
     double *want = reference(q, q, q, 1, 2, 2, 3, 3, 8, 8, /*causal=*/0);
     failures += check("init_argument", o, want, 1 * 2 * 3 * 8);
+    printf("allocator: %s after reset\n",
+           allocations == counted ? "unused" : "USED");
+    failures += allocations != counted;
     int untouched = memcmp(before, init, sizeof(before)) == 0;
     printf("init_argument: input %s\n", untouched ? "untouched" : "MODIFIED");
     failures += !untouched;
