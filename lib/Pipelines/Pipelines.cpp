@@ -77,6 +77,10 @@ static void addBufferizationWithOutParams(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Branches yielding differently laid out buffers keep the strides they
+  // share (contiguous rows), not the fully dynamic layout bufferization
+  // gives them.
+  pm.addPass(createAttnRefineBranchLayouts());
   // A result returned through reshapes of its buffer (a packed product's
   // [.., N / panel, panel] view collapsed back) is that buffer once they
   // fold: then it is computed in the caller's, not copied there.

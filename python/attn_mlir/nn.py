@@ -205,7 +205,14 @@ class MultiheadAttention:
             unpacked.append((name, tuple(w.shape), _arrays.element(w)))
             return f"%{name}"
 
-        add("q", query, "query", "vv."), add("k", key, "key", "vv."), add("v", value, "value", "vv.")
+        # A tensor given for several inputs is passed once and named once in
+        # the op: the compiler then projects those inputs together (one
+        # product for self-attention's Q, K and V).
+        operands = ["q", "q" if key is query else "k",
+                    "q" if value is query else "k" if value is key else "v"]
+        for name, x, what in zip(operands, (query, key, value), ("query", "key", "value")):
+            if name not in (a[0] for a in args):
+                add(name, x, what, "vv.")
         p = self._params
         if self._qkv_same_embed_dim:
             clauses.append(("in_proj", add_weight("wi", "in_proj_weight")))
@@ -264,8 +271,9 @@ class MultiheadAttention:
             words = [f"{c[0]}({', '.join(c[1:])} : {', '.join(types[v[1:]] for v in c[1:])})"
                      for c in clauses] + flags
             names = ", ".join(r for r, *_ in results)
-            body += [f"{names} = attn.multihead %q, %k, %v {' '.join(words)} : "
-                    f"{types['q']}, {types['k']}, {types['v']} -> {', '.join(result_types)}"]
+            body += [f"{names} = attn.multihead {', '.join('%' + n for n in operands)} "
+                     f"{' '.join(words)} : {', '.join(types[n] for n in operands)} -> "
+                     f"{', '.join(result_types)}"]
             return _ir.function("multihead", [(n, types[n]) for n, *_ in args],
                                 list(zip((r for r, *_ in results), result_types)), body)
 

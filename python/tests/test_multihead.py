@@ -132,6 +132,45 @@ def test_packed_weights_float64(rng, E, H, batch_first):
     assert relative_error(w, want_w) < 1e-5
 
 
+def test_one_tensor_for_several_inputs(rng, monkeypatch):
+    """A tensor given as query, key and value (or as key and value) is
+    passed once and named once in the op, so that the compiler projects
+    those inputs together; results equal the float64 reference and those
+    of equal but distinct tensors."""
+    from attn_mlir import nn
+
+    ops = []
+    compile_shaped = nn.compile_shaped
+
+    def recording(source, dynamic, target, key):
+        ops.append(next(line for line in source(False).splitlines() if "attn.multihead" in line))
+        return compile_shaped(source, dynamic, target, key=key)
+
+    monkeypatch.setattr(nn, "compile_shaped", recording)
+    mha = attn_mlir.nn.MultiheadAttention(128, 2, batch_first=True).eval()
+    _random_biases(mha, rng)
+    x = rng.standard_normal((3, 9, 128)).astype(np.float32)
+    m = rng.standard_normal((3, 13, 128)).astype(np.float32)
+    together, w = mha(x, x, x)
+    assert "attn.multihead %q, %q, %q " in ops[-1]
+    apart, w_apart = mha(x, x.copy(), x.copy())
+    assert "attn.multihead %q, %k, %v " in ops[-1]
+    t = lambda a: a.transpose(1, 0, 2)
+    want, want_w = reference_mha(mha, t(x), t(x), t(x))
+    assert relative_error(together, t(want)) < 1e-5
+    assert relative_error(w, want_w) < 1e-5
+    assert relative_error(together, apart) < 1e-6
+    cross, _ = mha(x, m, m, need_weights=False)
+    assert "attn.multihead %q, %k, %k " in ops[-1]
+    assert relative_error(cross, t(reference_mha(mha, t(x), t(m), t(m))[0])) < 1e-5
+    # Shape-generic: K and V are views of the product, V padded to whole
+    # key tiles only when the length needs it (here 77: it does).
+    mha.dynamic = True
+    y = rng.standard_normal((2, 77, 128)).astype(np.float32)
+    out, _ = mha(y, y, y, need_weights=False)
+    assert relative_error(out, t(reference_mha(mha, t(y), t(y), t(y))[0])) < 1e-5
+
+
 def test_weights_packed_once(rng):
     """Each projection weight is packed once, not on every call; a replaced
     parameter is packed again and its new values are the ones used; the

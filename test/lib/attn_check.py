@@ -390,6 +390,20 @@ def check_multihead(a, rng):
     randn = lambda *shape: round_to(rng.standard_normal(shape) / np.sqrt(shape[-1]), dt)
     t = {"query": randn(*layout(L, E)), "key": randn(*layout(S, kdim)),
          "value": randn(*layout(S, vdim))}
+    # One tensor for several inputs is passed once and named once in the
+    # op (%query, %query, %query): what lets Q, K and V be projected
+    # together.
+    shared = {"query": "query", "key": "key", "value": "value"}
+    if a.self_attention:
+        if (S, kdim, vdim) != (L, E, E):
+            raise SystemExit("--self-attention needs Skv = Sq and no kdim/vdim")
+        t["key"] = t["value"] = t["query"]
+        shared.update(key="query", value="query")
+    elif a.shared_kv:
+        if kdim != vdim:
+            raise SystemExit("--shared-kv needs kdim = vdim")
+        t["value"] = t["key"]
+        shared["value"] = "key"
     clauses = []
     if a.kdim or a.vdim:
         t.update(q_proj=randn(E, E), k_proj=randn(E, kdim), v_proj=randn(E, vdim))
@@ -438,7 +452,8 @@ def check_multihead(a, rng):
 
     want_out, want_w = reference_multihead(a, {k: v.astype(np.float64) if v.dtype != np.bool_ else v
                                                for k, v in t.items()})
-    inputs = [(name, value, mask_types.get(name, dt)) for name, value in t.items()]
+    inputs = [(name, value, mask_types.get(name, dt)) for name, value in t.items()
+              if shared.get(name, name) == name]
     entry_args = [(name, tensor_type(value.shape, et)) for name, value, et in inputs]
     results = [(tensor_type(want_out.shape, dt), want_out.shape)]
     if a.need_weights:
@@ -446,7 +461,8 @@ def check_multihead(a, rng):
     res_types = ", ".join(r for r, _ in results)
     names = ", ".join(f"%r{i}" for i in range(len(results)))
     qkv = ", ".join(tensor_type(t[n].shape, dt) for n in ("query", "key", "value"))
-    body = [f"{names} = attn.multihead %query, %key, %value {' '.join(clauses)} {' '.join(attrs)} "
+    operands = ", ".join(f"%{shared[n]}" for n in ("query", "key", "value"))
+    body = [f"{names} = attn.multihead {operands} {' '.join(clauses)} {' '.join(attrs)} "
             f": {qkv} -> {res_types}",
             f"return {names} : {res_types}"]
     text = wrap(entry_args, body, results)
@@ -493,6 +509,10 @@ def main():
     p.add_argument("--key-padding-mask", help="bool:2 or f32:2")
     p.add_argument("--attn-mask", help="bool:2, bool:3, f32:2, f32:3")
     p.add_argument("--need-weights", action="store_true")
+    p.add_argument("--self-attention", action="store_true",
+                   help="query, key and value one tensor (Q, K, V projected together)")
+    p.add_argument("--shared-kv", action="store_true",
+                   help="key and value one tensor (K, V projected together)")
     p.add_argument("--per-head-weights", action="store_true")
     # Tools
     p.add_argument("--attn-run", default="attn-run")

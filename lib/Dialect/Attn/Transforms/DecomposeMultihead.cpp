@@ -96,9 +96,9 @@ public:
     return createElementCast(b, loc, y, element);
   }
 
-  /// Rows [part * E, (part + 1) * E) of a packed in-projection tensor
+  /// Rows [part * E, (part + parts) * E) of a packed in-projection tensor
   /// ([3E, E] weight or [3E] bias).
-  Value packedSlice(Value packed, int64_t part) {
+  Value packedSlice(Value packed, int64_t part, int64_t parts = 1) {
     auto type = cast<RankedTensorType>(packed.getType());
     OpFoldResult embed =
         tensor::getMixedSize(b, loc, op.getQuery(), batched ? 2 : 1);
@@ -115,9 +115,49 @@ public:
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, packed);
     SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
     offsets[0] = offset;
-    sizes[0] = embed;
+    sizes[0] = parts == 1 ? embed
+                          : OpFoldResult(b.getIndexAttr(
+                                parts * *getConstantIntValue(embed)));
     return tensor::ExtractSliceOp::create(b, loc, packed, offsets, sizes,
                                           strides);
+  }
+
+  /// The heads of `parts` in-projections of the same input x [N, T, E]
+  /// (Q, K and V of self-attention, or K and V), from parts `first` ..
+  /// `first + parts - 1` of the packed weight and bias: one product
+  /// [N, T, parts * E], viewed as [N, T, parts, H, D] and transposed to
+  /// [parts, N, H, T, D] (a transpose the product writes itself once its
+  /// weight is in panels, attn-pack-weights), each part a slice of it. The
+  /// input is read once instead of `parts` times. E must be static.
+  SmallVector<Value> projectHeadsTogether(Value x, Value weight, Value bias,
+                                          int64_t first, int64_t parts) {
+    Value y = project(x, packedSlice(weight, first, parts),
+                      bias ? packedSlice(bias, first, parts) : Value());
+    auto yType = cast<RankedTensorType>(y.getType());
+    int64_t headDim = yType.getDimSize(2) / parts / heads;
+    SmallVector<OpFoldResult> shape = getSizes(b, loc, y, {0, 1});
+    for (int64_t size : {parts, heads, headDim})
+      shape.push_back(b.getIndexAttr(size));
+    auto expandedType = RankedTensorType::get(
+        {yType.getDimSize(0), yType.getDimSize(1), parts, heads, headDim},
+        element);
+    Value expanded = tensor::ExpandShapeOp::create(
+        b, loc, expandedType, y, {{0}, {1}, {2, 3, 4}}, shape);
+    Value split = createTranspose(b, loc, expanded, {2, 0, 3, 1, 4});
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, split);
+    sizes[0] = b.getIndexAttr(1);
+    auto headsType = RankedTensorType::get(
+        cast<RankedTensorType>(split.getType()).getShape().drop_front(),
+        element);
+    SmallVector<Value> result;
+    for (int64_t part = 0; part < parts; ++part) {
+      SmallVector<OpFoldResult> offsets(5, b.getIndexAttr(0));
+      offsets[0] = b.getIndexAttr(part);
+      result.push_back(tensor::ExtractSliceOp::create(
+          b, loc, headsType, split, offsets, sizes,
+          SmallVector<OpFoldResult>(5, b.getIndexAttr(1))));
+    }
+    return result;
   }
 
   /// Appends `row` ([1, 1, E] or null for zeros) to x [N, S, E] along S.
@@ -362,23 +402,48 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
     Value key = mb.toBatchFirst(op.getKey());
     Value value = mb.toBatchFirst(op.getValue());
 
-    // In-projections.
+    // In-projections. Inputs that are one value (self-attention's Q, K
+    // and V, or K and V) are projected together by the packed weight's
+    // rows for them, straight into heads; appended keys (bias_kv,
+    // add_zero_attn) need K and V unsplit and take the separate products.
+    Value packed = op.getInProjWeight(), packedBias = op.getInProjBias();
+    int64_t embed = op.getQuery().getType().getShape().back();
+    bool together = packed && !op.getBiasK() && !op.getAddZeroAttn() &&
+                    !ShapedType::isDynamic(embed) &&
+                    op.getKey() == op.getValue();
+    Value qh, kh, vh;
+    if (together && op.getQuery() == op.getKey()) {
+      SmallVector<Value> parts =
+          mb.projectHeadsTogether(query, packed, packedBias, 0, 3);
+      qh = parts[0], kh = parts[1], vh = parts[2];
+    } else if (together) {
+      qh = mb.splitHeads(
+          mb.project(query, mb.packedSlice(packed, 0),
+                     packedBias ? mb.packedSlice(packedBias, 0) : Value()));
+      SmallVector<Value> parts =
+          mb.projectHeadsTogether(key, packed, packedBias, 1, 2);
+      kh = parts[0], vh = parts[1];
+    }
+
     Value wq = op.getQProjWeight(), wk = op.getKProjWeight(),
           wv = op.getVProjWeight();
-    if (Value packed = op.getInProjWeight()) {
+    if (packed && !together) {
       wq = mb.packedSlice(packed, 0);
       wk = mb.packedSlice(packed, 1);
       wv = mb.packedSlice(packed, 2);
     }
     Value bq, bk, bv;
-    if (Value bias = op.getInProjBias()) {
-      bq = mb.packedSlice(bias, 0);
-      bk = mb.packedSlice(bias, 1);
-      bv = mb.packedSlice(bias, 2);
+    if (packedBias && !together) {
+      bq = mb.packedSlice(packedBias, 0);
+      bk = mb.packedSlice(packedBias, 1);
+      bv = mb.packedSlice(packedBias, 2);
     }
-    Value q = mb.project(query, wq, bq);
-    Value k = mb.project(key, wk, bk);
-    Value v = mb.project(value, wv, bv);
+    Value q, k, v;
+    if (!together) {
+      q = mb.project(query, wq, bq);
+      k = mb.project(key, wk, bk);
+      v = mb.project(value, wv, bv);
+    }
 
     // Appended positions: bias_kv first, then the zero attention slot.
     int64_t extra = 0;
@@ -398,7 +463,8 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
     Value mask = mb.combineMasks(query, key, extra, causalInMask);
     UnitAttr causal = causalInMask ? UnitAttr() : op.getCausalAttr();
 
-    Value qh = mb.splitHeads(q), kh = mb.splitHeads(k), vh = mb.splitHeads(v);
+    if (!together)
+      qh = mb.splitHeads(q), kh = mb.splitHeads(k), vh = mb.splitHeads(v);
     auto alignment = AlignmentAttr::get(getContext(), Alignment::top_left);
     Value attended;
     Value weights;

@@ -386,6 +386,82 @@ struct WriteTransposedResult : OpRewritePattern<linalg::TransposeOp> {
   }
 };
 
+/// `expand_shape(broadcast(x))` whose groups each split a dimension of x or
+/// keep a broadcast one as it is, as `broadcast(expand_shape(x))`: a bias
+/// broadcast stays the init of the product it starts (a product whose
+/// result is split by an expansion gets its init split the same way).
+struct ExpandBroadcastInput : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    auto broadcast = expand.getSrc().getDefiningOp<linalg::BroadcastOp>();
+    if (!broadcast || !broadcast->hasOneUse())
+      return rewriter.notifyMatchFailure(expand, "not a lone broadcast");
+    ArrayRef<int64_t> broadcastDims = broadcast.getDimensions();
+    SmallVector<ReassociationIndices> groups =
+        expand.getReassociationIndices();
+    SmallVector<ReassociationIndices> inputGroups;
+    SmallVector<int64_t> newDims;
+    SmallVector<OpFoldResult> inputShape;
+    SmallVector<OpFoldResult> outputShape = expand.getMixedOutputShape();
+    for (auto [dim, group] : llvm::enumerate(groups)) {
+      if (llvm::is_contained(broadcastDims, static_cast<int64_t>(dim))) {
+        if (group.size() != 1)
+          return rewriter.notifyMatchFailure(expand, "splits a broadcast");
+        newDims.push_back(group.front());
+        continue;
+      }
+      ReassociationIndices inputGroup;
+      for (int64_t d : group) {
+        inputGroup.push_back(inputShape.size());
+        inputShape.push_back(outputShape[d]);
+      }
+      inputGroups.push_back(inputGroup);
+    }
+    Location loc = expand.getLoc();
+    RankedTensorType resultType = expand.getResultType();
+    SmallVector<int64_t> inputStatic;
+    for (auto [d, size] : llvm::enumerate(resultType.getShape()))
+      if (!llvm::is_contained(newDims, static_cast<int64_t>(d)))
+        inputStatic.push_back(size);
+    Value input = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(inputStatic, resultType.getElementType()),
+        broadcast.getInput(), inputGroups, inputShape);
+    Value init = tensor::ExpandShapeOp::create(
+        rewriter, loc, resultType, broadcast.getInit(), groups, outputShape);
+    rewriter.replaceOpWithNewOp<linalg::BroadcastOp>(expand, input, init,
+                                                     newDims);
+    return success();
+  }
+};
+
+/// Whether `fused` is the source of an expand_shape that splits dimensions
+/// of a lone packed product's result other than the innermost, for a
+/// transpose that keeps the innermost in place: Q, K and V projected
+/// together, [N, L, 3E / panel, panel] viewed as [N, L, 3, H, D] and
+/// transposed to [3, N, H, L, D]. Folding the expansion into the product
+/// (upstream's fusion by expansion) lets WriteTransposedResult make it
+/// write that layout.
+static bool isSplitForTranspose(OpOperand *fused) {
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(fused->getOwner());
+  if (!expand || !expand->hasOneUse())
+    return false;
+  auto product = expand.getSrc().getDefiningOp<linalg::GenericOp>();
+  if (!product || !product->hasOneUse() ||
+      !linalg::isaContractionOpInterface(product) ||
+      product->getParentOfType<scf::ForallOp>())
+    return false;
+  if (expand.getReassociationIndices().back().size() != 1)
+    return false;
+  auto transpose = dyn_cast<linalg::TransposeOp>(*expand->user_begin());
+  ArrayRef<int64_t> perm =
+      transpose ? transpose.getPermutation() : ArrayRef<int64_t>();
+  return !perm.empty() &&
+         perm.back() == static_cast<int64_t>(perm.size()) - 1;
+}
+
 struct AttnPackWeightsPass
     : attn::impl::AttnPackWeightsBase<AttnPackWeightsPass> {
   using Base::Base;
@@ -421,7 +497,9 @@ struct AttnPackWeightsPass
     // folds into its fill or broadcast.
     MLIRContext *ctx = &getContext();
     RewritePatternSet layouts(ctx);
-    layouts.add<WriteTransposedResult>(ctx);
+    layouts.add<WriteTransposedResult, ExpandBroadcastInput>(ctx);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(layouts,
+                                                      isSplitForTranspose);
     tensor::CollapseShapeOp::getCanonicalizationPatterns(layouts, ctx);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(layouts, ctx);
     linalg::TransposeOp::getCanonicalizationPatterns(layouts, ctx);

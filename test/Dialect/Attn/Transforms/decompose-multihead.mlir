@@ -1,11 +1,11 @@
 // RUN: attn-opt %s --attn-decompose-multihead --split-input-file | FileCheck %s
 
-// Packed, batch-first, no weights: three row slices of in_proj, projections
+// Packed, batch-first, no weights, three inputs: three row slices of in_proj, projections
 // accumulated on the broadcast bias, heads split to [N, H, L, D], attn.sdpa
 // with the default scale, heads merged, out-projection.
 
 // CHECK-LABEL: func @packed_batch_first
-// CHECK-SAME: (%[[X:.*]]: tensor<2x10x16xf32>, %[[WI:.*]]: tensor<48x16xf32>, %[[BI:.*]]: tensor<48xf32>, %[[WO:.*]]: tensor<16x16xf32>, %[[BO:.*]]: tensor<16xf32>)
+// CHECK-SAME: (%[[X:.*]]: tensor<2x10x16xf32>, %{{.*}}: tensor<2x10x16xf32>, %{{.*}}: tensor<2x10x16xf32>, %[[WI:.*]]: tensor<48x16xf32>, %[[BI:.*]]: tensor<48xf32>, %[[WO:.*]]: tensor<16x16xf32>, %[[BO:.*]]: tensor<16xf32>)
 // CHECK-DAG: %[[WQ:.*]] = tensor.extract_slice %[[WI]][0, 0] [16, 16] [1, 1]
 // CHECK-DAG: %[[WK:.*]] = tensor.extract_slice %[[WI]][16, 0] [16, 16] [1, 1]
 // CHECK-DAG: %[[WV:.*]] = tensor.extract_slice %[[WI]][32, 0] [16, 16] [1, 1]
@@ -24,12 +24,66 @@
 // CHECK: %[[WOT:.*]] = linalg.transpose ins(%[[WO]] : tensor<16x16xf32>)
 // CHECK: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[WOT]] : tensor<2x10x16xf32>, tensor<16x16xf32>) outs(%[[BOB]] : tensor<2x10x16xf32>)
 // CHECK: return %[[OUT]]
-func.func @packed_batch_first(%x: tensor<2x10x16xf32>, %wi: tensor<48x16xf32>, %bi: tensor<48xf32>,
+func.func @packed_batch_first(%x: tensor<2x10x16xf32>, %k: tensor<2x10x16xf32>, %v: tensor<2x10x16xf32>,
+                              %wi: tensor<48x16xf32>, %bi: tensor<48xf32>,
                               %wo: tensor<16x16xf32>, %bo: tensor<16xf32>) -> tensor<2x10x16xf32> {
-  %out = attn.multihead %x, %x, %x in_proj(%wi : tensor<48x16xf32>) in_proj_bias(%bi : tensor<48xf32>)
+  %out = attn.multihead %x, %k, %v in_proj(%wi : tensor<48x16xf32>) in_proj_bias(%bi : tensor<48xf32>)
       out_proj(%wo : tensor<16x16xf32>) out_proj_bias(%bo : tensor<16xf32>) num_heads = 4 batch_first
     : tensor<2x10x16xf32>, tensor<2x10x16xf32>, tensor<2x10x16xf32> -> tensor<2x10x16xf32>
   return %out : tensor<2x10x16xf32>
+}
+
+// -----
+
+// One input for query, key and value: Q, K and V from one product with the
+// whole packed weight, [N, L, 3E] viewed as [N, L, 3, H, D] and transposed
+// to [3, N, H, L, D] (attn-pack-weights makes the product write that), each
+// part a slice.
+// CHECK-LABEL: func @together
+// CHECK-SAME: (%[[X:.*]]: tensor<2x10x16xf32>, %[[WI:.*]]: tensor<48x16xf32>, %[[BI:.*]]: tensor<48xf32>
+// CHECK-NOT: tensor.extract_slice %[[WI]]
+// CHECK: %[[B:.*]] = linalg.broadcast ins(%[[BI]] : tensor<48xf32>) outs(%{{.*}} : tensor<2x10x48xf32>) dimensions = [0, 1]
+// CHECK: %[[WT:.*]] = linalg.transpose ins(%[[WI]] : tensor<48x16xf32>) outs(%{{.*}} : tensor<16x48xf32>) permutation = [1, 0]
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[WT]] : tensor<2x10x16xf32>, tensor<16x48xf32>) outs(%[[B]] : tensor<2x10x48xf32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[P]] {{\[}}[0], [1], [2, 3, 4]] output_shape [2, 10, 3, 4, 4] : tensor<2x10x48xf32> into tensor<2x10x3x4x4xf32>
+// CHECK: %[[S:.*]] = linalg.transpose ins(%[[E]] : tensor<2x10x3x4x4xf32>) outs(%{{.*}} : tensor<3x2x4x10x4xf32>) permutation = [2, 0, 3, 1, 4]
+// CHECK: %[[QH:.*]] = tensor.extract_slice %[[S]][0, 0, 0, 0, 0] [1, 2, 4, 10, 4] [1, 1, 1, 1, 1] : tensor<3x2x4x10x4xf32> to tensor<2x4x10x4xf32>
+// CHECK: %[[KH:.*]] = tensor.extract_slice %[[S]][1, 0, 0, 0, 0] [1, 2, 4, 10, 4]
+// CHECK: %[[VH:.*]] = tensor.extract_slice %[[S]][2, 0, 0, 0, 0] [1, 2, 4, 10, 4]
+// CHECK: attn.sdpa %[[QH]], %[[KH]], %[[VH]]
+// CHECK-COUNT-1: linalg.generic
+// CHECK: return
+func.func @together(%x: tensor<2x10x16xf32>, %wi: tensor<48x16xf32>, %bi: tensor<48xf32>,
+                    %wo: tensor<16x16xf32>) -> tensor<2x10x16xf32> {
+  %out = attn.multihead %x, %x, %x in_proj(%wi : tensor<48x16xf32>) in_proj_bias(%bi : tensor<48xf32>)
+      out_proj(%wo : tensor<16x16xf32>) num_heads = 4 batch_first
+    : tensor<2x10x16xf32>, tensor<2x10x16xf32>, tensor<2x10x16xf32> -> tensor<2x10x16xf32>
+  return %out : tensor<2x10x16xf32>
+}
+
+// -----
+
+// One input for key and value: Q projected alone, K and V together from
+// rows [E, 3E) of the packed weight.
+// CHECK-LABEL: func @kv_together
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x5x16xf32>, %[[KV:.*]]: tensor<2x7x16xf32>, %[[WI:.*]]: tensor<48x16xf32>
+// CHECK: %[[WQ:.*]] = tensor.extract_slice %[[WI]][0, 0] [16, 16] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[Q]], %{{.*}} : tensor<2x5x16xf32>, tensor<16x16xf32>)
+// CHECK: %[[QH:.*]] = linalg.transpose {{.*}} permutation = [0, 2, 1, 3]
+// CHECK: %[[WKV:.*]] = tensor.extract_slice %[[WI]][16, 0] [32, 16] [1, 1]
+// CHECK: %[[WKVT:.*]] = linalg.transpose ins(%[[WKV]] : tensor<32x16xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[KV]], %[[WKVT]] : tensor<2x7x16xf32>, tensor<16x32xf32>) outs(%{{.*}} : tensor<2x7x32xf32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[P]] {{\[}}[0], [1], [2, 3, 4]] output_shape [2, 7, 2, 4, 4]
+// CHECK: %[[S:.*]] = linalg.transpose ins(%[[E]] : tensor<2x7x2x4x4xf32>) outs(%{{.*}} : tensor<2x2x4x7x4xf32>) permutation = [2, 0, 3, 1, 4]
+// CHECK: %[[KH:.*]] = tensor.extract_slice %[[S]][0, 0, 0, 0, 0] [1, 2, 4, 7, 4]
+// CHECK: %[[VH:.*]] = tensor.extract_slice %[[S]][1, 0, 0, 0, 0] [1, 2, 4, 7, 4]
+// CHECK: attn.sdpa %[[QH]], %[[KH]], %[[VH]]
+func.func @kv_together(%q: tensor<2x5x16xf32>, %kv: tensor<2x7x16xf32>, %wi: tensor<48x16xf32>,
+                       %wo: tensor<16x16xf32>) -> tensor<2x5x16xf32> {
+  %out = attn.multihead %q, %kv, %kv in_proj(%wi : tensor<48x16xf32>)
+      out_proj(%wo : tensor<16x16xf32>) num_heads = 4 batch_first
+    : tensor<2x5x16xf32>, tensor<2x7x16xf32>, tensor<2x7x16xf32> -> tensor<2x5x16xf32>
+  return %out : tensor<2x5x16xf32>
 }
 
 // -----

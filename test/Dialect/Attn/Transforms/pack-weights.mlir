@@ -194,3 +194,40 @@ func.func @dynamic_heads(%x: tensor<?x?x128xf32>, %w: tensor<128x128xf32>, %bias
   %t = linalg.transpose ins(%heads : tensor<?x?x2x64xf32>) outs(%eh : tensor<?x2x?x64xf32>) permutation = [0, 2, 1, 3]
   return %t : tensor<?x2x?x64xf32>
 }
+
+// -----
+
+// Q, K and V projected together (attn-decompose-multihead): the product
+// [N, L, 3E] is viewed as [N, L, 3, H, D] and transposed to
+// [3, N, H, L, D]. The view is folded into the packed product (its panel
+// dimension split in two, the weight's panels and the bias viewed the
+// same way) and the product writes the transposed layout itself.
+// CHECK-DAG: #[[$PW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d4, d2, d5)>
+// CHECK-DAG: #[[$PY:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d4, d1, d5)>
+// CHECK-LABEL: func.func @qkv_together
+// CHECK: %[[PACK:.*]] = linalg.pack %{{.*}} inner_dims_pos = [0] inner_tiles = [64] into %{{.*}} : tensor<384x128xf32> -> tensor<6x128x64xf32>
+// CHECK: %[[PANELS:.*]] = tensor.expand_shape %[[PACK]] {{\[}}[0, 1], [2], [3]] output_shape [3, 2, 128, 64]
+// CHECK: %[[BIAS:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2]] output_shape [3, 2, 64] : tensor<384xf32> into tensor<3x2x64xf32>
+// CHECK: %[[INIT:.*]] = linalg.broadcast ins(%[[BIAS]] : tensor<3x2x64xf32>) outs(%{{.*}} : tensor<3x2x2x10x64xf32>) dimensions = [1, 3]
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$PW]], #[[$PY]]], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "parallel"]} ins(%{{.*}}, %[[PANELS]] : tensor<2x10x128xf32>, tensor<3x2x128x64xf32>) outs(%[[INIT]] : tensor<3x2x2x10x64xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[P]]
+#x = affine_map<(n, l, k, o) -> (n, l, k)>
+#w = affine_map<(n, l, k, o) -> (k, o)>
+#y = affine_map<(n, l, k, o) -> (n, l, o)>
+func.func @qkv_together(%x: tensor<2x10x128xf32>, %wi: tensor<384x128xf32>, %bi: tensor<384xf32>) -> tensor<3x2x2x10x64xf32> {
+  %e = tensor.empty() : tensor<2x10x384xf32>
+  %b = linalg.broadcast ins(%bi : tensor<384xf32>) outs(%e : tensor<2x10x384xf32>) dimensions = [0, 1]
+  %et = tensor.empty() : tensor<128x384xf32>
+  %wt = linalg.transpose ins(%wi : tensor<384x128xf32>) outs(%et : tensor<128x384xf32>) permutation = [1, 0]
+  %p = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %wt : tensor<2x10x128xf32>, tensor<128x384xf32>) outs(%b : tensor<2x10x384xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x10x384xf32>
+  %v = tensor.expand_shape %p [[0], [1], [2, 3, 4]] output_shape [2, 10, 3, 2, 64] : tensor<2x10x384xf32> into tensor<2x10x3x2x64xf32>
+  %es = tensor.empty() : tensor<3x2x2x10x64xf32>
+  %s = linalg.transpose ins(%v : tensor<2x10x3x2x64xf32>) outs(%es : tensor<3x2x2x10x64xf32>) permutation = [2, 0, 3, 1, 4]
+  return %s : tensor<3x2x2x10x64xf32>
+}

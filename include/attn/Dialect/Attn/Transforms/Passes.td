@@ -80,6 +80,23 @@ def AttnStridedCopyToLinalg : Pass<"attn-strided-copy-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AttnRefineBranchLayouts : Pass<"attn-refine-branch-layouts"> {
+  let summary = "Give scf.if results of buffers the strides both branches share";
+  let description = [{
+    One-shot bufferization gives an `scf.if` whose branches yield buffers
+    of different layouts (a padded copy in one branch, a view of a larger
+    buffer in the other: the tiled lowering pads V only when the run-time
+    length needs it, and V is a slice when Q, K and V are projected
+    together) a result with a fully dynamic layout, every stride unknown.
+    Vector code reading such a buffer cannot assume contiguous rows and
+    loads one element at a time. This pass gives the result the most
+    static strided layout both branches have (e.g. `strided<[?, ?, 64, 1],
+    offset: ?>`), with `memref.cast`s on the yields and for the users,
+    which fold them (subviews, loads, vector transfers).
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def AttnReadOnlyInputs : Pass<"attn-readonly-inputs", "::mlir::ModuleOp"> {
   let summary = "Mark the tensor arguments of public functions read-only";
   let description = [{
