@@ -9,6 +9,8 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <limits>
+
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNPARALLELIZECONTRACTIONS
@@ -69,6 +71,33 @@ static bool isReadWholeByRowBlocks(OpOperand &use) {
 /// the threads of a CPU to share, few enough to amortise each.
 static constexpr int64_t kRelayoutBlocks = 16;
 
+/// Fewer row blocks than this (a product of 320 rows has 5) leave threads
+/// idle at the end (5 blocks on 2 threads take as long as 6): the column
+/// blocks are then parallel iterations too.
+static constexpr int64_t kMinRowBlocks = 16;
+
+/// The loop of the N dimension `op`'s column blocks split, and their size
+/// in its units: the dimension innermost in the result, or, when that is
+/// the column within a weight panel (attn-pack-weights: [.., N / panel,
+/// panel]), the panel index before it, `columns / panel` panels at a time.
+static std::pair<unsigned, int64_t>
+getColumnBlocks(linalg::LinalgOp op, const linalg::ContractionDimensions &dims,
+                int64_t columns) {
+  SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+  AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto resultDim = [&](int64_t fromEnd) {
+    return cast<AffineDimExpr>(
+               resultMap.getResult(resultMap.getNumResults() - fromEnd))
+        .getPosition();
+  };
+  unsigned n = resultDim(1);
+  if (!ShapedType::isDynamic(bounds[n]) && bounds[n] <= columns &&
+      resultMap.getNumResults() >= 2 &&
+      llvm::is_contained(dims.n, resultDim(2)))
+    return {resultDim(2), std::max<int64_t>(1, columns / bounds[n])};
+  return {n, columns};
+}
+
 struct AttnParallelizeContractionsPass
     : attn::impl::AttnParallelizeContractionsBase<
           AttnParallelizeContractionsPass> {
@@ -108,6 +137,12 @@ struct AttnParallelizeContractionsPass
       for (unsigned m : dims->m)
         sizes[m] = rewriter.getIndexAttr(1);
       sizes[dims->m.back()] = rewriter.getIndexAttr(rows);
+      if (columns > 0 && countBlocks(op, sizes) < kMinRowBlocks) {
+        auto [n, size] = getColumnBlocks(op, *dims, columns);
+        int64_t bound = op.getStaticLoopRanges()[n];
+        if (!ShapedType::isDynamic(bound) && bound > size)
+          sizes[n] = rewriter.getIndexAttr(size);
+      }
       scf::SCFTileAndFuseOptions options;
       options.setTilingOptions(forallTiling(sizes));
       options.setFusionControlFn(fuseIntoRowBlocks);
@@ -130,6 +165,23 @@ struct AttnParallelizeContractionsPass
               *dims)))
         return signalPassFailure();
     }
+  }
+
+  /// The parallel iterations of `op` tiled by `sizes` (a dynamic size
+  /// counts as many).
+  static int64_t countBlocks(linalg::LinalgOp op,
+                             ArrayRef<OpFoldResult> sizes) {
+    SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+    int64_t blocks = 1;
+    for (auto [bound, size] : llvm::zip(bounds, sizes)) {
+      int64_t tile = *getConstantIntValue(size);
+      if (tile == 0)
+        continue;
+      if (ShapedType::isDynamic(bound))
+        return std::numeric_limits<int64_t>::max();
+      blocks *= llvm::divideCeil(bound, tile);
+    }
+    return blocks;
   }
 
   /// Transposes that make an operand every row block reads whole (a weight
@@ -182,22 +234,12 @@ struct AttnParallelizeContractionsPass
       sizes[dim] = rewriter.getIndexAttr(size);
       order.push_back(dim);
     };
-    // N: the dimension innermost in the result, or, when that is the
-    // column within a weight panel (attn-pack-weights: [.., N / panel,
-    // panel]), the panel index before it, in panels.
-    AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    auto resultDim = [&](int64_t fromEnd) {
-      return cast<AffineDimExpr>(
-                 resultMap.getResult(resultMap.getNumResults() - fromEnd))
-          .getPosition();
-    };
-    unsigned n = resultDim(1);
-    if (columns && !ShapedType::isDynamic(bounds[n]) && bounds[n] <= columns &&
-        resultMap.getNumResults() >= 2 &&
-        llvm::is_contained(dims.n, resultDim(2)))
-      block(resultDim(2), std::max<int64_t>(1, columns / bounds[n]));
-    else
-      block(n, columns);
+    // N (unless the parallel loop blocked it already: then it is no
+    // longer than its block), then K.
+    if (columns) {
+      auto [n, size] = getColumnBlocks(op, dims, columns);
+      block(n, size);
+    }
     block(dims.k.back(), depth);
     if (order.empty())
       return success();

@@ -17,19 +17,22 @@
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x?x768xf32>, tensor<768x512xf32>) outs(%{{.*}} : tensor<1x?x512xf32>)
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[O]][%[[B]], %[[S]], 0] [1, %[[ROWS]], 512]
 // ROWS16: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (2, 257) step (1, 16)
-// Blocked for the cache: inside the row block, 128 columns of N (outer)
-// and 256 steps of K (inner) at a time, whatever the order of the loops
-// in the generic (K before N here); the 256 x 128 block of the weight is
-// what every register block of the row block reads.
-// CACHE: scf.forall (%[[B:.*]], %[[S:.*]]) = (0, 0) to (2, 257) step (1, 64)
+// Blocked for the cache: 128 columns of N and 256 steps of K at a time,
+// whatever the order of the loops in the generic (K before N here); the
+// 256 x 128 block of the weight is what every register block of the row
+// block reads. With 10 row blocks (fewer than 16: 2 threads would finish 5
+// blocks each, 3 would wait for the last) the column blocks are parallel
+// iterations too; K is the loop inside.
+// CACHE-LABEL: func.func @projection
+// CACHE: scf.forall (%[[B:.*]], %[[S:.*]], %[[N:.*]]) = (0, 0, 0) to (2, 257, 512) step (1, 64, 128) shared_outs(%[[O:.*]] = %{{.*}})
 // CACHE: %[[X:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[S]], 0] [1, %[[ROWS:.*]], 768]
-// CACHE: %[[W:.*]] = tensor.extract_slice %{{.*}}[0, 0] [768, 512]
-// CACHE: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %[[C128:.*]] iter_args(
-// CACHE: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[C256:.*]] iter_args(%[[ACC:.*]] =
+// CACHE: %[[W:.*]] = tensor.extract_slice %{{.*}}[0, %[[N]]] [768, 128]
+// CACHE-NOT: scf.for
+// CACHE: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] =
 // CACHE: tensor.extract_slice %[[X]][0, 0, %[[K]]] [1, %[[ROWS]], 256]
-// CACHE: tensor.extract_slice %[[W]][%[[K]], %[[N]]] [256, 128]
-// CACHE: tensor.extract_slice %[[ACC]][0, 0, %[[N]]] [1, %[[ROWS]], 128]
+// CACHE: tensor.extract_slice %[[W]][%[[K]], 0] [256, 128]
 // CACHE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x?x256xf32>, tensor<256x128xf32>) outs(%{{.*}} : tensor<1x?x128xf32>)
+// CACHE: tensor.parallel_insert_slice %{{.*}} into %[[O]][%[[B]], %[[S]], %[[N]]] [1, %[[ROWS]], 128]
 // Blocks no smaller than the dimensions: nothing to block.
 // WHOLE: scf.forall
 // WHOLE-NOT: scf.for
@@ -42,6 +45,31 @@ func.func @projection(%x: tensor<2x257x768xf32>, %wt: tensor<768x512xf32>, %init
     linalg.yield %s : f32
   } -> tensor<2x257x512xf32>
   return %r : tensor<2x257x512xf32>
+}
+
+// -----
+
+// With 34 row blocks the threads have enough to share: the columns are a
+// loop inside the row block (N outer, K inner), so that the row block's
+// rows stay in the cache across the column blocks.
+// CACHE-LABEL: func.func @long_projection
+// CACHE: scf.forall (%[[B:.*]], %[[S:.*]]) = (0, 0) to (2, 1025) step (1, 64)
+// CACHE: %[[X:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[S]], 0] [1, %[[ROWS:.*]], 768]
+// CACHE: %[[W:.*]] = tensor.extract_slice %{{.*}}[0, 0] [768, 512]
+// CACHE: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CACHE: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] =
+// CACHE: tensor.extract_slice %[[X]][0, 0, %[[K]]] [1, %[[ROWS]], 256]
+// CACHE: tensor.extract_slice %[[W]][%[[K]], %[[N]]] [256, 128]
+// CACHE: tensor.extract_slice %[[ACC]][0, 0, %[[N]]] [1, %[[ROWS]], 128]
+// CACHE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x?x256xf32>, tensor<256x128xf32>) outs(%{{.*}} : tensor<1x?x128xf32>)
+func.func @long_projection(%x: tensor<2x1025x768xf32>, %wt: tensor<768x512xf32>, %init: tensor<2x1025x512xf32>) -> tensor<2x1025x512xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(b, s, k, n) -> (b, s, k)>, affine_map<(b, s, k, n) -> (k, n)>, affine_map<(b, s, k, n) -> (b, s, n)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %wt : tensor<2x1025x768xf32>, tensor<768x512xf32>) outs(%init : tensor<2x1025x512xf32>) {
+  ^bb0(%a: f32, %w: f32, %acc: f32):
+    %m = arith.mulf %a, %w : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x1025x512xf32>
+  return %r : tensor<2x1025x512xf32>
 }
 
 // -----

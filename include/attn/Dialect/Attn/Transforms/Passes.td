@@ -353,7 +353,10 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     steps of its (innermost) K dimension, so that a `depth x columns` block
     of the right operand (a projection's weight) is read from the cache by
     every register block of the row block instead of streaming all of K x N
-    from memory for each of them. A dimension no longer than its block is
+    from memory for each of them. With fewer than 16 row blocks (a product
+    of 320 rows has 5: on 2 threads it takes as long as 6) the column
+    blocks are iterations of the parallel loop too, and only K is a loop
+    inside. A dimension no longer than its block is
     left whole; when the innermost N is the column within a weight panel
     (`attn-pack-weights`), the panels are blocked, `columns / panel` at a
     time. The fill or bias broadcast a contraction starts from and
