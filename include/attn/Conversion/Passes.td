@@ -46,8 +46,11 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     transposed once per (batch, head) in a parallel loop of its own
     (composed with a transpose producing K, such as a head split), so that
     each block's `Q K^T` is a product with the keys innermost and
-    contiguous. The probabilities are the same; `attn.weights` still
-    returns the whole matrix.
+    contiguous. A contraction `P V` of the probabilities (what
+    `attn-decompose-multihead` makes when the weights are returned) is the
+    loop's consumer instead: each block multiplies its probabilities while
+    they are in the cache, and the loop yields both. The probabilities are
+    the same; `attn.weights` still returns the whole matrix.
   }];
   let options = [
     Option<"weightsRows", "weights-rows", "int64_t", /*default=*/"0",

@@ -16,6 +16,7 @@
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -346,6 +347,28 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
 // Pass
 //===----------------------------------------------------------------------===//
 
+/// The product P V a multihead decomposition made of `probabilities`
+/// (their user that contracts them, [B, H, Sq, Skv] with its reduction over
+/// the keys), or null.
+linalg::GenericOp getProbabilitiesProduct(linalg::GenericOp probabilities) {
+  for (Operation *user : probabilities->getUsers()) {
+    auto product = dyn_cast<linalg::GenericOp>(user);
+    if (!product || product.getNumDpsInputs() != 2 ||
+        product.getDpsInputs()[0] != probabilities->getResult(0) ||
+        !linalg::isaContractionOpInterface(product))
+      continue;
+    AffineMap map =
+        product.getMatchingIndexingMap(product.getDpsInputOperand(0));
+    if (map.getNumResults() == 4 && map.isProjectedPermutation() &&
+        linalg::isReductionIterator(
+            product.getIteratorTypesArray()[cast<AffineDimExpr>(
+                                                map.getResult(3))
+                                                .getPosition()]))
+      return product;
+  }
+  return nullptr;
+}
+
 /// Makes the Q K^T contraction `scores` (K read as [B, Hkv, Skv, D]) read
 /// K^T [B, Hkv, D, Skv] instead: one transpose, composed with the transpose
 /// that produces K where there is one (the head split of a projection),
@@ -431,26 +454,72 @@ struct AttnLowerToLinalgPass
     for (linalg::GenericOp op : probabilities) {
       // [B, H, Sq, Skv]: one (batch, head) and weightsRows rows per
       // iteration, every key; the producers (scores, masks, row max, exp,
-      // row sum) computed in the same iteration for the same rows.
+      // row sum) computed in the same iteration for the same rows. A
+      // product P V that reads them (multihead's need_weights) is the loop's
+      // consumer: each block's probabilities are multiplied while they are
+      // in the cache, and also stored for the weights.
+      linalg::GenericOp product = getProbabilitiesProduct(op);
+      Operation *consumer = product ? product.getOperation() : op;
+      // Sizes taken from the probabilities (the product's init and loop
+      // bounds are sized by them) come from their init: the loop that
+      // replaces them comes after those uses.
+      auto sizeFromInit = [&] {
+        for (OpOperand &use : llvm::make_early_inc_range(op->getUses()))
+          if (auto dim = dyn_cast<tensor::DimOp>(use.getOwner()))
+            rewriter.modifyOpInPlace(
+                dim, [&] { use.set(op.getDpsInitOperand(0)->get()); });
+      };
+      sizeFromInit();
+      AffineMap probsMap = product ? product.getMatchingIndexingMap(
+                                         product.getDpsInputOperand(0))
+                                   : op.getMatchingIndexingMap(
+                                         op.getDpsInitOperand(0));
+      SmallVector<OpFoldResult> sizes(
+          cast<linalg::LinalgOp>(consumer).getNumLoops(),
+          rewriter.getIndexAttr(0));
+      const int64_t blockSizes[3] = {1, 1, weightsRows};
+      for (auto [result, size] :
+           llvm::zip(probsMap.getResults().take_front(3), blockSizes))
+        sizes[cast<AffineDimExpr>(result).getPosition()] =
+            rewriter.getIndexAttr(size);
       scf::SCFTilingOptions tiling;
-      tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
-                           rewriter.getIndexAttr(weightsRows),
-                           rewriter.getIndexAttr(0)});
+      tiling.setTileSizes(sizes);
       tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
       scf::SCFTileAndFuseOptions options;
       options.setTilingOptions(tiling);
-      rewriter.setInsertionPoint(op);
+      Operation *valueProducer =
+          product ? product.getDpsInputs()[1].getDefiningOp() : nullptr;
+      options.setFusionControlFn(
+          [&](tensor::ExtractSliceOp, OpResult producer, bool)
+              -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+            // V: every block of a head reads all of it.
+            if (valueProducer && producer.getOwner() == valueProducer)
+              return std::nullopt;
+            scf::SCFTileAndFuseOptions::ControlFnResult result;
+            result.yieldProducerReplacement =
+                producer.getOwner() == op.getOperation();
+            return result;
+          });
+      rewriter.setInsertionPoint(consumer);
       FailureOr<scf::SCFTileAndFuseResult> fused =
           scf::tileConsumerAndFuseProducersUsingSCF(
-              rewriter, cast<TilingInterface>(op.getOperation()), options);
+              rewriter, cast<TilingInterface>(consumer), options);
       if (failed(fused)) {
         op.emitOpError("attn-lower-to-linalg: cannot fuse the probabilities "
                        "into row blocks");
         return signalPassFailure();
       }
-      for (OpResult result : op->getResults())
-        rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
-      rewriter.eraseOp(op);
+      sizeFromInit();
+      SmallVector<Operation *> replacedOps = {consumer};
+      if (product)
+        replacedOps.push_back(op);
+      for (Operation *replaced : replacedOps) {
+        for (OpResult result : replaced->getResults())
+          if (Value replacement = fused->replacements.lookup(result))
+            rewriter.replaceAllUsesWith(result, replacement);
+        if (replaced->use_empty())
+          rewriter.eraseOp(replaced);
+      }
     }
     // A producer with two consumers in the chain (the masked scores feed
     // the row max and the exponentials) was fused once per consumer: the

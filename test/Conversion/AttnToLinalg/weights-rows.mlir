@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --attn-lower-to-linalg="weights-rows=16" --canonicalize | FileCheck %s
-// RUN: attn-opt %s --attn-lower-to-linalg | FileCheck %s --check-prefix=WHOLE
+// RUN: attn-opt %s --attn-lower-to-linalg="weights-rows=16" --canonicalize --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-lower-to-linalg --split-input-file | FileCheck %s --check-prefix=WHOLE
 
 // attn.weights with weights-rows: one parallel loop over (batch, head,
 // 16-row block), and inside it, for those rows only, every step: the
@@ -43,4 +43,69 @@ func.func @weights(%q: tensor<2x3x40x8xf32>, %k: tensor<2x3x24x8xf32>) -> tensor
   %e = tensor.empty() : tensor<2x3x40x24xf32>
   %w = attn.weights %q, %k outs(%e) causal : tensor<2x3x40x8xf32>, tensor<2x3x24x8xf32> -> tensor<2x3x40x24xf32>
   return %w : tensor<2x3x40x24xf32>
+}
+
+// -----
+
+// A product P V of the probabilities (multihead's need_weights) is the
+// row-block loop's consumer: each block multiplies its probabilities with
+// the head's values while they are in the cache, and the loop also yields
+// the probabilities (the weights). V is read whole by each block, not
+// recomputed there.
+// CHECK-LABEL: func.func @weights_times_values
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<2x3x24x16xf32>
+// CHECK: %[[R:.*]]:2 = scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]]) = (0, 0, 0) to (2, 3, 40) step (1, 1, 16) shared_outs(%[[O:.*]] = %{{.*}}, %[[W:.*]] = %{{.*}}) -> (tensor<2x3x40x16xf32>, tensor<2x3x40x24xf32>)
+// CHECK: linalg.reduce
+// CHECK: linalg.reduce
+// CHECK: %[[P:.*]] = linalg.generic
+// CHECK: %[[VH:.*]] = tensor.extract_slice %[[V]][%[[B]], %[[H]], 0, 0] [1, 1, 24, 16]
+// CHECK: %[[PV:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[P]], %[[VH]] : tensor<1x1x?x24xf32>, tensor<1x1x24x16xf32>)
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[PV]] into %[[O]][%[[B]], %[[H]], %[[I]], 0] [1, 1, %{{.*}}, 16]
+// CHECK-NEXT: tensor.parallel_insert_slice %[[P]] into %[[W]][%[[B]], %[[H]], %[[I]], 0] [1, 1, %{{.*}}, 24]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]#1, %[[R]]#0
+func.func @weights_times_values(%q: tensor<2x3x40x8xf32>, %k: tensor<2x3x24x8xf32>, %v: tensor<2x3x24x16xf32>) -> (tensor<2x3x40x24xf32>, tensor<2x3x40x16xf32>) {
+  %e = tensor.empty() : tensor<2x3x40x24xf32>
+  %w = attn.weights %q, %k outs(%e) : tensor<2x3x40x8xf32>, tensor<2x3x24x8xf32> -> tensor<2x3x40x24xf32>
+  %z = arith.constant 0.0 : f32
+  %eo = tensor.empty() : tensor<2x3x40x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%eo : tensor<2x3x40x16xf32>) -> tensor<2x3x40x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, j)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%w, %v : tensor<2x3x40x24xf32>, tensor<2x3x24x16xf32>) outs(%f : tensor<2x3x40x16xf32>) {
+  ^bb0(%p: f32, %x: f32, %acc: f32):
+    %m = arith.mulf %p, %x : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x40x16xf32>
+  return %w, %o : tensor<2x3x40x24xf32>, tensor<2x3x40x16xf32>
+}
+
+// -----
+
+// Shape-generic: the product's init and loop bounds are sized by the
+// probabilities; those sizes are taken from the probabilities' init, which
+// comes before the loop that replaces them.
+// CHECK-LABEL: func.func @dynamic_weights_times_values
+// CHECK: %[[R:.*]]:2 = scf.forall {{.*}} -> (tensor<?x2x?x8xf32>, tensor<?x2x?x?xf32>)
+// CHECK: return %[[R]]#1, %[[R]]#0
+func.func @dynamic_weights_times_values(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x8xf32>) -> (tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %b = tensor.dim %q, %c0 : tensor<?x2x?x8xf32>
+  %l = tensor.dim %q, %c2 : tensor<?x2x?x8xf32>
+  %s = tensor.dim %k, %c2 : tensor<?x2x?x8xf32>
+  %e = tensor.empty(%b, %l, %s) : tensor<?x2x?x?xf32>
+  %w = attn.weights %q, %k outs(%e) : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x?xf32>
+  %wb = tensor.dim %w, %c0 : tensor<?x2x?x?xf32>
+  %wl = tensor.dim %w, %c2 : tensor<?x2x?x?xf32>
+  %z = arith.constant 0.0 : f32
+  %eo = tensor.empty(%wb, %wl) : tensor<?x2x?x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%eo : tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, j)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%w, %v : tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>) outs(%f : tensor<?x2x?x8xf32>) {
+  ^bb0(%p: f32, %x: f32, %acc: f32):
+    %m = arith.mulf %p, %x : f32
+    %sum = arith.addf %acc, %m : f32
+    linalg.yield %sum : f32
+  } -> tensor<?x2x?x8xf32>
+  return %w, %o : tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>
 }
