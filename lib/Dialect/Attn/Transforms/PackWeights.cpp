@@ -386,6 +386,77 @@ struct WriteTransposedResult : OpRewritePattern<linalg::TransposeOp> {
   }
 };
 
+/// `transpose(forall)` of a result of an scf.forall whose only use is the
+/// transpose, whose tiles are inserted with unit strides in an order of
+/// their non-unit dimensions that the permutation keeps: the loop inserts
+/// them into the transposed destination instead. The attention's output
+/// [N, H, L, D] becomes [N, L, H, D] for the out-projection without a
+/// serial copy (each query tile [rows, D] lands at [n, rows, h, :]).
+struct InsertTilesTransposed : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    auto result = dyn_cast<OpResult>(transpose.getInput());
+    auto forall =
+        result ? dyn_cast<scf::ForallOp>(result.getOwner()) : scf::ForallOp();
+    if (!forall || !result.hasOneUse())
+      return rewriter.notifyMatchFailure(transpose, "not a lone loop result");
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    OpOperand *sharedOut = forall.getTiedOpOperand(result);
+    BlockArgument out = forall.getTiedBlockArgument(sharedOut);
+    SmallVector<tensor::ParallelInsertSliceOp> inserts;
+    for (Operation *user : out.getUsers()) {
+      auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(user);
+      if (!insert || insert.getDest() != out || !insert.hasUnitStride())
+        return rewriter.notifyMatchFailure(transpose, "other use in the loop");
+      // The tile's dimensions that are not 1, in the transposed order,
+      // must be in their order: the same tile, unit dimensions moved.
+      SmallVector<OpFoldResult> sizes = insert.getMixedSizes();
+      int64_t last = -1;
+      for (int64_t dim : perm) {
+        if (isConstantIntValue(sizes[dim], 1))
+          continue;
+        if (dim < last)
+          return rewriter.notifyMatchFailure(transpose, "permutes the tile");
+        last = dim;
+      }
+      if (insert.getSourceType().getRank() !=
+          llvm::count_if(sizes, [](OpFoldResult size) {
+            return !isConstantIntValue(size, 1);
+          }))
+        return rewriter.notifyMatchFailure(transpose, "tile has unit dims");
+      inserts.push_back(insert);
+    }
+    // A fresh destination of the transposed sizes (the transpose's own
+    // comes after the loop).
+    rewriter.setInsertionPoint(forall);
+    Value init = tensor::EmptyOp::create(
+        rewriter, transpose.getLoc(),
+        applyPermutation(
+            tensor::getMixedSizes(rewriter, transpose.getLoc(),
+                                  sharedOut->get()),
+            perm),
+        transpose.getInit().getType().getElementType());
+    rewriter.modifyOpInPlace(forall, [&] {
+      sharedOut->set(init);
+      out.setType(init.getType());
+      result.setType(init.getType());
+    });
+    for (tensor::ParallelInsertSliceOp insert : inserts) {
+      rewriter.setInsertionPoint(insert);
+      auto permute = [&](SmallVector<OpFoldResult> values) {
+        return applyPermutation(values, perm);
+      };
+      rewriter.replaceOpWithNewOp<tensor::ParallelInsertSliceOp>(
+          insert, insert.getSource(), out, permute(insert.getMixedOffsets()),
+          permute(insert.getMixedSizes()), permute(insert.getMixedStrides()));
+    }
+    rewriter.replaceOp(transpose, result);
+    return success();
+  }
+};
+
 /// `expand_shape(broadcast(x))` whose groups each split a dimension of x or
 /// keep a broadcast one as it is, as `broadcast(expand_shape(x))`: a bias
 /// broadcast stays the init of the product it starts (a product whose
@@ -497,7 +568,8 @@ struct AttnPackWeightsPass
     // folds into its fill or broadcast.
     MLIRContext *ctx = &getContext();
     RewritePatternSet layouts(ctx);
-    layouts.add<WriteTransposedResult, ExpandBroadcastInput>(ctx);
+    layouts.add<WriteTransposedResult, ExpandBroadcastInput,
+                InsertTilesTransposed>(ctx);
     linalg::populateFoldReshapeOpsByExpansionPatterns(layouts,
                                                       isSplitForTranspose);
     tensor::CollapseShapeOp::getCanonicalizationPatterns(layouts, ctx);

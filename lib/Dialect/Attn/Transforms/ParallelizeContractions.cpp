@@ -71,6 +71,9 @@ static bool isReadWholeByRowBlocks(OpOperand &use) {
 /// the threads of a CPU to share, few enough to amortise each.
 static constexpr int64_t kRelayoutBlocks = 16;
 
+/// Transposes of fewer elements stay serial: a parallel loop costs more.
+static constexpr int64_t kMinRelayout = 16384;
+
 /// Fewer row blocks than this (a product of 320 rows has 5) leave threads
 /// idle at the end (5 blocks on 2 threads take as long as 6): the column
 /// blocks are then parallel iterations too.
@@ -113,7 +116,7 @@ struct AttnParallelizeContractionsPass
           << " and depth = " << static_cast<int64_t>(depth);
       return signalPassFailure();
     }
-    if (failed(distributeOperandRelayouts()))
+    if (failed(distributeRelayouts(/*leftovers=*/false)))
       return signalPassFailure();
     SmallVector<linalg::LinalgOp> contractions;
     getOperation()->walk([&](linalg::LinalgOp op) {
@@ -165,6 +168,8 @@ struct AttnParallelizeContractionsPass
               *dims)))
         return signalPassFailure();
     }
+    if (failed(distributeRelayouts(/*leftovers=*/true)))
+      return signalPassFailure();
   }
 
   /// The parallel iterations of `op` tiled by `sizes` (a dynamic size
@@ -184,28 +189,35 @@ struct AttnParallelizeContractionsPass
     return blocks;
   }
 
-  /// Transposes that make an operand every row block reads whole (a weight
-  /// packed into panels on every call) as an `scf.forall` over blocks of
-  /// their outermost dimension: a serial pass over the weight was up to a
-  /// fifth of a small product's time. (Row blocks do not compute them: each
-  /// would need all of it. Transposes of the rows, such as a sequence-first
-  /// input, are fused into the row blocks instead.)
-  LogicalResult distributeOperandRelayouts() {
+  /// Transposes outside parallel loops as `scf.forall`s over about 16
+  /// blocks of their leading dimensions (see getRelayoutBlocks): first
+  /// those that make an operand every row block reads whole (a weight
+  /// packed into panels on every call: row blocks do not compute them, each
+  /// would need all of it; a serial pass over the weight was up to a fifth
+  /// of a small product's time), after the contractions (`leftovers`) any
+  /// other, such as the tiled attention's packing of K^T (transposes of a
+  /// contraction's rows, such as a sequence-first input, are fused into the
+  /// row blocks instead).
+  LogicalResult distributeRelayouts(bool leftovers) {
     SmallVector<linalg::TransposeOp> relayouts;
     getOperation()->walk([&](linalg::TransposeOp op) {
       auto type = cast<RankedTensorType>(op.getResult()[0].getType());
-      if (op.hasPureTensorSemantics() &&
-          llvm::any_of(op->getResult(0).getUses(), isReadWholeByRowBlocks) &&
-          type.hasStaticShape() && type.getDimSize(0) > 1 &&
-          !op->getParentOfType<scf::ForallOp>())
+      if (!op.hasPureTensorSemantics() ||
+          op->getParentOfType<scf::ForallOp>() ||
+          (type.hasStaticShape() && type.getNumElements() < kMinRelayout))
+        return;
+      if (leftovers ||
+          llvm::any_of(op->getResult(0).getUses(), isReadWholeByRowBlocks))
         relayouts.push_back(op);
     });
     IRRewriter rewriter(&getContext());
     for (linalg::TransposeOp op : relayouts) {
       auto type = cast<RankedTensorType>(op.getResult()[0].getType());
-      SmallVector<OpFoldResult> sizes(type.getRank(), rewriter.getIndexAttr(0));
-      sizes[0] = rewriter.getIndexAttr(
-          llvm::divideCeil(type.getDimSize(0), kRelayoutBlocks));
+      SmallVector<OpFoldResult> sizes = getRelayoutBlocks(rewriter, type);
+      if (llvm::all_of(sizes, [](OpFoldResult size) {
+            return isConstantIntValue(size, 0);
+          }))
+        continue;
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
           rewriter, cast<TilingInterface>(op.getOperation()),
@@ -216,6 +228,31 @@ struct AttnParallelizeContractionsPass
       rewriter.replaceOp(op, tiled->replacements);
     }
     return success();
+  }
+
+  /// Tile sizes giving about kRelayoutBlocks blocks of a transpose's result
+  /// `type`: leading dimensions one at a time while that gives fewer, then
+  /// the next split to reach them; the innermost stays whole (rows are
+  /// copied whole), and a dynamic dimension counts as enough.
+  static SmallVector<OpFoldResult> getRelayoutBlocks(OpBuilder &b,
+                                                     RankedTensorType type) {
+    SmallVector<OpFoldResult> sizes(type.getRank(), b.getIndexAttr(0));
+    int64_t blocks = 1;
+    for (int64_t dim = 0; dim + 1 < type.getRank() && blocks < kRelayoutBlocks;
+         ++dim) {
+      int64_t extent = type.getDimSize(dim);
+      if (ShapedType::isDynamic(extent)) {
+        sizes[dim] = b.getIndexAttr(1);
+        break;
+      }
+      if (extent == 1)
+        continue;
+      int64_t parts =
+          std::min<int64_t>(extent, llvm::divideCeil(kRelayoutBlocks, blocks));
+      sizes[dim] = b.getIndexAttr(llvm::divideCeil(extent, parts));
+      blocks *= parts;
+    }
+    return sizes;
   }
 
   /// Loops over `columns` x `depth` blocks of the (innermost) N and K

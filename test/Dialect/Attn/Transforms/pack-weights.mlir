@@ -231,3 +231,44 @@ func.func @qkv_together(%x: tensor<2x10x128xf32>, %wi: tensor<384x128xf32>, %bi:
   %s = linalg.transpose ins(%v : tensor<2x10x3x2x64xf32>) outs(%es : tensor<3x2x2x10x64xf32>) permutation = [2, 0, 3, 1, 4]
   return %s : tensor<3x2x2x10x64xf32>
 }
+
+// -----
+
+// A loop's result whose only use is a transpose that moves only unit
+// dimensions of its tiles (the attention's [N, H, L, D] output made
+// [N, L, H, D] for the out-projection): the loop inserts its tiles into
+// the transposed destination. A transpose within the tiles stays.
+// CHECK-LABEL: func.func @tiles_transposed
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x40x3x16xf32>
+// CHECK: %[[R:.*]] = scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]]) = (0, 0, 0) to (2, 3, 40) step (1, 1, 8) shared_outs(%[[O:.*]] = %[[E]]) -> (tensor<2x40x3x16xf32>)
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[O]][%[[B]], %[[I]], %[[H]], 0] [1, 8, 1, 16] [1, 1, 1, 1] : tensor<8x16xf32> into tensor<2x40x3x16xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[R]]
+// CHECK-LABEL: func.func @tiles_permuted
+// CHECK: linalg.transpose {{.*}} permutation = [0, 1, 3, 2]
+func.func @tiles_transposed(%x: tensor<2x3x40x16xf32>) -> tensor<2x40x3x16xf32> {
+  %e = tensor.empty() : tensor<2x3x40x16xf32>
+  %r = scf.forall (%b, %h, %i) = (0, 0, 0) to (2, 3, 40) step (1, 1, 8) shared_outs(%o = %e) -> (tensor<2x3x40x16xf32>) {
+    %t = tensor.extract_slice %x[%b, %h, %i, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<2x3x40x16xf32> to tensor<8x16xf32>
+    %n = linalg.negf ins(%t : tensor<8x16xf32>) outs(%t : tensor<8x16xf32>) -> tensor<8x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %n into %o[%b, %h, %i, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<8x16xf32> into tensor<2x3x40x16xf32>
+    }
+  }
+  %et = tensor.empty() : tensor<2x40x3x16xf32>
+  %m = linalg.transpose ins(%r : tensor<2x3x40x16xf32>) outs(%et : tensor<2x40x3x16xf32>) permutation = [0, 2, 1, 3]
+  return %m : tensor<2x40x3x16xf32>
+}
+
+func.func @tiles_permuted(%x: tensor<2x3x40x16xf32>) -> tensor<2x3x16x40xf32> {
+  %e = tensor.empty() : tensor<2x3x40x16xf32>
+  %r = scf.forall (%b, %h, %i) = (0, 0, 0) to (2, 3, 40) step (1, 1, 8) shared_outs(%o = %e) -> (tensor<2x3x40x16xf32>) {
+    %t = tensor.extract_slice %x[%b, %h, %i, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<2x3x40x16xf32> to tensor<8x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %t into %o[%b, %h, %i, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<8x16xf32> into tensor<2x3x40x16xf32>
+    }
+  }
+  %et = tensor.empty() : tensor<2x3x16x40xf32>
+  %m = linalg.transpose ins(%r : tensor<2x3x40x16xf32>) outs(%et : tensor<2x3x16x40xf32>) permutation = [0, 1, 3, 2]
+  return %m : tensor<2x3x16x40xf32>
+}

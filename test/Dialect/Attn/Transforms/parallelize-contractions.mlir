@@ -118,3 +118,40 @@ func.func @packed_per_call(%a: tensor<100x256xf32>, %b: tensor<256x2048xf32>, %b
   } -> tensor<100x32x64xf32>
   return %r : tensor<100x32x64xf32>
 }
+
+// -----
+
+// Transposes left outside parallel loops after the contractions (the tiled
+// attention's packing of K^T) are distributed too: leading dimensions one
+// at a time until about 16 blocks (12 heads x 2 pairs of key tiles here),
+// the rows whole; a dynamic leading dimension one at a time; a small
+// transpose stays serial.
+// CHECK-LABEL: func.func @key_pack
+// CHECK: scf.forall (%[[H:.*]], %[[T:.*]]) = (0, 0) to (12, 4) step (1, 2)
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x1x2x128x64xf32>) outs(%{{.*}} : tensor<1x1x2x64x128xf32>)
+// CHECK: tensor.parallel_insert_slice %{{.*}}[0, %[[H]], %[[T]], 0, 0] [1, 1, 2, 64, 128]
+// CHECK-LABEL: func.func @small
+// CHECK-NOT: scf.forall
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<4x8xf32>)
+// CHECK-LABEL: func.func @dynamic
+// CHECK: scf.forall (%{{.*}}) in (%{{.*}})
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x128x64xf32>) outs(%{{.*}} : tensor<1x64x128xf32>)
+func.func @key_pack(%k: tensor<1x12x4x128x64xf32>) -> tensor<1x12x4x64x128xf32> {
+  %e = tensor.empty() : tensor<1x12x4x64x128xf32>
+  %t = linalg.transpose ins(%k : tensor<1x12x4x128x64xf32>) outs(%e : tensor<1x12x4x64x128xf32>) permutation = [0, 1, 2, 4, 3]
+  return %t : tensor<1x12x4x64x128xf32>
+}
+
+func.func @small(%k: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x4xf32>
+  %t = linalg.transpose ins(%k : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) permutation = [1, 0]
+  return %t : tensor<8x4xf32>
+}
+
+func.func @dynamic(%k: tensor<?x128x64xf32>) -> tensor<?x64x128xf32> {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %k, %c0 : tensor<?x128x64xf32>
+  %e = tensor.empty(%d) : tensor<?x64x128xf32>
+  %t = linalg.transpose ins(%k : tensor<?x128x64xf32>) outs(%e : tensor<?x64x128xf32>) permutation = [0, 2, 1]
+  return %t : tensor<?x64x128xf32>
+}

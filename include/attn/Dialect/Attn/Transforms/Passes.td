@@ -362,8 +362,11 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     time. The fill or bias broadcast a contraction starts from and
     transposes of its operands are computed by each row block for its rows
     (tile-and-fuse); a transpose every row block would read whole (a weight
-    packed on every call) gets a parallel loop of its own instead, over 16
-    blocks of its outermost dimension. Contractions already inside a
+    packed on every call) gets a parallel loop of its own instead, over
+    about 16 blocks of its leading dimensions, and so do the transposes
+    left outside parallel loops once the contractions are distributed (the
+    tiled attention's packing of K^T), unless they are small (fewer than
+    16384 elements). Contractions already inside a
     parallel loop (the tiled attention's) are left alone. Runs before
     `attn-vectorize-tiles`, which register-blocks each block.
   }];
