@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   python3 benchmarks/mha.py [--repeat 5] [--no-gemm] [--no-mha]
+#   python3 benchmarks/mha.py [--repeat 5] [--burst 5] [--no-gemm] [--no-mha]
 #
 # 1. GEMMs of the projections' shapes (M = tokens, K = model width, N = the
 #    projection's outputs), f32, `linalg.matmul` through attn_mlir.compile
@@ -13,6 +13,12 @@
 #    with and without need_weights: the issue's configurations, BERT-base
 #    and CLIP's cross attention with kdim/vdim. Outputs are checked against
 #    torch's before timing.
+#
+# Each peer is timed in bursts of `--burst` calls back to back (the steady
+# state of a loop of calls: the mean of a burst's calls after the first),
+# bursts interleaved between peers and `run.SETTLE_SECONDS` apart so that no
+# peer shares the cores with another's spinning threads; `--burst 1` times
+# single calls after an idle spell instead (threads asleep, caches cold).
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -50,7 +56,7 @@ def matmul_source(M, K, N):
             f"  return %r : {c}\n}}\n")
 
 
-def gemms(attn_mlir, torch, repeat):
+def gemms(attn_mlir, torch, repeat, burst):
     print("| M x K x N | attn-mlir GFLOP/s | NumPy GFLOP/s | torch GFLOP/s | "
           "attn-mlir / NumPy | attn-mlir / torch |")
     print("|---|---|---|---|---|---|", flush=True)
@@ -66,7 +72,8 @@ def gemms(attn_mlir, torch, repeat):
             raise SystemExit(f"{M}x{K}x{N}: attn-mlir's product is off by {error:.1e}")
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
         best = time_interleaved({"ours": lambda: f(a, b), "numpy": lambda: a @ b,
-                                 "torch": lambda: torch.matmul(ta, tb)}, repeat)
+                                 "torch": lambda: torch.matmul(ta, tb)}, repeat,
+                                burst=burst)
         flops = 2 * M * N * K
         rate = {k: flops / v / 1e9 for k, v in best.items()}
         print(f"| {M} x {K} x {N} | {rate['ours']:.0f} | {rate['numpy']:.0f} | "
@@ -74,7 +81,7 @@ def gemms(attn_mlir, torch, repeat):
               f"{rate['ours'] / rate['torch']:.2f} |", flush=True)
 
 
-def mhas(attn_mlir, torch, repeat):
+def mhas(attn_mlir, torch, repeat, burst):
     print("| config | need_weights | attn-mlir ms | torch ms | torch / attn-mlir |")
     print("|---|---|---|---|---|", flush=True)
     rng = np.random.default_rng(0)
@@ -105,7 +112,7 @@ def mhas(attn_mlir, torch, repeat):
                     ref(tq, tk, tv, need_weights=need_weights)
 
             best = time_interleaved({"ours": lambda: ours(q, k, v, need_weights=need_weights),
-                                     "torch": run_torch}, repeat)
+                                     "torch": run_torch}, repeat, burst=burst)
             print(f"| {name} | {need_weights} | {best['ours'] * 1e3:.2f} | "
                   f"{best['torch'] * 1e3:.2f} | {best['torch'] / best['ours']:.2f} |",
                   flush=True)
@@ -114,6 +121,8 @@ def mhas(attn_mlir, torch, repeat):
 def main():
     p = argparse.ArgumentParser(description="multi-head attention and projection GEMMs")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--burst", type=int, default=5,
+                   help="calls per timed burst (1: single calls after an idle spell)")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--no-gemm", action="store_true")
     p.add_argument("--no-mha", action="store_true")
@@ -125,11 +134,11 @@ def main():
     import torch
 
     print(f"# CPU: {cpu_model(args.build)}; torch {torch.__version__} with "
-          f"{torch.get_num_threads()} threads")
+          f"{torch.get_num_threads()} threads; bursts of {args.burst}")
     if not args.no_gemm:
-        gemms(attn_mlir, torch, args.repeat)
+        gemms(attn_mlir, torch, args.repeat, args.burst)
     if not args.no_mha:
-        mhas(attn_mlir, torch, args.repeat)
+        mhas(attn_mlir, torch, args.repeat, args.burst)
 
 
 if __name__ == "__main__":

@@ -77,10 +77,13 @@ def fma_peak(build):
 SETTLE_SECONDS = 0.25
 
 
-def time_interleaved(runs, repeat, settle=SETTLE_SECONDS):
+def time_interleaved(runs, repeat, settle=SETTLE_SECONDS, burst=1):
     """Min seconds per peer; one warm-up call each, then `repeat` rounds in
-    which every peer runs once, each call `settle` seconds after the last
-    one ended."""
+    which every peer runs `burst` calls back to back, each burst `settle`
+    seconds after the last call ended. A round's time is its one call, or
+    with burst > 1 the mean of its calls after the first: the steady state
+    of a loop of calls (the first call after an idle spell also wakes the
+    peer's threads and caches, which costs a short call up to a half)."""
     for run in runs.values():
         run()
     best = {name: float("inf") for name in runs}
@@ -89,7 +92,11 @@ def time_interleaved(runs, repeat, settle=SETTLE_SECONDS):
             time.sleep(settle)
             start = time.perf_counter()
             run()
-            best[name] = min(best[name], time.perf_counter() - start)
+            if burst > 1:
+                start = time.perf_counter()
+                for _ in range(burst - 1):
+                    run()
+            best[name] = min(best[name], (time.perf_counter() - start) / max(burst - 1, 1))
     return best
 
 
