@@ -411,7 +411,8 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
     bool together = packed && !op.getBiasK() && !op.getAddZeroAttn() &&
                     !ShapedType::isDynamic(embed) &&
                     op.getKey() == op.getValue();
-    Value qh, kh, vh;
+    Value q, k, v;    // [N, T, E], when projected apart
+    Value qh, kh, vh; // [N, H, T, D]
     if (together && op.getQuery() == op.getKey()) {
       SmallVector<Value> parts =
           mb.projectHeadsTogether(query, packed, packedBias, 0, 3);
@@ -423,23 +424,20 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
       SmallVector<Value> parts =
           mb.projectHeadsTogether(key, packed, packedBias, 1, 2);
       kh = parts[0], vh = parts[1];
-    }
-
-    Value wq = op.getQProjWeight(), wk = op.getKProjWeight(),
-          wv = op.getVProjWeight();
-    if (packed && !together) {
-      wq = mb.packedSlice(packed, 0);
-      wk = mb.packedSlice(packed, 1);
-      wv = mb.packedSlice(packed, 2);
-    }
-    Value bq, bk, bv;
-    if (packedBias && !together) {
-      bq = mb.packedSlice(packedBias, 0);
-      bk = mb.packedSlice(packedBias, 1);
-      bv = mb.packedSlice(packedBias, 2);
-    }
-    Value q, k, v;
-    if (!together) {
+    } else {
+      Value wq = op.getQProjWeight(), wk = op.getKProjWeight(),
+            wv = op.getVProjWeight();
+      if (packed) {
+        wq = mb.packedSlice(packed, 0);
+        wk = mb.packedSlice(packed, 1);
+        wv = mb.packedSlice(packed, 2);
+      }
+      Value bq, bk, bv;
+      if (packedBias) {
+        bq = mb.packedSlice(packedBias, 0);
+        bk = mb.packedSlice(packedBias, 1);
+        bv = mb.packedSlice(packedBias, 2);
+      }
       q = mb.project(query, wq, bq);
       k = mb.project(key, wk, bk);
       v = mb.project(value, wv, bv);
