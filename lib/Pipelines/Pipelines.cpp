@@ -114,6 +114,16 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
   override(config.mBlock, options.mBlock, "m-block");
   override(config.nBlock, options.nBlock, "n-block");
   override(config.maxRowElements, options.rowElements, "row-elements");
+  config.maxMBlock = config.mBlock;
+  while (!options.mBlock &&
+         CpuKernelConfig::getLiveRegisters(config.maxMBlock + 1, config.nBlock,
+                                           target) <= target.vectorRegisters)
+    ++config.maxMBlock;
+  if (config.maxMBlock > config.mBlock)
+    why << "  max-m-block: " << config.maxMBlock
+        << ": rows a contraction of a static row count may use per block "
+           "instead (" << config.maxMBlock << " x " << config.nBlock
+        << " fits the registers)\n";
   if (!options.bf16Dot && config.bf16Dot) {
     config.bf16Dot = false;
     why << "  bf16-dot=false: given explicitly\n";
@@ -162,7 +172,7 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   if (options.vectorize)
     pm.addPass(createAttnVectorizeTiles(AttnVectorizeTilesOptions{
         config.mBlock, config.nBlock, config.maxRowElements,
-        config.bf16Dot}));
+        config.bf16Dot, config.maxMBlock}));
 
   // The tiled loop carries (max, sum, acc) tiles whose new values are
   // computed out of place; they may be fresh buffers each iteration.

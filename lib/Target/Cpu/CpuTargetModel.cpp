@@ -261,10 +261,10 @@ void CpuKernelConfig::print(llvm::raw_ostream &os) const {
   os << llvm::formatv("kernel: q-tile={0} kv-tile={1} m-block={2} "
                       "n-block={3} row-elements={4} bf16-dot={5} "
                       "small-head-kv-tile={6} contraction-depth={7} "
-                      "contraction-columns={8}\n",
+                      "contraction-columns={8} max-m-block={9}\n",
                       qTile, kvTile, mBlock, nBlock, maxRowElements,
                       bf16Dot ? "true" : "false", smallHeadKvTile,
-                      contractionDepth, contractionColumns);
+                      contractionDepth, contractionColumns, maxMBlock);
   os << reasons;
 }
 

@@ -84,6 +84,11 @@ struct CpuKernelConfig {
   /// Register block of every contraction (attn-vectorize-tiles): mBlock
   /// rows by nBlock columns of accumulators.
   int64_t mBlock = 0, nBlock = 0;
+  /// The most rows of a register block of nBlock columns that still fit
+  /// the register file: a contraction whose rows are a static count that
+  /// mBlock does not divide (10 tokens) may use a divisor up to this many
+  /// rows instead (5 + 5, not 4 + 4 + 2). mBlock when m-block is given.
+  int64_t maxMBlock = 0;
   /// Longest row the row ops (masks, max, exp2, sums) vectorise whole.
   int64_t maxRowElements = 0;
   /// Cache blocks of contractions outside attention tiles (projections;

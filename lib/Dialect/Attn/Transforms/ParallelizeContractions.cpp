@@ -139,7 +139,12 @@ struct AttnParallelizeContractionsPass
         sizes[batch] = rewriter.getIndexAttr(1);
       for (unsigned m : dims->m)
         sizes[m] = rewriter.getIndexAttr(1);
-      sizes[dims->m.back()] = rewriter.getIndexAttr(rows);
+      // Fewer rows than a block: all of them, a static size (not
+      // min(rows, n - i)), so that register blocks can divide it.
+      int64_t innerRows = op.getStaticLoopRanges()[dims->m.back()];
+      sizes[dims->m.back()] = rewriter.getIndexAttr(
+          ShapedType::isDynamic(innerRows) ? rows
+                                           : std::min<int64_t>(rows, innerRows));
       if (columns > 0 && countBlocks(op, sizes) < kMinRowBlocks) {
         auto [n, size] = getColumnBlocks(op, *dims, columns);
         int64_t bound = op.getStaticLoopRanges()[n];

@@ -99,7 +99,7 @@ static FailureOr<BlockableDims> getBlockableDims(linalg::LinalgOp op) {
 /// N loops so that all blocks but the last along each are static.
 static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
                                     linalg::LinalgOp op, int64_t mBlock,
-                                    int64_t nBlock) {
+                                    int64_t nBlock, int64_t maxMBlock) {
   FailureOr<BlockableDims> blockable = getBlockableDims(op);
   if (failed(blockable))
     return success(); // Not a contraction this pass handles: left alone.
@@ -133,6 +133,15 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
   // innermost M in mBlock rows, N in nBlock columns, K one step at a time,
   // the pair whole.
   unsigned m = dims->batch.size() + outerN.size() + dims->m.size() - 1;
+  // A static row count mBlock does not divide: the smallest block up to
+  // maxMBlock rows that divides it, if any (no partial last block).
+  int64_t rows = op.getStaticLoopRanges()[m];
+  if (!ShapedType::isDynamic(rows) && rows % mBlock != 0)
+    for (int64_t candidate = mBlock + 1; candidate <= maxMBlock; ++candidate)
+      if (rows % candidate == 0) {
+        mBlock = candidate;
+        break;
+      }
   SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(1));
   sizes[m] = rewriter.getIndexAttr(mBlock);
   sizes[m + 1] = rewriter.getIndexAttr(nBlock);
@@ -657,7 +666,8 @@ struct AttnVectorizeTilesPass
     SmallVector<linalg::LinalgOp> contractions;
     root->walk([&](linalg::LinalgOp op) { contractions.push_back(op); });
     for (linalg::LinalgOp op : contractions)
-      if (failed(tileIntoBlocks(rewriter, op, mBlock, nBlock)))
+      if (failed(tileIntoBlocks(rewriter, op, mBlock, nBlock,
+                                std::max<int64_t>(maxMBlock, mBlock))))
         return signalPassFailure();
     // 1b. Everything else in the tiles, a row at a time.
     SmallVector<linalg::LinalgOp> others;

@@ -155,3 +155,22 @@ func.func @dynamic(%k: tensor<?x128x64xf32>) -> tensor<?x64x128xf32> {
   %t = linalg.transpose ins(%k : tensor<?x128x64xf32>) outs(%e : tensor<?x64x128xf32>) permutation = [0, 2, 1]
   return %t : tensor<?x64x128xf32>
 }
+
+// -----
+
+// Fewer rows than a block (32 sequences of 10 tokens): each block takes
+// all 10, a static size (not min(64, 10 - i)) that register blocks can
+// divide.
+// CHECK-LABEL: func.func @short_rows
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (32, 10) step (1, 10)
+// CHECK-NOT: affine.min
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x10x512xf32>, tensor<512x512xf32>) outs(%{{.*}} : tensor<1x10x512xf32>)
+func.func @short_rows(%x: tensor<32x10x512xf32>, %wt: tensor<512x512xf32>, %init: tensor<32x10x512xf32>) -> tensor<32x10x512xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(b, s, k, n) -> (b, s, k)>, affine_map<(b, s, k, n) -> (k, n)>, affine_map<(b, s, k, n) -> (b, s, n)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %wt : tensor<32x10x512xf32>, tensor<512x512xf32>) outs(%init : tensor<32x10x512xf32>) {
+  ^bb0(%a: f32, %w: f32, %acc: f32):
+    %m = arith.mulf %a, %w : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<32x10x512xf32>
+  return %r : tensor<32x10x512xf32>
+}

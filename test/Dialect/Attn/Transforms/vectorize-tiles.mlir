@@ -5,6 +5,7 @@
 // RUN: attn-opt %s --attn-vectorize-tiles="m-block=4 n-block=64" --split-input-file | FileCheck %s --check-prefix=WIDE
 // RUN: not attn-opt %s --attn-vectorize-tiles="n-block=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attn-opt %s --attn-vectorize-tiles="row-elements=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADROW
+// RUN: attn-opt %s --attn-vectorize-tiles="m-block=4 n-block=32 max-m-block=6" --split-input-file | FileCheck %s --check-prefix=DIVIDE
 
 // BAD: error: attn-vectorize-tiles: block sizes must be positive, got m-block = 4, n-block = 0 and row-elements = 128
 // BADROW: error: attn-vectorize-tiles: block sizes must be positive, got m-block = 4, n-block = 16 and row-elements = -1
@@ -208,4 +209,28 @@ func.func @unbounded(%s: tensor<?x?xf32>) -> tensor<?x?xf32> {
     linalg.yield %y : f32
   } -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// A static row count m-block does not divide: blocks of the smallest row
+// count up to max-m-block that divides it (10 rows: two of 5, not 4 + 4 +
+// a partial 2); with no such divisor (13) m-block rows and a partial last
+// block.
+// CHECK-LABEL: func.func @ten_rows
+// DIVIDE-LABEL: func.func @ten_rows
+// DIVIDE: scf.for %{{.*}} = %c0 to %c10 step %c5
+// DIVIDE: vector.transfer_read {{.*}} : tensor<5x32xf32>, vector<5x32xf32>
+// DIVIDE-NOT: vector<4x32xf32>
+// DIVIDE-LABEL: func.func @thirteen_rows
+// DIVIDE: scf.for %{{.*}} = %c0 to %c12 step %c4
+// DIVIDE: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
+func.func @ten_rows(%a: tensor<10x64xf32>, %b: tensor<64x32xf32>, %c: tensor<10x32xf32>) -> tensor<10x32xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<10x64xf32>, tensor<64x32xf32>) outs(%c : tensor<10x32xf32>) -> tensor<10x32xf32>
+  return %r : tensor<10x32xf32>
+}
+
+func.func @thirteen_rows(%a: tensor<13x64xf32>, %b: tensor<64x32xf32>, %c: tensor<13x32xf32>) -> tensor<13x32xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<13x64xf32>, tensor<64x32xf32>) outs(%c : tensor<13x32xf32>) -> tensor<13x32xf32>
+  return %r : tensor<13x32xf32>
 }

@@ -277,7 +277,11 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       with AVX2 (16 registers of 8 lanes) 4 x 16 keeps 8 + 2 + 1. The CPU
       pipeline chooses the block from its target model
       (`chooseCpuKernelConfig`); this pass's defaults are the generic
-      model's. Partial blocks stay scalar loops.
+      model's. Partial blocks stay scalar loops. With `max-m-block`, a
+      contraction whose innermost M is a static count that `m-block` does
+      not divide takes blocks of the smallest row count up to
+      `max-m-block` that divides it (10 rows as 5 + 5 instead of 4 + 4 + 2,
+      whose last block issues half the FMAs per load).
     - Elementwise and row-reduction ops (rank 1; rank 2 with a parallel
       outer loop; higher ranks with every loop but the last parallel and
       each operand indexed by all loops or all but the last) whose rows are
@@ -313,6 +317,9 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "Lower bf16 pair contractions to x86vector.avx512.dot "
            "(AVX512-BF16 vdpbf16ps)">,
+    Option<"maxMBlock", "max-m-block", "int64_t", /*default=*/"0",
+           "Most rows per block for a contraction whose static row count "
+           "m-block does not divide (0: m-block)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
