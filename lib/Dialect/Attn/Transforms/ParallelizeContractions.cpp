@@ -82,22 +82,23 @@ static constexpr int64_t kMinRowBlocks = 16;
 /// The loop of the N dimension `op`'s column blocks split, and their size
 /// in its units: the dimension innermost in the result, or, when that is
 /// the column within a weight panel (attn-pack-weights: [.., N / panel,
-/// panel]), the panel index before it, `columns / panel` panels at a time.
+/// panel]), the nearest N dimension before it in the result (the panel
+/// index; the heads of a product writing [parts, N, H, L, D]),
+/// `columns / panel` panels at a time.
 static std::pair<unsigned, int64_t>
 getColumnBlocks(linalg::LinalgOp op, const linalg::ContractionDimensions &dims,
                 int64_t columns) {
   SmallVector<int64_t> bounds = op.getStaticLoopRanges();
   AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  auto resultDim = [&](int64_t fromEnd) {
-    return cast<AffineDimExpr>(
-               resultMap.getResult(resultMap.getNumResults() - fromEnd))
-        .getPosition();
-  };
-  unsigned n = resultDim(1);
-  if (!ShapedType::isDynamic(bounds[n]) && bounds[n] <= columns &&
-      resultMap.getNumResults() >= 2 &&
-      llvm::is_contained(dims.n, resultDim(2)))
-    return {resultDim(2), std::max<int64_t>(1, columns / bounds[n])};
+  SmallVector<unsigned> resultDims;
+  for (AffineExpr expr : resultMap.getResults())
+    resultDims.push_back(cast<AffineDimExpr>(expr).getPosition());
+  unsigned n = resultDims.back();
+  if (ShapedType::isDynamic(bounds[n]) || bounds[n] > columns)
+    return {n, columns};
+  for (unsigned dim : llvm::reverse(ArrayRef(resultDims).drop_back()))
+    if (llvm::is_contained(dims.n, dim))
+      return {dim, std::max<int64_t>(1, columns / bounds[n])};
   return {n, columns};
 }
 

@@ -174,3 +174,22 @@ func.func @short_rows(%x: tensor<32x10x512xf32>, %wt: tensor<512x512xf32>, %init
   } -> tensor<32x10x512xf32>
   return %r : tensor<32x10x512xf32>
 }
+
+// -----
+
+// Q, K and V projected together into [3, N, H, L, D] (D = one 64-column
+// panel) with 8 row blocks: the column blocks that join them as parallel
+// iterations are blocks of heads, 128 / 64 = 2 at a time, with K in
+// blocks of 256 inside.
+// CACHE-LABEL: func.func @heads_together
+// CACHE: scf.forall (%{{.*}}, %{{.*}}, %[[H:.*]]) = (0, 0, 0) to (1, 512, 12) step (1, 64, 2)
+// CACHE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x64x256xf32>, tensor<3x2x256x64xf32>) outs(%{{.*}} : tensor<3x1x2x64x64xf32>)
+func.func @heads_together(%x: tensor<1x512x768xf32>, %w: tensor<3x12x768x64xf32>, %init: tensor<3x1x12x512x64xf32>) -> tensor<3x1x12x512x64xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(n, l, k, s, h, c) -> (n, l, k)>, affine_map<(n, l, k, s, h, c) -> (s, h, k, c)>, affine_map<(n, l, k, s, h, c) -> (s, n, h, l, c)>], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "parallel"]} ins(%x, %w : tensor<1x512x768xf32>, tensor<3x12x768x64xf32>) outs(%init : tensor<3x1x12x512x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<3x1x12x512x64xf32>
+  return %r : tensor<3x1x12x512x64xf32>
+}
