@@ -134,9 +134,14 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
   // the pair whole.
   unsigned m = dims->batch.size() + outerN.size() + dims->m.size() - 1;
   // A static row count mBlock does not divide: the smallest block up to
-  // maxMBlock rows that divides it, if any (no partial last block).
-  int64_t rows = op.getStaticLoopRanges()[m];
-  if (!ShapedType::isDynamic(rows) && rows % mBlock != 0)
+  // maxMBlock rows that divides it, if any (no partial last block). Only
+  // for blocks a whole nBlock wide, which is what maxMBlock's register
+  // count assumes (a ragged N, such as 10 keys, takes shuffles and more
+  // registers: 5 x 10 spilled on AVX2 where 4 x 10 did not).
+  SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+  int64_t rows = bounds[m], columns = bounds[m + 1];
+  if (!ShapedType::isDynamic(rows) && rows % mBlock != 0 &&
+      !ShapedType::isDynamic(columns) && columns % nBlock == 0)
     for (int64_t candidate = mBlock + 1; candidate <= maxMBlock; ++candidate)
       if (rows % candidate == 0) {
         mBlock = candidate;

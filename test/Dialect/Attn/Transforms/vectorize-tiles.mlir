@@ -225,6 +225,11 @@ func.func @unbounded(%s: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // DIVIDE-LABEL: func.func @thirteen_rows
 // DIVIDE: scf.for %{{.*}} = %c0 to %c12 step %c4
 // DIVIDE: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
+// Columns that are not whole n-blocks (10 keys) keep m-block rows: a
+// ragged block takes more registers than max-m-block counts.
+// DIVIDE-LABEL: func.func @ten_by_ten
+// DIVIDE: scf.for %{{.*}} = %c0 to %c8 step %c4
+// DIVIDE-NOT: vector<5x
 func.func @ten_rows(%a: tensor<10x64xf32>, %b: tensor<64x32xf32>, %c: tensor<10x32xf32>) -> tensor<10x32xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<10x64xf32>, tensor<64x32xf32>) outs(%c : tensor<10x32xf32>) -> tensor<10x32xf32>
   return %r : tensor<10x32xf32>
@@ -233,4 +238,9 @@ func.func @ten_rows(%a: tensor<10x64xf32>, %b: tensor<64x32xf32>, %c: tensor<10x
 func.func @thirteen_rows(%a: tensor<13x64xf32>, %b: tensor<64x32xf32>, %c: tensor<13x32xf32>) -> tensor<13x32xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<13x64xf32>, tensor<64x32xf32>) outs(%c : tensor<13x32xf32>) -> tensor<13x32xf32>
   return %r : tensor<13x32xf32>
+}
+
+func.func @ten_by_ten(%a: tensor<10x64xf32>, %b: tensor<64x10xf32>, %c: tensor<10x10xf32>) -> tensor<10x10xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<10x64xf32>, tensor<64x10xf32>) outs(%c : tensor<10x10xf32>) -> tensor<10x10xf32>
+  return %r : tensor<10x10xf32>
 }

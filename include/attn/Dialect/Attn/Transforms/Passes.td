@@ -279,7 +279,8 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       (`chooseCpuKernelConfig`); this pass's defaults are the generic
       model's. Partial blocks stay scalar loops. With `max-m-block`, a
       contraction whose innermost M is a static count that `m-block` does
-      not divide takes blocks of the smallest row count up to
+      not divide, and whose N is whole `n-block`s, takes blocks of the
+      smallest row count up to
       `max-m-block` that divides it (10 rows as 5 + 5 instead of 4 + 4 + 2,
       whose last block issues half the FMAs per load).
     - Elementwise and row-reduction ops (rank 1; rank 2 with a parallel
