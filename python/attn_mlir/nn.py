@@ -210,9 +210,11 @@ class MultiheadAttention:
         # product for self-attention's Q, K and V).
         operands = ["q", "q" if key is query else "k",
                     "q" if value is query else "k" if value is key else "v"]
-        for name, x, what in zip(operands, (query, key, value), ("query", "key", "value")):
-            if name not in (a[0] for a in args):
-                add(name, x, what, "vv.")
+        add("q", query, "query", "vv.")
+        if "k" in operands:
+            add("k", key, "key", "vv.")
+        if "v" in operands:
+            add("v", value, "value", "vv.")
         p = self._params
         if self._qkv_same_embed_dim:
             clauses.append(("in_proj", add_weight("wi", "in_proj_weight")))

@@ -460,16 +460,6 @@ struct AttnLowerToLinalgPass
       // in the cache, and also stored for the weights.
       linalg::GenericOp product = getProbabilitiesProduct(op);
       Operation *consumer = product ? product.getOperation() : op;
-      // Sizes taken from the probabilities (the product's init and loop
-      // bounds are sized by them) come from their init: the loop that
-      // replaces them comes after those uses.
-      auto sizeFromInit = [&] {
-        for (OpOperand &use : llvm::make_early_inc_range(op->getUses()))
-          if (auto dim = dyn_cast<tensor::DimOp>(use.getOwner()))
-            rewriter.modifyOpInPlace(
-                dim, [&] { use.set(op.getDpsInitOperand(0)->get()); });
-      };
-      sizeFromInit();
       AffineMap probsMap = product ? product.getMatchingIndexingMap(
                                          product.getDpsInputOperand(0))
                                    : op.getMatchingIndexingMap(
@@ -509,7 +499,13 @@ struct AttnLowerToLinalgPass
                        "into row blocks");
         return signalPassFailure();
       }
-      sizeFromInit();
+      // Sizes taken from the probabilities (the product's init, the loop's
+      // bounds) come from their init: the loop that replaces them comes
+      // after those uses.
+      for (OpOperand &use : llvm::make_early_inc_range(op->getUses()))
+        if (auto dim = dyn_cast<tensor::DimOp>(use.getOwner()))
+          rewriter.modifyOpInPlace(
+              dim, [&] { use.set(op.getDpsInitOperand(0)->get()); });
       SmallVector<Operation *> replacedOps = {consumer};
       if (product)
         replacedOps.push_back(op);

@@ -322,6 +322,24 @@ struct PackWeightOperand : OpInterfaceRewritePattern<linalg::LinalgOp> {
   int64_t panel;
 };
 
+/// Whether a transpose by `perm` keeps the innermost dimension in place
+/// (moves whole rows: what a product can write itself).
+static bool keepsInnermost(ArrayRef<int64_t> perm) {
+  return !perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1;
+}
+
+/// The contraction that produces `value` when it has no other use and is
+/// outside parallel loops (a product whose result layout is still free),
+/// else null.
+static linalg::GenericOp getLoneProduct(Value value) {
+  auto product = value.getDefiningOp<linalg::GenericOp>();
+  if (!product || !product->hasOneUse() || product.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(product) ||
+      product->getParentOfType<scf::ForallOp>())
+    return nullptr;
+  return product;
+}
+
 /// `transpose(product)` (or `transpose(collapse_shape(product))` merging
 /// only the panel dimensions) with the innermost dimension in place, where
 /// the product's result has no other use: the product writes the permuted
@@ -334,7 +352,7 @@ struct WriteTransposedResult : OpRewritePattern<linalg::TransposeOp> {
   LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
                                 PatternRewriter &rewriter) const override {
     ArrayRef<int64_t> perm = transpose.getPermutation();
-    if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1)
+    if (!keepsInnermost(perm))
       return rewriter.notifyMatchFailure(transpose, "moves the rows");
     Value input = transpose.getInput();
     auto collapse = input.getDefiningOp<tensor::CollapseShapeOp>();
@@ -349,10 +367,8 @@ struct WriteTransposedResult : OpRewritePattern<linalg::TransposeOp> {
         return failure();
       input = collapse.getSrc();
     }
-    auto product = input.getDefiningOp<linalg::GenericOp>();
-    if (!product || !product->hasOneUse() || product.getNumDpsInits() != 1 ||
-        !linalg::isaContractionOpInterface(product) ||
-        product->getParentOfType<scf::ForallOp>())
+    linalg::GenericOp product = getLoneProduct(input);
+    if (!product)
       return rewriter.notifyMatchFailure(transpose, "not a lone product");
     // The permutation of the product's result dimensions.
     SmallVector<int64_t> productPerm(perm);
@@ -519,18 +535,11 @@ static bool isSplitForTranspose(OpOperand *fused) {
   auto expand = dyn_cast<tensor::ExpandShapeOp>(fused->getOwner());
   if (!expand || !expand->hasOneUse())
     return false;
-  auto product = expand.getSrc().getDefiningOp<linalg::GenericOp>();
-  if (!product || !product->hasOneUse() ||
-      !linalg::isaContractionOpInterface(product) ||
-      product->getParentOfType<scf::ForallOp>())
-    return false;
-  if (expand.getReassociationIndices().back().size() != 1)
+  if (!getLoneProduct(expand.getSrc()) ||
+      expand.getReassociationIndices().back().size() != 1)
     return false;
   auto transpose = dyn_cast<linalg::TransposeOp>(*expand->user_begin());
-  ArrayRef<int64_t> perm =
-      transpose ? transpose.getPermutation() : ArrayRef<int64_t>();
-  return !perm.empty() &&
-         perm.back() == static_cast<int64_t>(perm.size()) - 1;
+  return transpose && keepsInnermost(transpose.getPermutation());
 }
 
 struct AttnPackWeightsPass

@@ -142,14 +142,14 @@ struct AttnParallelizeContractionsPass
         sizes[m] = rewriter.getIndexAttr(1);
       // Fewer rows than a block: all of them, a static size (not
       // min(rows, n - i)), so that register blocks can divide it.
-      int64_t innerRows = op.getStaticLoopRanges()[dims->m.back()];
+      SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+      int64_t innerRows = bounds[dims->m.back()];
       sizes[dims->m.back()] = rewriter.getIndexAttr(
           ShapedType::isDynamic(innerRows) ? rows
                                            : std::min<int64_t>(rows, innerRows));
-      if (columns > 0 && countBlocks(op, sizes) < kMinRowBlocks) {
+      if (columns > 0 && countBlocks(bounds, sizes) < kMinRowBlocks) {
         auto [n, size] = getColumnBlocks(op, *dims, columns);
-        int64_t bound = op.getStaticLoopRanges()[n];
-        if (!ShapedType::isDynamic(bound) && bound > size)
+        if (!ShapedType::isDynamic(bounds[n]) && bounds[n] > size)
           sizes[n] = rewriter.getIndexAttr(size);
       }
       scf::SCFTileAndFuseOptions options;
@@ -178,11 +178,10 @@ struct AttnParallelizeContractionsPass
       return signalPassFailure();
   }
 
-  /// The parallel iterations of `op` tiled by `sizes` (a dynamic size
-  /// counts as many).
-  static int64_t countBlocks(linalg::LinalgOp op,
+  /// The parallel iterations of loops of `bounds` tiled by `sizes` (a
+  /// dynamic bound counts as many).
+  static int64_t countBlocks(ArrayRef<int64_t> bounds,
                              ArrayRef<OpFoldResult> sizes) {
-    SmallVector<int64_t> bounds = op.getStaticLoopRanges();
     int64_t blocks = 1;
     for (auto [bound, size] : llvm::zip(bounds, sizes)) {
       int64_t tile = *getConstantIntValue(size);
