@@ -4,6 +4,7 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 #   python3 benchmarks/mha.py [--repeat 5] [--burst 5] [--no-gemm] [--no-mha]
+#                             [--only SUBSTRING]
 #
 # 1. GEMMs of the projections' shapes (M = tokens, K = model width, N = the
 #    projection's outputs), f32, `linalg.matmul` through attn_mlir.compile
@@ -81,11 +82,13 @@ def gemms(attn_mlir, torch, repeat, burst):
               f"{rate['ours'] / rate['torch']:.2f} |", flush=True)
 
 
-def mhas(attn_mlir, torch, repeat, burst):
+def mhas(attn_mlir, torch, repeat, burst, only=None):
     print("| config | need_weights | attn-mlir ms | torch ms | torch / attn-mlir |")
     print("|---|---|---|---|---|", flush=True)
     rng = np.random.default_rng(0)
     for name, N, L, S, E, H, kdim, vdim in MHAS:
+        if only and only not in name:
+            continue
         ref = torch.nn.MultiheadAttention(E, H, kdim=kdim, vdim=vdim,
                                           batch_first=True).eval()
         ours = attn_mlir.nn.MultiheadAttention(E, H, kdim=kdim, vdim=vdim,
@@ -126,6 +129,8 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--no-gemm", action="store_true")
     p.add_argument("--no-mha", action="store_true")
+    p.add_argument("--only", help="run only the MHA configs whose name contains this "
+                   "(e.g. BERT, 'N8 L128'); implies --no-gemm")
     args = p.parse_args()
     os.environ["ATTN_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-mha-bench-")
     sys.path.insert(0, os.path.join(args.build, "python_packages"))
@@ -135,10 +140,10 @@ def main():
 
     print(f"# CPU: {cpu_model(args.build)}; torch {torch.__version__} with "
           f"{torch.get_num_threads()} threads; bursts of {args.burst}")
-    if not args.no_gemm:
+    if not args.no_gemm and not args.only:
         gemms(attn_mlir, torch, args.repeat, args.burst)
     if not args.no_mha:
-        mhas(attn_mlir, torch, args.repeat, args.burst)
+        mhas(attn_mlir, torch, args.repeat, args.burst, args.only)
 
 
 if __name__ == "__main__":

@@ -1,26 +1,28 @@
 // Shape-generic kernels keep the static build's code: with the batch and
 // sequence lengths dynamic, the hot loops (the register-blocked K loops of
-// Q K^T and P V) have the same multiply-adds, no spills, and at most two
-// instructions more than the static build's (a trip count compared in a
-// register, a row stride in a register): no per-element index math. Each
-// hot loop is compared with the one at the same place in the static twin
-// (Inputs/sdpa-static-baseline.mlir), for AVX-512 and AVX2 blocks.
+// Q K^T and P V) have the same multiply-adds, no spills, and no instruction
+// more than the static build's (the query tile is scaled into a contiguous
+// tile, so not even a row stride is left in a register): no per-element
+// index math. Each hot loop is compared with the one at the same place in
+// the static twin (Inputs/sdpa-static-baseline.mlir), for AVX-512 and AVX2
+// blocks.
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver4 -o %t.dyn.z4.s
 // RUN: attnc %S/Inputs/sdpa-static-baseline.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver4 -o %t.static.z4.s
-// RUN: %python %attn_src_root/test/lib/check_spills.py %t.dyn.z4.s --block-fmas 16 --baseline %t.static.z4.s | FileCheck %s --check-prefix=HOT16
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.dyn.z4.s --block-fmas 16 --baseline %t.static.z4.s --max-extra 0 | FileCheck %s --check-prefix=HOT16
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.dyn.z3.s
 // RUN: attnc %S/Inputs/sdpa-static-baseline.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.static.z3.s
-// RUN: %python %attn_src_root/test/lib/check_spills.py %t.dyn.z3.s --block-fmas 8 --baseline %t.static.z3.s | FileCheck %s --check-prefix=HOT8
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.dyn.z3.s --block-fmas 8 --baseline %t.static.z3.s --max-extra 0 | FileCheck %s --check-prefix=HOT8
 // HOT16-COUNT-8: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads
 // HOT16: 8 hot loops (the largest 16 fma), 0 with spills or reloads or more instructions
 // HOT8-COUNT-8: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 8 fma, 0 spills, 0 reloads
 // HOT8: 8 hot loops (the largest 8 fma), 0 with spills or reloads or more instructions
 
-// The check fails where the dynamic build adds instructions (here with no
-// slack at all: the trip-count compare is one).
-// RUN: not %python %attn_src_root/test/lib/check_spills.py %t.dyn.z4.s --block-fmas 16 --baseline %t.static.z4.s --max-extra 0 | FileCheck %s --check-prefix=STRICT
-// STRICT: (too many)
-// STRICT: 8 hot loops (the largest 16 fma), {{[1-8]}} with spills or reloads or more instructions
+// The comparison fails where a hot loop has one instruction more than its
+// static twin (one added after the first multiply-add of the file).
+// RUN: sed -e '0,/vfmadd231ps/{/vfmadd231ps/a\' -e '	leaq	1(%%r11), %%r11' -e '}' %t.dyn.z4.s > %t.extra.z4.s
+// RUN: not %python %attn_src_root/test/lib/check_spills.py %t.extra.z4.s --block-fmas 16 --baseline %t.static.z4.s --max-extra 0 | FileCheck %s --check-prefix=STRICT
+// STRICT: +1 (too many)
+// STRICT: 8 hot loops (the largest 16 fma), 1 with spills or reloads or more instructions
 
 func.func @full(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>,
                 %v: tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32> {

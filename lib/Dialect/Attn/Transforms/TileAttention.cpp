@@ -263,6 +263,11 @@ private:
   Value queryLength, keyCount, kvLength, lastKey;
   // Scores are kept in log2 units (exp2 in the softmax).
   Log2ScoreScale scale;
+  // Whether each query tile is multiplied by `scale.scale` once (where the
+  // score is linear in the scale, and the contractions are not on bf16
+  // pairs, which would round the scaled query): a [qTile, D] pass per query
+  // tile instead of a [qTile, kvTile] one per step.
+  bool queryScaled = false;
   // Whether the contractions run on bf16 pairs (attn-tile bf16-pairs).
   bool pairs = false;
   // The keys of every step, a constant: kvTile, or Skv where a static Skv
@@ -318,7 +323,8 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   // log2(e)) so that the exponentials below are exp2.
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
-  scores =
+  Log2ScoreScale stepScale = queryScaled ? Log2ScoreScale{} : scale;
+  auto modified =
       linalg::GenericOp::create(
           b, loc, scores.getType(), ValueRange{}, scores, {id2}, {kPar, kPar},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -340,11 +346,16 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                                 : Value();
             linalg::YieldOp::create(
                 nb, nl,
-                buildLog2ModifiedScore(nb, nl, stepSem, args[0], scale, idx,
-                                       maskValue, kvLength, queryLength,
+                buildLog2ModifiedScore(nb, nl, stepSem, args[0], stepScale,
+                                       idx, maskValue, kvLength, queryLength,
                                        inRange));
-          })
-          .getResult(0);
+          });
+  // With the query scaled and nothing to mask, the scores are the product.
+  if (modified.getBody()->getTerminator()->getOperand(0) ==
+      modified.getBody()->getArgument(0))
+    modified.erase();
+  else
+    scores = modified.getResult(0);
 
   // m' = max(m, rowmax(S)).
   Value newMax = linalg::GenericOp::create(b, loc, m.getType(), scores, m,
@@ -678,6 +689,7 @@ Value TileBuilder::build() {
           : OpFoldResult(
                 b.getIndexAttr(llvm::divideCeil(staticQueryLength, qTile)));
   scale = buildLog2ScoreScale(b, loc, sem, query, acc);
+  queryScaled = !pairs && !scale.log2e;
   // One O(Skv D) copy per call instead of a transpose in every step. Q, K
   // and V tiles are converted to the accumulator type once (bf16/f16
   // inputs), so that both contractions are plain f32 register blocks; or,
@@ -775,8 +787,10 @@ Value TileBuilder::buildQueryTile(Value batch, Value head, Value kvHead,
                                   OpFoldResult outDim) {
   int64_t headSize = op.getQuery().getType().getDimSize(3);
   Value qSlice = slice2d(op.getQuery(), batch, head, rowStart, rows);
-  Value qTileValue = pairs ? splitPairs(qSlice, b.getIndexAttr(headSize / 2))
-                           : createElementCast(b, loc, qSlice, acc);
+  Value qTileValue =
+      pairs ? splitPairs(qSlice, b.getIndexAttr(headSize / 2))
+            : createElementCast(b, loc, qSlice, acc,
+                                queryScaled ? scale.scale : Value());
   double negInf = -std::numeric_limits<double>::infinity();
   SmallVector<Value> init = {
       createFilledTensor(b, loc, {rows}, accAttr(negInf)),

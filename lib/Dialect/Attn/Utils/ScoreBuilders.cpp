@@ -158,7 +158,8 @@ Value attn::buildModifiedScore(OpBuilder &b, Location loc,
                                Value kvLength, Value queryLength,
                                Value blockKeep) {
   Type acc = s.getType();
-  s = arith::MulFOp::create(b, loc, s, scale);
+  if (scale)
+    s = arith::MulFOp::create(b, loc, s, scale);
   if (maskValue && !sem.boolMask)
     s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskValue, acc));
   if (sem.scoreMod) {

@@ -71,9 +71,9 @@ void attn::buildMulAccBody(OpBuilder &b, Location loc, ValueRange args) {
 }
 
 Value attn::createElementCast(OpBuilder &b, Location loc, Value input,
-                              Type elementType) {
+                              Type elementType, Value factor) {
   auto type = cast<RankedTensorType>(input.getType());
-  if (type.getElementType() == elementType)
+  if (type.getElementType() == elementType && !factor)
     return input;
   Value init =
       tensor::EmptyOp::create(b, loc, getSizes(b, loc, input), elementType);
@@ -83,8 +83,10 @@ Value attn::createElementCast(OpBuilder &b, Location loc, Value input,
              SmallVector<utils::IteratorType>(type.getRank(),
                                               utils::IteratorType::parallel),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(nb, nl,
-                                       castFloat(nb, nl, args[0], elementType));
+               Value v = castFloat(nb, nl, args[0], elementType);
+               if (factor)
+                 v = arith::MulFOp::create(nb, nl, v, factor);
+               linalg::YieldOp::create(nb, nl, v);
              })
       .getResult(0);
 }

@@ -25,7 +25,12 @@
 // CHECK: %[[KVH:.*]] = arith.divui %[[H]], %[[C4]] : index
 // 128 rows and 256 keys are whole tiles: every tile size is the constant
 // tile (@uneven below has edge tiles).
-// CHECK: %[[QT:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[C32]], 64] [1, 1, 1, 1] : tensor<2x8x128x64xf32> to tensor<?x64xf32>
+// CHECK: %[[QS:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %[[ROW0]], 0] [1, 1, %[[C32]], 64] [1, 1, 1, 1] : tensor<2x8x128x64xf32> to tensor<?x64xf32>
+// The score is linear in the scale (no additive mask, no score_mod): the
+// query tile is scaled once, in log2 units (log2(e) folded into the scale
+// 1/sqrt(64)), rather than every step's score tile.
+// CHECK: %[[QT:.*]] = linalg.generic {{.*}} ins(%[[QS]] : tensor<?x64xf32>)
+// CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
 // Causal, bottom-right (diagonal offset 256 - 128): the band of row i is
 // [0, i + 128 + 1). Keys every row of the tile sees end at the first row's
 // diagonal, rounded down to a tile (or Skv); keys any row sees end at the
@@ -59,10 +64,11 @@
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[KVH]], %[[J0]], 0] [1, 1, %[[C64]], 64]
 // The contraction's innermost loop runs over keys.
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[QT]], %[[KT]] :
-// Scores in log2 units: log2(e) folded into the scale 1/sqrt(64).
+// The causal mask on global indices; the scale is not applied again.
+// CHECK-NOT: %[[SCALE]]
 // CHECK: arith.addi %[[ROW0]],
 // CHECK: arith.addi %[[J0]],
-// CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK-NOT: %[[SCALE]]
 // CHECK: arith.cmpi sle
 // CHECK: arith.select
 // CHECK: arith.maximumf {{.*}} fastmath<reassoc>
@@ -71,9 +77,19 @@
 // P V with the output features innermost.
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK: scf.yield
-// The full tiles: no mask evaluated.
+// The full tiles: no mask evaluated, and so no pass over the scores before
+// their row max.
 // CHECK: %[[FULL:.*]]:3 = scf.for %{{.*}} = %[[MID0]] to %[[MID1]] step %[[C64]] iter_args(%{{.*}} = %[[MASKED]]#0, %{{.*}} = %[[MASKED]]#1, %{{.*}} = %[[MASKED]]#2)
 // CHECK-NOT: arith.cmpi
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.maximumf
 // CHECK: scf.yield
 // CHECK: arith.divf
 // CHECK: scf.forall.in_parallel

@@ -61,7 +61,9 @@ Value buildScale(OpBuilder &b, Location loc, const ScoreSemantics &sem,
 /// How a lowering that keeps scores in log2 units (softmax by exp2) scales
 /// them: where the score is linear in the scale (no score_mod, no additive
 /// mask) log2(e) is folded into `scale` and `log2e` is null; otherwise each
-/// modified score is multiplied by `log2e`.
+/// modified score is multiplied by `log2e`. Where the score is linear, a
+/// lowering may instead multiply the query by `scale` once (it is a factor
+/// of every product q.k) and build the scores with a null `scale`.
 struct Log2ScoreScale {
   Value scale;
   Value log2e;
@@ -78,7 +80,8 @@ Value buildLog2ModifiedScore(OpBuilder &b, Location loc,
                              Value queryLength, Value blockKeep = Value());
 
 /// The score of element `idx` = (b, h, i, j) (indices into the whole
-/// problem, not a tile), from the raw product `s` (type `acc`): scaled,
+/// problem, not a tile), from the raw product `s` (type `acc`): scaled (by
+/// `scale`; a null `scale` when `s` is already scaled),
 /// plus an additive `maskValue`, through `score_mod`; -inf where a keep
 /// condition fails (boolean `maskValue`, `mask_mod`, j < `kvLength` when the
 /// op has kv_lens, causal, window). `maskValue` is the mask element for

@@ -76,9 +76,11 @@ void buildReassociableBody(OpBuilder &b, Location loc, ValueRange args) {
 }
 
 /// Converts every element of the float tensor `input` to `elementType` into
-/// a fresh tensor; returns `input` when the types already match.
+/// a fresh tensor, multiplied by the scalar `factor` (of `elementType`) when
+/// one is given; returns `input` when the types already match and there is
+/// no factor.
 Value createElementCast(OpBuilder &b, Location loc, Value input,
-                        Type elementType);
+                        Type elementType, Value factor = Value());
 
 } // namespace attn
 } // namespace mlir
