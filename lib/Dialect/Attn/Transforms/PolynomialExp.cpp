@@ -10,7 +10,6 @@
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 namespace attn {
@@ -23,14 +22,24 @@ using namespace mlir;
 
 namespace {
 
-/// f32 `math.exp2(x)` = 2^k * 2^f with k = roundeven(x), f = x - k in
-/// [-1/2, 1/2], 2^f by its Taylor polynomial of degree 7 (truncation error
-/// below 2^-27 relative, under the rounding of the evaluation), and 2^k
-/// assembled in the exponent bits. x is clamped to [-127, 128] first:
-/// below -127 the result is 0 (-inf included; f32 denormals are flushed),
-/// 128 and above gives the exponent field 255, that is +inf. NaN stays NaN.
-/// Upstream approximates exp but not exp2, and exp2 of a libm call does not
-/// vectorise.
+/// f32 `math.exp2(x)` = 2^k * 2^y with k = floor(x) and y = x - k in
+/// [0, 1] (k computed as roundeven(x - 1/2): ties and the rounding of
+/// x - 1/2 may leave y a hair outside, where the polynomial is as good):
+/// 2^y by a degree-6 polynomial fitted for the least maximum relative error
+/// on [0, 1] (0.7 ULP as evaluated in f32), 2^k assembled in the exponent
+/// bits. Reducing to floor(x) rather than to the nearest integer makes
+/// every normal result reachable: the exponent field k + 127 takes the
+/// values 1 to 254 for the results 2^-126 to just below 2^128, where the
+/// nearest integer would need 255 (+inf) for x in [127.5, 128) and 0 below
+/// -126.5. x is clamped to [-126.5, 128] first: results below 2^-126 are 0
+/// (f32 denormals are not produced; -inf gives 0), 2^128 and above +inf.
+///
+/// k is rounded by adding 1.5 * 2^23: the sum's last mantissa bits hold k
+/// (two's complement), so its bits give the exponent field without a
+/// float-to-int conversion, which would be poison for NaN. NaN stays NaN
+/// through every step (the clamps propagate it, and NaN times any 2^k is
+/// NaN), so no select is needed for it. Upstream approximates exp but not
+/// exp2, and exp2 of a libm call does not vectorise.
 struct Exp2Polynomial : OpRewritePattern<math::Exp2Op> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -61,32 +70,36 @@ struct Exp2Polynomial : OpRewritePattern<math::Exp2Op> {
     Value clamped = arith::MaximumFOp::create(
         rewriter, loc,
         arith::MinimumFOp::create(rewriter, loc, x, floatConst(128.0)),
-        floatConst(-127.0));
-    Value k = math::RoundEvenOp::create(rewriter, loc, clamped);
-    Value f = arith::SubFOp::create(rewriter, loc, clamped, k);
+        floatConst(-126.5));
+    // t = clamped - 1/2 + 1.5 * 2^23 is exact in its last bits: roundeven,
+    // as the addition rounds to nearest even.
+    Value shifter = floatConst(0x1.8p23);
+    Value t = arith::AddFOp::create(
+        rewriter, loc,
+        arith::SubFOp::create(rewriter, loc, clamped, floatConst(0.5)),
+        shifter);
+    Value k = arith::SubFOp::create(rewriter, loc, t, shifter);
+    Value y = arith::SubFOp::create(rewriter, loc, clamped, k);
 
-    // sum_n (ln 2)^n / n! f^n, by Horner's rule.
-    double coefficient[8];
-    coefficient[0] = 1.0;
-    for (int n = 1; n < 8; ++n)
-      coefficient[n] = coefficient[n - 1] * llvm::numbers::ln2 / n;
-    Value poly = floatConst(coefficient[7]);
-    for (int n = 6; n >= 0; --n)
-      poly = math::FmaOp::create(rewriter, loc, poly, f,
-                                 floatConst(coefficient[n]));
+    // 2^y by Horner's rule.
+    static constexpr float kCoefficients[] = {
+        1.0f,          0.693147004f,   0.240229845f,  0.0554833375f,
+        0.00967884436f, 0.00124396826f, 0.000217021923f};
+    Value poly = floatConst(kCoefficients[6]);
+    for (int n = 5; n >= 0; --n)
+      poly = math::FmaOp::create(rewriter, loc, poly, y,
+                                 floatConst(kCoefficients[n]));
 
-    // 2^k as the f32 with biased exponent k + 127 (0 for k = -127).
+    // 2^k as the f32 with biased exponent k + 127 (0 for k = -127): t's
+    // bits are those of 1.5 * 2^23 plus k, and the shift by 23 drops the
+    // former (its lowest set bit is bit 22).
     Value exponent = arith::AddIOp::create(
-        rewriter, loc, arith::FPToSIOp::create(rewriter, loc, intType, k),
+        rewriter, loc, arith::BitcastOp::create(rewriter, loc, intType, t),
         intConst(127));
     Value pow2k = arith::BitcastOp::create(
         rewriter, loc, type,
         arith::ShLIOp::create(rewriter, loc, exponent, intConst(23)));
-    Value result = arith::MulFOp::create(rewriter, loc, poly, pow2k);
-
-    Value isNaN =
-        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO, x, x);
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, isNaN, x, result);
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(op, poly, pow2k);
     return success();
   }
 };

@@ -14,24 +14,33 @@ func.func @exps(%x: f32, %y: f64) -> (f32, f64, f32) {
   return %a, %b, %c : f32, f64, f32
 }
 
-// f32 exp2, scalar and vector: clamp to [-127, 128], k = roundeven(x), the
-// degree-7 polynomial in x - k (seven FMAs), 2^k from the exponent bits,
-// NaN passed through; f64 exp2 stays.
+// f32 exp2, scalar and vector: x clamped to [-126.5, 128], k = floor(x) as
+// roundeven(x - 1/2) by the 1.5 * 2^23 shifter, the degree-6 polynomial in
+// x - k (six FMAs), 2^k from the shifted sum's bits; no float-to-int
+// conversion and no NaN select (NaN propagates); f64 exp2 stays.
 // CHECK-LABEL: func.func @exp2s
-// CHECK: %[[LO:.*]] = arith.constant -1.270000e+02 : f32
-// CHECK: %[[HI:.*]] = arith.constant 1.280000e+02 : f32
+// CHECK-DAG: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[LO:.*]] = arith.constant -1.265000e+02 : f32
+// CHECK-DAG: %[[HI:.*]] = arith.constant 1.280000e+02 : f32
+// CHECK-DAG: %[[SHIFT:.*]] = arith.constant 0x4B400000 : f32
+// CHECK-DAG: %[[BIAS:.*]] = arith.constant 127 : i32
+// CHECK-DAG: %[[C23:.*]] = arith.constant 23 : i32
 // CHECK: %[[MIN:.*]] = arith.minimumf %[[X:.*]], %[[HI]] : f32
 // CHECK: %[[C:.*]] = arith.maximumf %[[MIN]], %[[LO]] : f32
-// CHECK: %[[K:.*]] = math.roundeven %[[C]] : f32
+// CHECK: %[[U:.*]] = arith.subf %[[C]], %[[HALF]] : f32
+// CHECK: %[[T:.*]] = arith.addf %[[U]], %[[SHIFT]] : f32
+// CHECK: %[[K:.*]] = arith.subf %[[T]], %[[SHIFT]] : f32
 // CHECK: %[[F:.*]] = arith.subf %[[C]], %[[K]] : f32
-// CHECK-COUNT-7: math.fma
-// CHECK: %[[E:.*]] = arith.fptosi %[[K]] : f32 to i32
-// CHECK: arith.addi %[[E]], %{{.*}} : i32
-// CHECK: arith.shli
-// CHECK: arith.bitcast %{{.*}} : i32 to f32
-// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
-// CHECK: arith.select %[[NAN]], %[[X]], %{{.*}} : f32
-// CHECK: math.roundeven %{{.*}} : vector<16xf32>
+// CHECK-COUNT-6: math.fma %{{.*}}, %[[F]], %{{.*}} : f32
+// CHECK-NOT: math.fma
+// CHECK: %[[TBITS:.*]] = arith.bitcast %[[T]] : f32 to i32
+// CHECK: %[[E:.*]] = arith.addi %[[TBITS]], %[[BIAS]] : i32
+// CHECK: %[[SH:.*]] = arith.shli %[[E]], %[[C23]] : i32
+// CHECK: %[[P2K:.*]] = arith.bitcast %[[SH]] : i32 to f32
+// CHECK: arith.mulf %{{.*}}, %[[P2K]] : f32
+// CHECK-NOT: arith.fptosi
+// CHECK-NOT: arith.select
+// CHECK: arith.bitcast %{{.*}} : vector<16xf32> to vector<16xi32>
 // CHECK: arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK: math.exp2 %{{.*}} : f64
 func.func @exp2s(%x: f32, %v: vector<16xf32>, %y: f64) -> (f32, vector<16xf32>, f64) {
