@@ -74,6 +74,11 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
   auto qType = op.getQuery().getType(), kType = op.getKey().getType(),
        vType = op.getValue().getType();
   Type element = qType.getElementType();
+  if (op.getLse()) {
+    os << "the log-sum-exp result (the tensor-core kernel does not return it "
+       << "yet)";
+    return failure();
+  }
   if (!element.isF16() && !element.isBF16()) {
     os << "element type " << element << " (the tensor-core kernel takes f16 "
        << "or bf16)";

@@ -14,6 +14,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
@@ -90,11 +91,21 @@ Value expandKvHeads(OpBuilder &b, Location loc, Value kv, Value query) {
 /// removes it.
 constexpr StringLiteral kScoresMarker = "attn.scores";
 
-/// Builds P = dropout(softmax(mask(scale * Q K^T))) for a score op and writes
-/// it into `out` (element type: the accumulator type or the op's type;
-/// converted on store).
+/// The probabilities of a score op and the row statistics they were
+/// normalised with.
+struct Probabilities {
+  /// P, in the element type of the tensor they were written into.
+  Value probs;
+  /// Per row [B, Hq, Sq], in the accumulator type: the max of the masked
+  /// scores (-inf where no key takes part) and the sum of exp(s - max)
+  /// (0 there).
+  Value rowMax, rowSum;
+};
+
+/// The modified scores s = mask(scale * Q K^T) of a score op, [B, Hq, Sq,
+/// Skv] in the accumulator type (-inf where a key takes no part).
 template <typename OpTy>
-Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
+Value buildScores(OpTy op, OpBuilder &b) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   Value query = op.getQuery(), key = op.getKey();
@@ -180,8 +191,6 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
   }
   maps.push_back(b.getMultiDimIdentityMap(4));
 
-  double negInf = -std::numeric_limits<double>::infinity();
-
   Value masked =
       linalg::GenericOp::create(
           b, loc, scores.getType(), inputs, scores, maps,
@@ -212,6 +221,24 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
                                    maskValue, length, qLen, blockKeep));
           })
           .getResult(0);
+  return masked;
+}
+
+/// Builds P = dropout(softmax(mask(scale * Q K^T))) for a score op and writes
+/// it into `out` (element type: the accumulator type or the op's type;
+/// converted on store).
+template <typename OpTy>
+Probabilities buildProbabilities(OpTy op, OpBuilder &b, Value out) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Type acc = getAccumulatorType(op.getQuery().getType().getElementType());
+  auto accAttr = [&](double v) { return b.getFloatAttr(acc, v); };
+  double negInf = -std::numeric_limits<double>::infinity();
+  ScoreSemantics sem = getScoreSemantics(op);
+  Value masked = buildScores(op, b);
+  SmallVector<OpFoldResult> scoreSizes = getSizes(b, loc, masked);
+  AffineExpr e0, e1, e2, e3;
+  bindDims(ctx, e0, e1, e2, e3);
 
   // Row max; a row whose scores are all -inf uses 0 so exp gives 0, not NaN.
   SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(), scoreSizes.end() - 1);
@@ -237,7 +264,7 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
   // Normalise (a zero sum means nothing took part: probability 0), then
   // dropout, then store in the output's element type.
   Type outElement = cast<ShapedType>(out.getType()).getElementType();
-  return linalg::GenericOp::create(
+  Value probs = linalg::GenericOp::create(
              b, loc, out.getType(), ValueRange{exps, rowSum}, out,
              {id4, rowMap, id4}, SmallVector<IteratorType>(4, kPar),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -248,6 +275,26 @@ Value buildProbabilities(OpTy op, OpBuilder &b, Value out) {
                p = buildDropout(nb, nl, sem, p, idx);
                linalg::YieldOp::create(nb, nl,
                                        castFloat(nb, nl, p, outElement));
+             })
+      .getResult(0);
+  return {probs, rowMax, rowSum};
+}
+
+/// lse = max + log(sum) per row, written into `init`: -inf where no key
+/// takes part (the sum is 0 there, and the max, -inf, is taken as 0).
+Value buildLogSumExp(OpBuilder &b, Location loc, const Probabilities &probs,
+                     Value init) {
+  auto id = b.getMultiDimIdentityMap(3);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{probs.rowMax, probs.rowSum},
+             init, {id, id, id}, SmallVector<IteratorType>(3, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value log = math::LogOp::create(nb, nl, args[1]);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::AddFOp::create(
+                       nb, nl, buildSafeRowMax(nb, nl, args[0]), log)
+                       .getResult());
              })
       .getResult(0);
 }
@@ -267,7 +314,7 @@ struct LowerWeights : OpRewritePattern<WeightsOp> {
 
   LogicalResult matchAndRewrite(WeightsOp op,
                                 PatternRewriter &rewriter) const override {
-    Value probs = buildProbabilities(op, rewriter, op.getInit());
+    Value probs = buildProbabilities(op, rewriter, op.getInit()).probs;
     probs.getDefiningOp()->setAttr(kProbabilitiesMarker,
                                    rewriter.getUnitAttr());
     rewriter.replaceOp(op, probs);
@@ -293,7 +340,8 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
         getSizes(rewriter, loc, query, {0, 1, 2});
     probSizes.push_back(tensor::getMixedSize(rewriter, loc, op.getKey(), 2));
     Value probInit = tensor::EmptyOp::create(rewriter, loc, probSizes, accType);
-    Value probs = buildProbabilities(op, rewriter, probInit);
+    Probabilities probabilities = buildProbabilities(op, rewriter, probInit);
+    Value probs = probabilities.probs;
 
     AffineExpr bd, h, i, e, j;
     bindDims(ctx, bd, h, i, e, j);
@@ -338,7 +386,209 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
                 })
                 .getResult(0);
     }
-    rewriter.replaceOp(op, out);
+    SmallVector<Value> results = {out};
+    if (Value lseInit = op.getLseInit())
+      results.push_back(buildLogSumExp(rewriter, loc, probabilities, lseInit));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Gradients
+//===----------------------------------------------------------------------===//
+
+/// out[...] = sum over the loops `outMap` leaves out of lhs * rhs, in `acc`
+/// (a zero-filled tensor of `sizes`).
+Value buildContraction(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
+                       Value rhs, AffineMap rhsMap, AffineMap outMap,
+                       ArrayRef<OpFoldResult> sizes, Type acc) {
+  SmallVector<IteratorType> iterators(outMap.getNumDims(), kRed);
+  for (AffineExpr result : outMap.getResults())
+    iterators[cast<AffineDimExpr>(result).getPosition()] = kPar;
+  Value zero = createFilledTensor(b, loc, sizes, b.getFloatAttr(acc, 0));
+  return linalg::GenericOp::create(b, loc, zero.getType(), ValueRange{lhs, rhs},
+                                   zero, {lhsMap, rhsMap, outMap}, iterators,
+                                   buildMulAccBody)
+      .getResult(0);
+}
+
+/// Sums a tensor [B, Hq, S, X] computed per query head over the query heads
+/// of each key/value group, [B, Hkv, S, X] like `kv`: the forward reads K
+/// and V head h / (Hq / Hkv), so their gradients add up every query head
+/// that read them.
+Value sumOverGroups(OpBuilder &b, Location loc, Value perQueryHead, Value kv) {
+  auto type = cast<RankedTensorType>(perQueryHead.getType());
+  auto kvType = cast<RankedTensorType>(kv.getType());
+  int64_t qHeads = type.getDimSize(1), kvHeads = kvType.getDimSize(1);
+  if (!ShapedType::isDynamic(qHeads) && qHeads == kvHeads)
+    return perQueryHead;
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, perQueryHead);
+  OpFoldResult kvHeadCount = tensor::getMixedSize(b, loc, kv, 1);
+  AffineExpr s0, s1;
+  bindSymbols(b.getContext(), s0, s1);
+  OpFoldResult group = affine::makeComposedFoldedAffineApply(
+      b, loc, s0.floorDiv(s1), {sizes[1], kvHeadCount});
+  SmallVector<OpFoldResult> grouped = {sizes[0], kvHeadCount, group, sizes[2],
+                                       sizes[3]};
+  SmallVector<int64_t> groupedShape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(grouped, dynamic, groupedShape);
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, loc, type.clone(groupedShape), perQueryHead,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}, grouped);
+  SmallVector<OpFoldResult> reducedSizes = {sizes[0], kvHeadCount, sizes[2],
+                                            sizes[3]};
+  Value zero = createFilledTensor(
+      b, loc, reducedSizes, b.getFloatAttr(type.getElementType(), 0));
+  return linalg::ReduceOp::create(b, loc, expanded, zero, {2},
+                                  buildBinaryBody<arith::AddFOp>)
+      .getResult(0);
+}
+
+/// Converts `value` (the accumulator type) into `init`'s element type,
+/// written into `init`.
+Value storeInto(OpBuilder &b, Location loc, Value value, Value init) {
+  auto type = cast<RankedTensorType>(init.getType());
+  auto id = b.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             b, loc, type, value, init, {id, id},
+             SmallVector<IteratorType>(type.getRank(), kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl, castFloat(nb, nl, args[0], type.getElementType()));
+             })
+      .getResult(0);
+}
+
+/// attn.sdpa_grad -> the unfused backward: P recomputed from the forward's
+/// log-sum-exp, then the products of the chain rule (see the op's
+/// description), all [B, Hq, Sq, Skv] intermediates materialised.
+struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaGradOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getScoreMod().empty())
+      return rewriter.notifyMatchFailure(op, "score_mod");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+    Value out = op.getOut(), outGrad = op.getOutGrad(), lse = op.getLse();
+    auto queryType = op.getQuery().getType();
+    Type acc = getAccumulatorType(queryType.getElementType());
+    ScoreSemantics sem = getScoreSemantics(op);
+
+    Value scores = buildScores(op, rewriter);
+    SmallVector<OpFoldResult> scoreSizes = getSizes(rewriter, loc, scores);
+
+    // Loops (b, h, i, j, x): batch, query head, query row, key, and the
+    // reduced or kept feature. K and V are read through the query head's
+    // key/value head (expanded to the query heads when the group size is
+    // dynamic).
+    AffineExpr bd, h, i, j, x;
+    bindDims(ctx, bd, h, i, j, x);
+    std::optional<AffineExpr> kvHead =
+        kvHeadExpr(h, queryType.getDimSize(1),
+                   op.getKey().getType().getDimSize(1));
+    Value keyRead = key, valueRead = value;
+    if (!kvHead) {
+      keyRead = expandKvHeads(rewriter, loc, key, query);
+      valueRead = expandKvHeads(rewriter, loc, value, query);
+      kvHead = h;
+    }
+    auto map = [&](ArrayRef<AffineExpr> exprs) {
+      return AffineMap::get(5, 0, exprs, ctx);
+    };
+    AffineMap scoreMap = map({bd, h, i, j});
+
+    // P = exp(s - lse): 0 for keys that take no part and in rows where none
+    // does (lse = -inf, taken as 0 like a row max); P' = dropout(P).
+    auto id4 = rewriter.getMultiDimIdentityMap(4);
+    auto row4 = AffineMap::get(4, 0,
+                               {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                                getAffineDimExpr(2, ctx)},
+                               ctx);
+    Value probs =
+        linalg::GenericOp::create(
+            rewriter, loc, scores.getType(), ValueRange{scores, lse},
+            tensor::EmptyOp::create(rewriter, loc, scoreSizes, acc).getResult(),
+            {id4, row4, id4}, SmallVector<IteratorType>(4, kPar),
+            buildExpMinusMaxBody)
+            .getResult(0);
+    // The dropout of element (b, h, i, j) of a [B, Hq, Sq, Skv] tensor.
+    auto dropout = [&](OpBuilder &nb, Location nl, Value v) {
+      SmallVector<Value> idx;
+      for (int64_t d = 0; sem.dropout > 0.0 && d < 4; ++d)
+        idx.push_back(linalg::IndexOp::create(nb, nl, d));
+      return buildDropout(nb, nl, sem, v, idx);
+    };
+    Value dropped = probs;
+    if (sem.dropout > 0.0)
+      dropped = linalg::GenericOp::create(
+                    rewriter, loc, probs.getType(), ValueRange{}, probs, {id4},
+                    SmallVector<IteratorType>(4, kPar),
+                    [&](OpBuilder &nb, Location nl, ValueRange args) {
+                      linalg::YieldOp::create(nb, nl, dropout(nb, nl, args[0]));
+                    })
+                    .getResult(0);
+
+    SmallVector<OpFoldResult> qSizes = getSizes(rewriter, loc, query);
+    SmallVector<OpFoldResult> oSizes = getSizes(rewriter, loc, outGrad);
+    OpFoldResult keys = scoreSizes[3];
+    // dV, per query head: sum_i P'[b, h, i, j] dO[b, h, i, e].
+    Value valueGrad = buildContraction(
+        rewriter, loc, dropped, map({bd, h, x, i}), outGrad, map({bd, h, x, j}),
+        map({bd, h, i, j}), {oSizes[0], oSizes[1], keys, oSizes[3]}, acc);
+    // (Its loops are (b, h, j, e, i) under the names (b, h, i, j, x).)
+    // dP' = dO V^T, and D = rowsum(dO * O) (loops (b, h, i, e)).
+    Value droppedGrad = buildContraction(
+        rewriter, loc, outGrad, map({bd, h, i, x}), valueRead,
+        map({bd, *kvHead, j, x}), scoreMap, scoreSizes, acc);
+    AffineMap rowFeatures = rewriter.getMultiDimIdentityMap(4);
+    Value rowDot = buildContraction(rewriter, loc, outGrad, rowFeatures, out,
+                                    rowFeatures, row4,
+                                    {oSizes[0], oSizes[1], oSizes[2]}, acc);
+    // dS = P (dropout(dP') - D), times the scale: the gradient of the raw
+    // product q.k. Zero where P is (keys that take no part).
+    Value scale = buildScale(rewriter, loc, sem, query, acc);
+    Value scoreGrad =
+        linalg::GenericOp::create(
+            rewriter, loc, scores.getType(),
+            ValueRange{probs, droppedGrad, rowDot},
+            tensor::EmptyOp::create(rewriter, loc, scoreSizes, acc).getResult(),
+            {id4, id4, row4, id4}, SmallVector<IteratorType>(4, kPar),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value p = args[0];
+              Value diff = arith::SubFOp::create(
+                  nb, nl, dropout(nb, nl, args[1]), args[2]);
+              Value grad = arith::MulFOp::create(
+                  nb, nl, arith::MulFOp::create(nb, nl, p, diff), scale);
+              Value zero = arith::ConstantOp::create(nb, nl,
+                                                     nb.getFloatAttr(acc, 0));
+              Value none = arith::CmpFOp::create(
+                  nb, nl, arith::CmpFPredicate::OEQ, p, zero);
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::SelectOp::create(nb, nl, none, zero, grad).getResult());
+            })
+            .getResult(0);
+    // dQ = dS K, and dK per query head = dS^T Q (loops (b, h, j, d, i)).
+    Value queryGrad = buildContraction(
+        rewriter, loc, scoreGrad, map({bd, h, i, j}), keyRead,
+        map({bd, *kvHead, j, x}), map({bd, h, i, x}), qSizes, acc);
+    Value keyGrad = buildContraction(
+        rewriter, loc, scoreGrad, map({bd, h, x, i}), query, map({bd, h, x, j}),
+        map({bd, h, i, j}),
+        {qSizes[0], qSizes[1], keys, qSizes[3]}, acc);
+
+    rewriter.replaceOp(
+        op, {storeInto(rewriter, loc, queryGrad, op.getQueryGradInit()),
+             storeInto(rewriter, loc, sumOverGroups(rewriter, loc, keyGrad, key),
+                       op.getKeyGradInit()),
+             storeInto(rewriter, loc,
+                       sumOverGroups(rewriter, loc, valueGrad, value),
+                       op.getValueGradInit())});
     return success();
   }
 };
@@ -423,7 +673,7 @@ struct AttnLowerToLinalgPass
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult leftover = getOperation()->walk([](Operation *op) {
-      if (isa<SdpaOp, WeightsOp>(op)) {
+      if (isa<SdpaOp, WeightsOp, SdpaGradOp>(op)) {
         op->emitOpError() << "was not lowered to linalg";
         return WalkResult::interrupt();
       }
@@ -529,5 +779,5 @@ struct AttnLowerToLinalgPass
 } // namespace
 
 void attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerSdpa, LowerWeights>(patterns.getContext());
+  patterns.add<LowerSdpa, LowerWeights, LowerSdpaGrad>(patterns.getContext());
 }

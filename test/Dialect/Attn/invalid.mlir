@@ -254,14 +254,14 @@ func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %init: tensor<1x2
 
 func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %init: tensor<1x2x4x4xf32>) {
   // expected-error @+1 {{all of {init, result} have same type}}
-  %o = "attn.sdpa"(%q, %k, %v, %init) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}> ({}, {}) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %o = "attn.sdpa"(%q, %k, %v, %init) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0>, resultSegmentSizes = array<i32: 1, 0>}> ({}, {}) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
   return
 }
 
 // -----
 
 func.func @f(%x: f32) {
-  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.sdpa, attn.weights'}}
+  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.sdpa, attn.weights, attn.sdpa_grad'}}
   attn.yield %x : f32
 }
 

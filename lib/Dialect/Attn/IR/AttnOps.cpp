@@ -231,9 +231,9 @@ static LogicalResult verifyBlockSparsity(OpTy op, const ScoreDims &dims) {
   return success();
 }
 
-/// The rules attn.sdpa and attn.weights share: query/key consistency, masks,
-/// attributes and regions. On success `dims` holds the extents read from
-/// query and key.
+/// The rules attn.sdpa, attn.weights and attn.sdpa_grad share: query/key
+/// consistency, masks, attributes and regions. On success `dims` holds the
+/// extents read from query and key.
 template <typename OpTy>
 static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
   Operation *raw = op.getOperation();
@@ -243,9 +243,7 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
       failed(verifyRank4(raw, "key", keyType, "[B, Hkv, Skv, D]")))
     return failure();
   Type elementType = queryType.getElementType();
-  if (failed(verifyElementType(raw, "key", keyType, elementType, "query")) ||
-      failed(verifyElementType(raw, "result", op.getResult().getType(),
-                               elementType, "query")))
+  if (failed(verifyElementType(raw, "key", keyType, elementType, "query")))
     return failure();
 
   ArrayRef<int64_t> q = queryType.getShape(), k = keyType.getShape();
@@ -338,34 +336,93 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
   return success();
 }
 
-LogicalResult SdpaOp::verify() {
-  ScoreDims dims;
-  if (failed(verifyScoreOp(*this, dims)))
-    return failure();
-  auto valueType = getValue().getType();
-  if (failed(verifyRank4(*this, "value", valueType, "[B, Hkv, Skv, Dv]")) ||
-      failed(verifyElementType(*this, "value", valueType,
-                               getQuery().getType().getElementType(),
-                               "query")))
+/// `value` against the extents read from query and key; on success `dv` is
+/// its head dimension.
+static LogicalResult verifyValue(Operation *op, TypedValue<RankedTensorType> value,
+                                 Type elementType, const ScoreDims &dims,
+                                 int64_t &dv) {
+  auto valueType = value.getType();
+  if (failed(verifyRank4(op, "value", valueType, "[B, Hkv, Skv, Dv]")) ||
+      failed(verifyElementType(op, "value", valueType, elementType, "query")))
     return failure();
   ArrayRef<int64_t> v = valueType.getShape();
   if (!extentsAgree(v[0], dims.batch) || !extentsAgree(v[1], dims.kvHeads) ||
       !extentsAgree(v[2], dims.kvLen))
-    return emitOpError() << "value shape " << formatShape(v)
-                         << " must agree with key on [B, Hkv, Skv] = "
-                         << formatShape({dims.batch, dims.kvHeads, dims.kvLen});
-  return verifyShape(*this, "result", getResult().getType(),
-                     {dims.batch, dims.qHeads, dims.qLen, v[3]},
-                     "[B, Hq, Sq, Dv]");
+    return op->emitOpError()
+           << "value shape " << formatShape(v)
+           << " must agree with key on [B, Hkv, Skv] = "
+           << formatShape({dims.batch, dims.kvHeads, dims.kvLen});
+  dv = v[3];
+  return success();
+}
+
+/// A row log-sum-exp `lse` ([B, Hq, Sq], the accumulator type of the
+/// inputs' `elementType`).
+static LogicalResult verifyLse(Operation *op, StringRef what,
+                               RankedTensorType lse, Type elementType,
+                               const ScoreDims &dims) {
+  Type acc = elementType.isF64() ? Type(Float64Type::get(op->getContext()))
+                                 : Type(Float32Type::get(op->getContext()));
+  if (lse.getElementType() != acc)
+    return op->emitOpError()
+           << what << " element type (" << lse.getElementType()
+           << ") must be the accumulator type of " << elementType << " ("
+           << acc << ")";
+  return verifyShape(op, what, lse, {dims.batch, dims.qHeads, dims.qLen},
+                     "[B, Hq, Sq]");
+}
+
+LogicalResult SdpaOp::verify() {
+  ScoreDims dims;
+  int64_t dv;
+  Type elementType = getQuery().getType().getElementType();
+  if (failed(verifyScoreOp(*this, dims)) ||
+      failed(verifyValue(*this, getValue(), elementType, dims, dv)) ||
+      failed(verifyElementType(*this, "result", getResult().getType(),
+                               elementType, "query")) ||
+      failed(verifyShape(*this, "result", getResult().getType(),
+                         {dims.batch, dims.qHeads, dims.qLen, dv},
+                         "[B, Hq, Sq, Dv]")))
+    return failure();
+  if (static_cast<bool>(getLseInit()) != static_cast<bool>(getLse()))
+    return emitOpError() << "lse result and lse init must come together, got "
+                         << (getLse() ? "a result without an init"
+                                      : "an init without a result");
+  if (getLse()) {
+    if (getLse().getType() != getLseInit().getType())
+      return emitOpError() << "lse result type (" << getLse().getType()
+                           << ") must match its init (" << getLseInit().getType()
+                           << ")";
+    return verifyLse(*this, "lse", getLse().getType(), elementType, dims);
+  }
+  return success();
 }
 
 LogicalResult WeightsOp::verify() {
   ScoreDims dims;
-  if (failed(verifyScoreOp(*this, dims)))
+  if (failed(verifyScoreOp(*this, dims)) ||
+      failed(verifyElementType(*this, "result", getResult().getType(),
+                               getQuery().getType().getElementType(),
+                               "query")))
     return failure();
   return verifyShape(*this, "result", getResult().getType(),
                      {dims.batch, dims.qHeads, dims.qLen, dims.kvLen},
                      "[B, Hq, Sq, Skv]");
+}
+
+LogicalResult SdpaGradOp::verify() {
+  ScoreDims dims;
+  int64_t dv;
+  Type elementType = getQuery().getType().getElementType();
+  if (failed(verifyScoreOp(*this, dims)) ||
+      failed(verifyValue(*this, getValue(), elementType, dims, dv)) ||
+      failed(verifyElementType(*this, "out", getOut().getType(), elementType,
+                               "query")) ||
+      failed(verifyShape(*this, "out", getOut().getType(),
+                         {dims.batch, dims.qHeads, dims.qLen, dv},
+                         "[B, Hq, Sq, Dv]")))
+    return failure();
+  return verifyLse(*this, "lse", getLse().getType(), elementType, dims);
 }
 
 //===----------------------------------------------------------------------===//

@@ -469,14 +469,17 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
     if (!op.getWeights()) {
       Value init = tensor::EmptyOp::create(
           rewriter, loc, getSizes(rewriter, loc, qh), mb.element);
-      attended = SdpaOp::create(rewriter, loc, init.getType(), qh, kh, vh, mask,
+      attended = SdpaOp::create(rewriter, loc, init.getType(), /*lse=*/Type(),
+                                qh, kh, vh, mask,
                                 /*kv_lens=*/Value(), /*block_offsets=*/Value(),
                                 /*block_indices=*/Value(),
                                 /*block_classes=*/Value(), init,
+                                /*lse_init=*/Value(),
                                 /*scale=*/FloatAttr(), causal,
                                 /*window=*/DenseI64ArrayAttr(), alignment,
                                 op.getDropoutPAttr(), op.getSeedAttr(),
-                                /*block_size=*/DenseI64ArrayAttr());
+                                /*block_size=*/DenseI64ArrayAttr())
+                     .getResult();
     } else {
       SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, qh, {0, 1, 2});
       sizes.push_back(tensor::getMixedSize(rewriter, loc, kh, 2));

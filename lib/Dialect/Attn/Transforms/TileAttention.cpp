@@ -70,20 +70,25 @@ public:
             headSize % 2 == 0 && this->kvTile % 2 == 0;
   }
 
-  Value build();
+  /// The op's replacements: the result and, when the op has one, the row
+  /// log-sum-exp.
+  ValueRange build();
 
 private:
   /// The forall over (batch, head, query tile) for `count` query tiles,
-  /// writing into the op's destination. Each tile has min(q-tile, Sq -
+  /// writing into the op's destinations. Each tile has min(q-tile, Sq -
   /// start) rows, or with `lastRows`, q-tile rows but the last tile, which
   /// has `lastRows`: each built with its constant count.
-  Value buildQueryTiles(OpFoldResult batches, OpFoldResult heads,
-                        OpFoldResult count, std::optional<int64_t> lastRows);
+  ValueRange buildQueryTiles(OpFoldResult batches, OpFoldResult heads,
+                             OpFoldResult count,
+                             std::optional<int64_t> lastRows);
 
   /// One query tile, [rowStart, rowStart + rows), through all its key
-  /// tiles: the normalised output tile.
-  Value buildQueryTile(Value batch, Value head, Value kvHead, Value rowStart,
-                       Value rows, OpFoldResult outDim);
+  /// tiles: the normalised output tile and, when the op returns it, the
+  /// tile's rows of the log-sum-exp.
+  SmallVector<Value> buildQueryTile(Value batch, Value head, Value kvHead,
+                                    Value rowStart, Value rows,
+                                    OpFoldResult outDim);
 
   Value constIndex(int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -662,7 +667,7 @@ ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
   return loop({tiles.fullStart, tiles.fullEnd}, /*masked=*/false, carried);
 }
 
-Value TileBuilder::build() {
+ValueRange TileBuilder::build() {
   Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
   OpFoldResult batches = tensor::getMixedSize(b, loc, query, 0);
   OpFoldResult heads = tensor::getMixedSize(b, loc, query, 1);
@@ -715,9 +720,9 @@ Value TileBuilder::build() {
   return buildQueryTiles(batches, heads, queryTiles, lastRows);
 }
 
-Value TileBuilder::buildQueryTiles(OpFoldResult batches, OpFoldResult heads,
-                                   OpFoldResult count,
-                                   std::optional<int64_t> lastRows) {
+ValueRange TileBuilder::buildQueryTiles(OpFoldResult batches,
+                                        OpFoldResult heads, OpFoldResult count,
+                                        std::optional<int64_t> lastRows) {
   TypedValue<RankedTensorType> query = op.getQuery();
   Value group =
       arith::DivUIOp::create(b, loc, tensor::DimOp::create(b, loc, query, 1),
@@ -726,7 +731,7 @@ Value TileBuilder::buildQueryTiles(OpFoldResult batches, OpFoldResult heads,
   OpFoldResult outDim = tensor::getMixedSize(b, loc, op.getValue(), 3);
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{batches, heads, count},
-      ValueRange{op.getInit()}, /*mapping=*/std::nullopt);
+      op.getDpsInits(), /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   Value batch = forall.getInductionVar(0), head = forall.getInductionVar(1);
@@ -740,10 +745,11 @@ Value TileBuilder::buildQueryTiles(OpFoldResult batches, OpFoldResult heads,
     kvLength = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
   }
 
-  Value rows, outTile;
+  Value rows;
+  SmallVector<Value> tiles;
   if (!lastRows) {
     rows = tileSize(rowStart, queryLength, qTile);
-    outTile = buildQueryTile(batch, head, kvHead, rowStart, rows, outDim);
+    tiles = buildQueryTile(batch, head, kvHead, rowStart, rows, outDim);
   } else {
     // The last tile and the whole ones, each built with its constant row
     // count, in one parallel loop (a second loop for the last tile alone
@@ -751,22 +757,25 @@ Value TileBuilder::buildQueryTiles(OpFoldResult batches, OpFoldResult heads,
     Value last = constIndex(getConstantIntValue(count).value() - 1);
     Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          tile, last);
-    auto tileType = RankedTensorType::get(
-        {ShapedType::kDynamic, op.getInit().getType().getDimSize(3)}, element);
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{tileType}, isLast,
+    SmallVector<Type> tileTypes = {RankedTensorType::get(
+        {ShapedType::kDynamic, op.getInit().getType().getDimSize(3)},
+        element)};
+    if (op.getLse())
+      tileTypes.push_back(RankedTensorType::get({ShapedType::kDynamic}, acc));
+    auto ifOp = scf::IfOp::create(b, loc, tileTypes, isLast,
                                   /*addThenBlock=*/true, /*addElseBlock=*/true);
     auto buildBranch = [&](Block *block, Value branchRows) {
       b.setInsertionPointToStart(block);
-      Value out =
+      SmallVector<Value> branchTiles =
           buildQueryTile(batch, head, kvHead, rowStart, branchRows, outDim);
-      scf::YieldOp::create(b, loc,
-                           tensor::CastOp::create(b, loc, tileType, out)
-                               .getResult());
+      for (auto [tile, type] : llvm::zip_equal(branchTiles, tileTypes))
+        tile = tensor::CastOp::create(b, loc, type, tile);
+      scf::YieldOp::create(b, loc, branchTiles);
     };
     buildBranch(ifOp.thenBlock(), constIndex(*lastRows));
     buildBranch(ifOp.elseBlock(), qTileC);
     b.setInsertionPointAfter(ifOp);
-    outTile = ifOp.getResult(0);
+    tiles = ifOp.getResults();
     rows = arith::SelectOp::create(b, loc, isLast, constIndex(*lastRows),
                                    qTileC);
   }
@@ -778,13 +787,20 @@ Value TileBuilder::buildQueryTiles(OpFoldResult batches, OpFoldResult heads,
                                      outDim};
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   tensor::ParallelInsertSliceOp::create(
-      b, loc, outTile, forall.getRegionOutArgs()[0], offsets, sizes, strides);
-  return forall.getResult(0);
+      b, loc, tiles[0], forall.getRegionOutArgs()[0], offsets, sizes, strides);
+  if (op.getLse())
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, tiles[1], forall.getRegionOutArgs()[1],
+        ArrayRef<OpFoldResult>(offsets).take_front(3),
+        ArrayRef<OpFoldResult>(sizes).take_front(3),
+        ArrayRef<OpFoldResult>(strides).take_front(3));
+  return forall.getResults();
 }
 
-Value TileBuilder::buildQueryTile(Value batch, Value head, Value kvHead,
-                                  Value rowStart, Value rows,
-                                  OpFoldResult outDim) {
+SmallVector<Value> TileBuilder::buildQueryTile(Value batch, Value head,
+                                               Value kvHead, Value rowStart,
+                                               Value rows,
+                                               OpFoldResult outDim) {
   int64_t headSize = op.getQuery().getType().getDimSize(3);
   Value qSlice = slice2d(op.getQuery(), batch, head, rowStart, rows);
   Value qTileValue =
@@ -805,14 +821,37 @@ Value TileBuilder::buildQueryTile(Value batch, Value head, Value kvHead,
   AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
   Value outInit = tensor::EmptyOp::create(
       b, loc, ArrayRef<OpFoldResult>{rows, outDim}, element);
-  return linalg::GenericOp::create(
-             b, loc, outInit.getType(), ValueRange{unnormalised, sum}, outInit,
-             {id2, rowMap, id2}, {kPar, kPar},
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value o = buildNormalize(nb, nl, args[0], args[1]);
-               linalg::YieldOp::create(nb, nl, castFloat(nb, nl, o, element));
-             })
-      .getResult(0);
+  SmallVector<Value> tiles = {
+      linalg::GenericOp::create(
+          b, loc, outInit.getType(), ValueRange{unnormalised, sum}, outInit,
+          {id2, rowMap, id2}, {kPar, kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value o = buildNormalize(nb, nl, args[0], args[1]);
+            linalg::YieldOp::create(nb, nl, castFloat(nb, nl, o, element));
+          })
+          .getResult(0)};
+  if (!op.getLse())
+    return tiles;
+  // lse = ln(2^m l) = (m + log2 l) ln 2, m and the scores being in log2
+  // units; -inf where no key took part (l = 0).
+  AffineMap id1 = b.getMultiDimIdentityMap(1);
+  Value lseInit =
+      tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{rows}, acc);
+  tiles.push_back(
+      linalg::GenericOp::create(
+          b, loc, lseInit.getType(), ValueRange{result[0], sum}, lseInit,
+          {id1, id1, id1}, {kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value log2Sum = math::Log2Op::create(nb, nl, args[1]);
+            Value log2Lse = arith::AddFOp::create(
+                nb, nl, buildSafeRowMax(nb, nl, args[0]), log2Sum);
+            Value ln2 = arith::ConstantOp::create(
+                nb, nl, nb.getFloatAttr(acc, llvm::numbers::ln2));
+            linalg::YieldOp::create(
+                nb, nl, arith::MulFOp::create(nb, nl, log2Lse, ln2).getResult());
+          })
+          .getResult(0));
+  return tiles;
 }
 
 } // namespace

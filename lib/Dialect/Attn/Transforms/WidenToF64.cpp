@@ -47,6 +47,13 @@ bool touchesNarrowFloats(Operation *op) {
          llvm::any_of(op->getResultTypes(), narrow);
 }
 
+/// Whether `op` is in a score_mod or mask_mod region, which computes on f32
+/// scalars whatever the tensors' type.
+bool isInModifierRegion(Operation *op) {
+  return op->getParentOfType<SdpaOp>() || op->getParentOfType<WeightsOp>() ||
+         op->getParentOfType<SdpaGradOp>();
+}
+
 /// Ops whose only dependence on the element type is through their operand
 /// and result types, so that retyping them in place is exact. linalg.fill
 /// also takes a scalar, which is widened separately.
@@ -125,7 +132,7 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
     module.walk(
         [&](Operation *op) {
           if (isRetypable(op) || !touchesNarrowFloats(op) ||
-              op->getParentOfType<SdpaOp>() || op->getParentOfType<WeightsOp>())
+              isInModifierRegion(op))
             return;
           auto constant = dyn_cast<arith::ConstantOp>(op);
           if (constant && isa<DenseFPElementsAttr>(constant.getValue()))
@@ -148,7 +155,7 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
     // the walk ends; the verifier runs after the pass.
     auto widen = [](Value v) { v.setType(widenType(v.getType())); };
     module.walk([&](Operation *op) {
-      if (op->getParentOfType<SdpaOp>() || op->getParentOfType<WeightsOp>())
+      if (isInModifierRegion(op))
         return;
       if (auto func = dyn_cast<func::FuncOp>(op)) {
         SmallVector<Type> inputs, results;

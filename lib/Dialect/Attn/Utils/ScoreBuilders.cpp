@@ -27,8 +27,8 @@ using namespace mlir::attn;
 // Semantics
 //===----------------------------------------------------------------------===//
 
-/// The parts attn.sdpa and attn.weights share (they have the same ODS
-/// fragment, so the same accessors).
+/// The parts attn.sdpa, attn.weights and attn.sdpa_grad share (they have
+/// the same ODS fragments, so the same accessors).
 template <typename OpTy> static ScoreSemantics getSemantics(OpTy op) {
   ScoreSemantics sem;
   if (!op.getScoreMod().empty())
@@ -54,6 +54,9 @@ template <typename OpTy> static ScoreSemantics getSemantics(OpTy op) {
 
 ScoreSemantics attn::getScoreSemantics(SdpaOp op) { return getSemantics(op); }
 ScoreSemantics attn::getScoreSemantics(WeightsOp op) {
+  return getSemantics(op);
+}
+ScoreSemantics attn::getScoreSemantics(SdpaGradOp op) {
   return getSemantics(op);
 }
 

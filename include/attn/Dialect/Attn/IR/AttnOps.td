@@ -26,6 +26,9 @@ def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16, F64]>;
 def Attn_LengthTensor : RankedTensorOf<[I32, I64]>;
 def Attn_BlockListTensor : 1DTensorOf<[I32, I64]>;
 def Attn_BlockClassTensor : 4DTensorOf<[I8]>;
+// Row statistics (the log-sum-exp) are kept in the accumulator type: f32,
+// or f64 for the float64 reference.
+def Attn_StatTensor : RankedTensorOf<[F32, F64]>;
 
 //===----------------------------------------------------------------------===//
 // Pieces shared by the ops that compute attention scores
@@ -33,14 +36,17 @@ def Attn_BlockClassTensor : 4DTensorOf<[I8]>;
 
 // Every op that forms softmax(mask(scale * Q K^T)) takes the same masks,
 // attributes and modifier regions. They are listed once here so that
-// attn.sdpa and attn.weights cannot drift apart.
-defvar Attn_ScoreModifiers = (ins
+// attn.sdpa, attn.weights and attn.sdpa_grad cannot drift apart; each op
+// puts its own `outs` between the operands and the attributes.
+defvar Attn_ScoreOperands = (ins
   Optional<Attn_MaskTensor>:$mask,
   Optional<Attn_LengthTensor>:$kv_lens,
   Optional<Attn_BlockListTensor>:$block_offsets,
   Optional<Attn_BlockListTensor>:$block_indices,
-  Optional<Attn_BlockClassTensor>:$block_classes,
-  Attn_FloatTensor:$init,
+  Optional<Attn_BlockClassTensor>:$block_classes
+);
+
+defvar Attn_ScoreAttributes = (ins
   OptionalAttr<F32Attr>:$scale,
   UnitAttr:$causal,
   OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -50,12 +56,14 @@ defvar Attn_ScoreModifiers = (ins
   OptionalAttr<DenseI64ArrayAttr>:$block_size
 );
 
-defvar Attn_ScoreModifierFormat = [{
+defvar Attn_ScoreOperandFormat = [{
   (`mask` `(` $mask^ `:` type($mask) `)`)?
   (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
   (`blocks` `(` $block_offsets^ `,` $block_indices `:` type($block_offsets) `,` type($block_indices) `)`)?
   (`block_classes` `(` $block_classes^ `:` type($block_classes) `)`)?
-  `outs` `(` $init `)`
+}];
+
+defvar Attn_ScoreAttributeFormat = [{
   (`scale` `=` $scale^)?
   (`causal` $causal^)?
   (`window` `=` $window^)?
@@ -127,8 +135,16 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
     (grouped-query and multi-query attention). `Sq` and `Skv` may differ
     (cross-attention) and so may `D` and `Dv`. Any dimension may be dynamic.
     `query`, `key`, `value` and the result share one element type (`f32`,
-    `f16`, `bf16`, or `f64`, which the float64 reference uses); the op is in destination-passing style and `outs` gives
-    the tensor the result is written into.
+    `f16`, `bf16`, or `f64`, which the float64 reference uses); the op is in
+    destination-passing style and `outs` gives the tensor the result is
+    written into.
+
+    With `lse(%init : tensor<BxHqxSqxf32>)` in `outs`, the op also returns
+    the log-sum-exp of every row's scores, `lse[b, h, i] = log(sum_j
+    exp(s[b, h, i, j]))` over the keys that take part (before dropout), in
+    the accumulator type (`f32`; `f64` for `f64` inputs): the statistic
+    `attn.sdpa_grad` recomputes the probabilities from. A row in which no
+    key takes part has `lse = -inf`.
 
   }], Attn_ScoreModifierDoc, [{
 
@@ -160,19 +176,31 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
 
   let arguments = !con((ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
                             Attn_FloatTensor:$value),
-                       Attn_ScoreModifiers);
-  let results = (outs Attn_FloatTensor:$result);
+                       Attn_ScoreOperands,
+                       (ins Attn_FloatTensor:$init,
+                            Optional<Attn_StatTensor>:$lse_init),
+                       Attn_ScoreAttributes);
+  let results = (outs Attn_FloatTensor:$result,
+                      Optional<Attn_StatTensor>:$lse);
   let regions = (region MaxSizedRegion<1>:$score_mod,
                         MaxSizedRegion<1>:$mask_mod);
 
   let assemblyFormat = !strconcat([{ $query `,` $key `,` $value }],
-      Attn_ScoreModifierFormat,
-      [{ `:` type($query) `,` type($key) `,` type($value) `->` type($result) }],
+      Attn_ScoreOperandFormat,
+      [{ `outs` `(` $init `)`
+         (`lse` `(` $lse_init^ `:` type($lse_init) `)`)? }],
+      Attn_ScoreAttributeFormat,
+      [{ `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+         (`,` type($lse)^)? }],
       Attn_ScoreModifierRegionFormat);
 
   let extraClassDeclaration = [{
+    /// The init and, when the op returns the log-sum-exp, its init: two
+    /// consecutive operands.
     ::mlir::MutableOperandRange getDpsInitsMutable() {
-      return getInitMutable();
+      return ::mlir::MutableOperandRange(
+          getOperation(), getInitMutable().getOperandNumber(),
+          getLseInit() ? 2 : 1);
     }
   }];
 
@@ -208,13 +236,15 @@ def Attn_WeightsOp : Attn_Op<"weights", [
   }]);
 
   let arguments = !con((ins Attn_FloatTensor:$query, Attn_FloatTensor:$key),
-                       Attn_ScoreModifiers);
+                       Attn_ScoreOperands, (ins Attn_FloatTensor:$init),
+                       Attn_ScoreAttributes);
   let results = (outs Attn_FloatTensor:$result);
   let regions = (region MaxSizedRegion<1>:$score_mod,
                         MaxSizedRegion<1>:$mask_mod);
 
   let assemblyFormat = !strconcat([{ $query `,` $key }],
-      Attn_ScoreModifierFormat,
+      Attn_ScoreOperandFormat, [{ `outs` `(` $init `)` }],
+      Attn_ScoreAttributeFormat,
       [{ `:` type($query) `,` type($key) `->` type($result) }],
       Attn_ScoreModifierRegionFormat);
 
@@ -228,12 +258,107 @@ def Attn_WeightsOp : Attn_Op<"weights", [
 }
 
 //===----------------------------------------------------------------------===//
+// attn.sdpa_grad
+//===----------------------------------------------------------------------===//
+
+def Attn_SdpaGradOp : Attn_Op<"sdpa_grad", [
+    AttrSizedOperandSegments, Pure,
+    DestinationStyleOpInterface,
+    AllTypesMatch<["query", "query_grad_init", "query_grad"]>,
+    AllTypesMatch<["key", "key_grad_init", "key_grad"]>,
+    AllTypesMatch<["value", "value_grad_init", "value_grad"]>,
+    AllTypesMatch<["out", "out_grad"]>]> {
+  let summary = "gradients of scaled dot-product attention";
+  let description = !strconcat([{
+    The backward of `attn.sdpa`: given the forward's operands, its result
+    `out` (`O`), the gradient of a loss with respect to it (`out_grad`,
+    `dO`) and the forward's row log-sum-exp `lse` (from `attn.sdpa`'s `lse`
+    result), returns the gradients `dQ`, `dK` and `dV` of that loss with
+    respect to `query`, `key` and `value`, written into the three `outs`.
+    Masks, attributes and regions must be the forward's: the gradient is
+    that of the same function.
+
+    With `P` the probabilities the forward multiplied with `V` (recomputed
+    as `exp(s - lse)` from the scores `s` of the rules below, then dropout
+    with the forward's keep decisions, the same pure function of
+    `(seed, b, h, i, j)`):
+
+    - `dV[b, g, j] = sum over the query heads h of group g and rows i of
+      P[b, h, i, j] dO[b, h, i]`;
+    - `dP = dO V^T` (dropout applied to it as to `P`), and
+      `dS = P_undropped * (dP - rowsum(dO * O))`;
+    - through `score_mod` by the chain rule (`dS` times the derivative of
+      the region with respect to its score argument);
+    - `dQ = scale * dS K`, `dK[b, g] = scale * sum over the group's query
+      heads of dS^T Q`.
+
+    Keys that take no part in a row (masks, `mask_mod`, causal, window,
+    `kv_lens`, block layouts) have `P = 0` and contribute nothing; a row in
+    which no key takes part (`lse = -inf`) has zero gradients. `mask_mod`
+    and boolean masks have no gradient; additive masks are inputs the
+    gradients are not taken for.
+
+    Shapes: as `attn.sdpa`, with `out` and `out_grad` `[B, Hq, Sq, Dv]` in
+    the inputs' element type and `lse` `[B, Hq, Sq]` in the accumulator
+    type (`f32`; `f64` for `f64` inputs). The gradients have the types of
+    `query`, `key` and `value`.
+
+  }], Attn_ScoreModifierDoc, [{
+
+    Example:
+
+    ```mlir
+    %o, %lse = attn.sdpa %q, %k, %v outs(%init) lse(%lse_init : tensor<2x8x128xf32>) causal
+        : tensor<2x8x128x64xf32>, tensor<2x2x128x64xf32>, tensor<2x2x128x64xf32>
+          -> tensor<2x8x128x64xf32>, tensor<2x8x128xf32>
+    %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse
+        outs(%dq_init, %dk_init, %dv_init) causal
+        : tensor<2x8x128x64xf32>, tensor<2x2x128x64xf32>, tensor<2x2x128x64xf32>,
+          tensor<2x8x128x64xf32>, tensor<2x8x128xf32>
+    ```
+  }]);
+
+  let arguments = !con((ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                            Attn_FloatTensor:$value, Attn_FloatTensor:$out,
+                            Attn_FloatTensor:$out_grad,
+                            Attn_StatTensor:$lse),
+                       Attn_ScoreOperands,
+                       (ins Attn_FloatTensor:$query_grad_init,
+                            Attn_FloatTensor:$key_grad_init,
+                            Attn_FloatTensor:$value_grad_init),
+                       Attn_ScoreAttributes);
+  let results = (outs Attn_FloatTensor:$query_grad,
+                      Attn_FloatTensor:$key_grad,
+                      Attn_FloatTensor:$value_grad);
+  let regions = (region MaxSizedRegion<1>:$score_mod,
+                        MaxSizedRegion<1>:$mask_mod);
+
+  let assemblyFormat = !strconcat(
+      [{ $query `,` $key `,` $value `,` $out `,` $out_grad `,` $lse }],
+      Attn_ScoreOperandFormat,
+      [{ `outs` `(` $query_grad_init `,` $key_grad_init `,` $value_grad_init `)` }],
+      Attn_ScoreAttributeFormat,
+      [{ `:` type($query) `,` type($key) `,` type($value) `,` type($out) `,`
+         type($lse) }],
+      Attn_ScoreModifierRegionFormat);
+
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(
+          getOperation(), getQueryGradInitMutable().getOperandNumber(), 3);
+    }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.yield
 //===----------------------------------------------------------------------===//
 
 def Attn_YieldOp : Attn_Op<"yield", [
     Pure, ReturnLike, Terminator,
-    ParentOneOf<["SdpaOp", "WeightsOp"]>]> {
+    ParentOneOf<["SdpaOp", "WeightsOp", "SdpaGradOp"]>]> {
   let summary = "yields the value of a score_mod or mask_mod region";
   let description = [{
     Terminates a `score_mod` region (yielding the new `f32` score) or a

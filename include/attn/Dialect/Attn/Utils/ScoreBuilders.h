@@ -52,6 +52,7 @@ struct ScoreSemantics {
 /// The semantics of `op`.
 ScoreSemantics getScoreSemantics(SdpaOp op);
 ScoreSemantics getScoreSemantics(WeightsOp op);
+ScoreSemantics getScoreSemantics(SdpaGradOp op);
 
 /// The softmax scale in `acc`: the explicit one, else 1/sqrt(D) with D the
 /// last dimension of `query` (computed at run time when it is dynamic).
