@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
@@ -203,6 +204,17 @@ FailureOr<int64_t> ShapeEvaluator::getDim(Value value, int64_t dim) {
     return getDim(cast.getSource(), dim);
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
     return getDim(dps.getTiedOpOperand(result)->get(), dim);
+  // A loop whose body writes the carried tensor in place (through ops in
+  // destination style) has the shape of its initial value.
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    unsigned number = result.getResultNumber();
+    Value carried = loop.getYieldedValues()[number];
+    while (auto dps = carried.getDefiningOp<DestinationStyleOpInterface>())
+      carried = dps.getTiedOpOperand(cast<OpResult>(carried))->get();
+    if (carried != loop.getRegionIterArg(number))
+      return failure();
+    return getDim(loop.getInitArgs()[number], dim);
+  }
   if (auto reify = dyn_cast<ReifyRankedShapedTypeOpInterface>(op)) {
     OpBuilder b(op);
     ReifiedRankedShapedTypeDims shapes;

@@ -6,10 +6,11 @@
 
 import math
 
-from . import _arrays, _ir
+from . import _arrays, _autograd, _ir
 from ._compile import compile_shaped
 
-_FLOATS = ("f32", "f16", "bf16")
+# f64 computes in float64 throughout (torch.autograd.gradcheck's inputs).
+_FLOATS = ("f32", "f16", "bf16", "f64")
 
 
 def _dims(x, name):
@@ -27,17 +28,20 @@ class _SdpaCall:
 
     def __init__(self, query, key, value, elem, shapes):
         qs, ks, vs = shapes
-        self.elem, self.qs, self.vs = elem, qs, vs
+        self.elem, self.qs, self.ks, self.vs = elem, qs, ks, vs
+        # The log-sum-exp's type: the accumulator's.
+        self.stat_elem = "f64" if elem == "f64" else "f32"
         lead = qs[:-3] if len(qs) > 3 else ()
         batch = math.prod(lead) if lead else 1
         hq = qs[-3] if len(qs) >= 3 else 1
         hkv = ks[-3] if len(ks) >= 3 else 1
         self.q4 = (batch, hq, qs[-2], qs[-1])
-        k4 = (batch, hkv, ks[-2], ks[-1])
-        v4 = (batch, hkv, vs[-2], vs[-1])
+        self.k4 = (batch, hkv, ks[-2], ks[-1])
+        self.v4 = (batch, hkv, vs[-2], vs[-1])
         self.out4 = (batch, hq, qs[-2], vs[-1])
         self.args, self.inputs, self.originals = [], [], []
-        for name, x, s in (("q", query, self.q4), ("k", key, k4), ("v", value, v4)):
+        for name, x, s in (("q", query, self.q4), ("k", key, self.k4),
+                           ("v", value, self.v4)):
             self.add_input(name, x, s, elem, "v.v.")
         self.attrs = []
 
@@ -49,36 +53,91 @@ class _SdpaCall:
         self.inputs.append(_arrays.reshape(_arrays.as_array(x, name), shape))
         self.originals.append(x)
 
-    def source(self, regions, dynamic):
-        """The function's text; with `dynamic`, the batch size and sequence
-        lengths are left to run time (a shape-generic build)."""
-        types = _ir.parameter_types(self.args, dynamic)
-        out_varying = _ir.varying_dims(self.out4, "v.v.") if dynamic else ()
-        out_type = _ir.tensor_type(self.out4, self.elem, out_varying)
-        # The output's dynamic sizes are the query's (batch, query length).
-        body, sizes = [], []
-        for i in out_varying:
-            body += [f"%c{i} = arith.constant {i} : index",
-                     f"%d{i} = tensor.dim %q, %c{i} : {types['q']}"]
-            sizes.append(f"%d{i}")
-        body.append(f"%e = tensor.empty({', '.join(sizes)}) : {out_type}")
-        mask = f"mask(%m : {types['m']}) " if "m" in types else ""
-        body.append(f"%o = attn.sdpa %q, %k, %v {mask}outs(%e) {' '.join(self.attrs)} : "
-                    f"{types['q']}, {types['k']}, {types['v']} -> {out_type}{regions}")
-        return _ir.function("sdpa", [(name, types[name]) for name, *_ in self.args],
-                            [("%o", out_type)], body)
+    def _empty(self, name, shape, elem, like, dynamic, types, body, pattern="v.v."):
+        """Appends `%name = tensor.empty` of `shape` to `body`, its varying
+        sizes (with `dynamic`; `pattern` as _ir.varying_dims's) read from
+        the same dimensions of parameter `%like`; returns its type."""
+        varying = _ir.varying_dims(shape, pattern) if dynamic else ()
+        sizes = []
+        for i in varying:
+            body += [f"%{name}_c{i} = arith.constant {i} : index",
+                     f"%{name}_d{i} = tensor.dim %{like}, %{name}_c{i} : {types[like]}"]
+            sizes.append(f"%{name}_d{i}")
+        type = _ir.tensor_type(shape, elem, varying)
+        body.append(f"%{name} = tensor.empty({', '.join(sizes)}) : {type}")
+        return type
 
-    def run(self, regions, target, dynamic=None):
-        """Compiles (or reuses) the function for these arguments, static or
-        shape-generic as `dynamic` says (compile_shaped), and runs it."""
-        key = (tuple((name, tuple(shape), elem, varying)
-                     for name, shape, elem, varying in self.args),
+    def _mask_operand(self, types):
+        return f"mask(%m : {types['m']}) " if "m" in types else ""
+
+    def source(self, regions, dynamic, lse=False):
+        """The function's text; with `dynamic`, the batch size and sequence
+        lengths are left to run time (a shape-generic build). With `lse`,
+        the function also returns the rows' log-sum-exp [B, Hq, L] (f32)."""
+        types = _ir.parameter_types(self.args, dynamic)
+        body = []
+        # The output's dynamic sizes are the query's (batch, query length).
+        out_type = self._empty("e", self.out4, self.elem, "q", dynamic, types, body)
+        results, outs, result_types = [("%o", out_type)], "outs(%e)", out_type
+        if lse:
+            lse_type = self._empty("l", self.q4[:3], self.stat_elem, "q", dynamic, types,
+                                   body, pattern="v.v")
+            results.append(("%lse", lse_type))
+            outs += f" lse(%l : {lse_type})"
+            result_types += f", {lse_type}"
+        values = ", ".join(v for v, _ in results)
+        body.append(f"{values} = attn.sdpa %q, %k, %v {self._mask_operand(types)}{outs} "
+                    f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']} "
+                    f"-> {result_types}{regions}")
+        return _ir.function("sdpa", [(name, types[name]) for name, *_ in self.args],
+                            results, body)
+
+    def grad_source(self, regions, dynamic):
+        """The text of the backward: parameters the forward's, then its
+        result `o`, the result's gradient `do` and the log-sum-exp `lse`;
+        returns dq, dk, dv."""
+        types = _ir.parameter_types(self.args, dynamic)
+        body = []
+        grad_types = [self._empty(f"e{name}", shape, self.elem, name, dynamic, types, body)
+                      for name, shape in (("q", self.q4), ("k", self.k4), ("v", self.v4))]
+        body.append(f"%dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse "
+                    f"{self._mask_operand(types)}outs(%eq, %ek, %ev) "
+                    f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']}, "
+                    f"{types['o']}, {types['lse']}{regions}")
+        return _ir.function("sdpa_grad", [(name, types[name]) for name, *_ in self.args],
+                            list(zip(("%dq", "%dk", "%dv"), grad_types)), body)
+
+    def _run(self, source, regions, target, dynamic, kind):
+        key = (kind, tuple((name, tuple(shape), elem, varying)
+                           for name, shape, elem, varying in self.args),
                self.out4, self.elem, tuple(self.attrs), regions)
-        function = compile_shaped(lambda d: self.source(regions, d), dynamic, target,
-                                  key=key)
+        function = compile_shaped(lambda d: source(regions, d), dynamic, target, key=key)
         like = next((x for x in self.originals if _arrays.is_torch(x)), None)
-        result = function.run_arrays(self.inputs, like)
-        return _arrays.reshape(result, self.qs[:-1] + (self.vs[-1],))
+        return function.run_arrays(self.inputs, like)
+
+    def run(self, regions, target, dynamic=None, lse=False):
+        """Compiles (or reuses) the function for these arguments, static or
+        shape-generic as `dynamic` says (compile_shaped), and runs it: the
+        output, or with `lse` (output, log-sum-exp), shaped as the query's
+        leading dimensions."""
+        source = (lambda r, d: self.source(r, d, lse=True)) if lse else self.source
+        result = self._run(source, regions, target, dynamic, "lse" if lse else "forward")
+        out_shape = self.qs[:-1] + (self.vs[-1],)
+        if not lse:
+            return _arrays.reshape(result, out_shape)
+        return (_arrays.reshape(result[0], out_shape),
+                _arrays.reshape(result[1], self.qs[:-1]))
+
+    def run_grad(self, out, out_grad, lse, regions, target, dynamic=None):
+        """The gradients (dq, dk, dv), shaped as query, key and value, of the
+        forward this call describes, given its output, the output's gradient
+        and its log-sum-exp."""
+        self.add_input("o", out, self.out4, self.elem, "v.v.")
+        self.add_input("do", out_grad, self.out4, self.elem, "v.v.")
+        self.add_input("lse", lse, self.q4[:3], self.stat_elem, "v.v")
+        dq, dk, dv = self._run(self.grad_source, regions, target, dynamic, "grad")
+        return (_arrays.reshape(dq, self.qs), _arrays.reshape(dk, self.ks),
+                _arrays.reshape(dv, self.vs))
 
 
 def _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
@@ -91,7 +150,7 @@ def _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_g
                          f"{list(qs)}, {list(ks)}, {list(vs)}")
     elem = _arrays.element(query)
     if elem not in _FLOATS:
-        raise TypeError(f"query must be float32, float16 or bfloat16, got {elem}")
+        raise TypeError(f"query must be float32, float16, bfloat16 or float64, got {elem}")
     for name, x in (("key", key), ("value", value)):
         if _arrays.element(x) != elem:
             raise TypeError(f"query, key and value must have the same dtype: query "
@@ -177,12 +236,24 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     key gives 0 rather than NaN, and dropout uses attn-mlir's counter-based
     generator (docs/Numerics.md), not torch's.
 
+    Differentiable: with torch tensors that require grad (and grad mode
+    on), the call is the custom op `torch.ops.attn_mlir.sdpa_forward`,
+    whose backward is the compiled `attn.sdpa_grad`; under torch.compile
+    it is traced as that op. Float masks get no gradient.
+
     `dynamic` (as torch.compile's): None compiles for the first call's
     shapes and, when a later call differs in batch size or sequence
     lengths, once more with those sizes dynamic, for every size after;
     True compiles the shape-generic function from the start; False
     compiles every new shape (attn_mlir.stats() counts the compiles).
     """
+    if _arrays.is_torch(query) and _autograd.wanted(query, key, value, attn_mask):
+        out, _ = _autograd.ops().sdpa_forward(
+            query, key, value, attn_mask, float(dropout_p), bool(is_causal),
+            None if scale is None else float(scale), bool(enable_gqa),
+            None if window is None else [int(w) for w in window], alignment, target,
+            dynamic)
+        return out
     call = _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                     enable_gqa, window, alignment)
     return call.run("", target, dynamic)

@@ -69,7 +69,8 @@ def dropout_uniform(seed, shape):
     return u
 
 
-# Modifier regions: MLIR text and the NumPy function they compute.
+# Modifier regions: MLIR text, the NumPy function they compute and, for
+# score_mod, its derivative with respect to the score (for attn.sdpa_grad).
 SCORE_MODS = {
     # ALiBi-like relative bias: s + 0.25 * (j - i) * (h + 1).
     "alibi": ("""
@@ -84,7 +85,8 @@ SCORE_MODS = {
          %r_bias = arith.mulf %r_pf, %r_q : f32
          %r_r = arith.addf %r_s, %r_bias : f32
          attn.yield %r_r : f32""",
-              lambda s, b, h, i, j: s + 0.25 * (j - i) * (h + 1)),
+              lambda s, b, h, i, j: s + 0.25 * (j - i) * (h + 1),
+              lambda s, b, h, i, j: np.ones_like(s)),
     # Soft-capping as in Gemma 2: 2 * tanh(s / 2).
     "softcap": ("""
        ^bb0(%r_s: f32, %r_b: index, %r_h: index, %r_i: index, %r_j: index):
@@ -93,7 +95,8 @@ SCORE_MODS = {
          %r_t = math.tanh %r_x : f32
          %r_r = arith.mulf %r_t, %r_c : f32
          attn.yield %r_r : f32""",
-                lambda s, b, h, i, j: 2.0 * np.tanh(s / 2.0)),
+                lambda s, b, h, i, j: 2.0 * np.tanh(s / 2.0),
+                lambda s, b, h, i, j: 1.0 - np.tanh(s / 2.0) ** 2),
 }
 MASK_MODS = {
     # Keys with an index of the same parity as the batch.
@@ -115,22 +118,39 @@ MASK_MODS = {
 }
 
 
-def softmax_dropout(s, a):
-    """Max-subtracted softmax over the last axis (fully masked rows give 0),
-    then dropout by the documented hash."""
+def softmax(s):
+    """Max-subtracted softmax over the last axis (fully masked rows give 0)."""
     m = s.max(axis=-1, keepdims=True)
     m = np.where(m == -np.inf, 0.0, m)
     e = np.exp(s - m)
     total = e.sum(axis=-1, keepdims=True)
-    p = np.where(total == 0, 0.0, e / np.where(total == 0, 1.0, total))
-    if a.dropout > 0:
-        u = dropout_uniform(a.seed, p.shape)
-        p = np.where(u >= np.float32(a.dropout), p / (1 - a.dropout), 0.0)
-    return p
+    return np.where(total == 0, 0.0, e / np.where(total == 0, 1.0, total))
+
+
+def dropout_factor(a, shape):
+    """What dropout multiplies each probability by: 0 where the documented
+    hash drops it, 1 / (1 - p) elsewhere (1 without dropout)."""
+    if a.dropout <= 0:
+        return np.ones(shape)
+    u = dropout_uniform(a.seed, shape)
+    return np.where(u >= np.float32(a.dropout), 1 / (1 - a.dropout), 0.0)
+
+
+def softmax_dropout(s, a):
+    """softmax, then dropout by the documented hash."""
+    p = softmax(s)
+    return p * dropout_factor(a, p.shape)
 
 
 def reference_probs(a, q, k, mask, kv_lens):
     """P = dropout(softmax(mask(scale * Q K^T))), float64."""
+    return softmax_dropout(reference_scores(a, q, k, mask, kv_lens)[0], a)
+
+
+def reference_scores(a, q, k, mask, kv_lens):
+    """The modified scores mask(scale * Q K^T) (-inf where a key takes no
+    part) and, per element, the derivative of the score with respect to the
+    raw product q.k (scale times score_mod's derivative), float64."""
     B, Hq, Sq, D = q.shape
     Hkv, Skv = k.shape[1], k.shape[2]
     kr = np.repeat(k, Hq // Hkv, axis=1)
@@ -144,7 +164,9 @@ def reference_probs(a, q, k, mask, kv_lens):
             keep &= np.broadcast_to(mask, s.shape)
         else:
             s = s + mask
+    derivative = np.full(s.shape, scale)
     if a.score_mod:
+        derivative = derivative * SCORE_MODS[a.score_mod][2](s, b, h, i, j)
         s = SCORE_MODS[a.score_mod][1](s, b, h, i, j)
     if a.mask_mod:
         keep &= MASK_MODS[a.mask_mod][1](b, h, i, j)
@@ -158,7 +180,7 @@ def reference_probs(a, q, k, mask, kv_lens):
     if a.window:
         left, right = a.window
         keep &= (j >= diag - left) & (j <= diag + right)
-    return softmax_dropout(np.where(keep, s, -np.inf), a)
+    return np.where(keep, s, -np.inf), derivative
 
 
 # --------------------------------------------------------------------------- #
@@ -234,8 +256,11 @@ def run_module(text, inputs, num_results, a):
 
 def compare(name, got, want, dtype):
     """The whole output's relative error and the largest row error (rows of
-    the last dimension; absolute where the reference row is 0), as
-    `attn-run --check` computes them: both must be within tolerance."""
+    the last dimension), as `attn-run --check` computes them: both must be
+    within tolerance. A row is compared relative to itself, or to a tenth of
+    a typical row where it is smaller than that: a gradient row that cancels
+    to 0 (the query gradient of a row with one visible key) is 0 up to the
+    rounding of its terms, not up to its own rounding."""
     got = got.reshape(want.shape)
     if not np.all(np.isfinite(got)):
         print(f"{name}: FAIL, {np.sum(~np.isfinite(got))} non-finite values")
@@ -246,7 +271,9 @@ def compare(name, got, want, dtype):
     rows_want = want.reshape(rows_got.shape)
     row_diff = np.linalg.norm(rows_got - rows_want, axis=1)
     row_norm = np.linalg.norm(rows_want, axis=1)
-    row_err = row_diff / np.where(row_norm > 0, row_norm, 1.0)
+    typical = denom / np.sqrt(max(len(row_norm), 1))
+    floor = 0.1 * typical if typical > 0 else 1.0
+    row_err = row_diff / np.maximum(row_norm, floor)
     worst = int(np.argmax(row_err)) if row_err.size else 0
     worst_index = list(np.unravel_index(worst, want.shape[:-1])) if want.ndim > 1 else []
     max_row = float(row_err.max()) if row_err.size else 0.0
@@ -269,7 +296,7 @@ def check_score_op(a, rng):
     k = round_to(rng.standard_normal((B, Hkv, Skv, D)), dt)
     v = round_to(rng.standard_normal((B, Hkv, Skv, Dv)), dt)
     args = [("q", q, dt), ("k", k, dt)]
-    if a.op == "sdpa":
+    if a.op != "weights":
         args.append(("v", v, dt))
     mask = kv_lens = None
     mask_clause = ""
@@ -292,6 +319,8 @@ def check_score_op(a, rng):
         mask_clause += (f"kv_lens(%l : "
                         f"{tensor_type(kv_lens.shape, a.kv_lens_type, a.dynamic)}) ")
 
+    if a.op == "sdpa_grad":
+        return check_grad(a, rng, args, mask_clause, q, k, v, mask, kv_lens)
     p = reference_probs(a, q, k, mask, kv_lens)
     if a.op == "sdpa":
         out_shape = (B, Hq, Sq, Dv)
@@ -314,6 +343,80 @@ def check_score_op(a, rng):
     text = wrap(entry_args, body, [(out_type, out_shape)])
     (got,) = run_module(text, args, 1, a)
     return compare(f"attn.{a.op}", got, want, dt)
+
+
+def reference_grads(a, q, k, v, mask, kv_lens, out_grad, given_out):
+    """The forward's output and log-sum-exp and the gradients of
+    sum(out * out_grad) with respect to q, k and v, float64, by the chain
+    rule written out (attn.sdpa_grad's description), with `given_out` as
+    the O that attn.sdpa_grad takes (rowsum(dO * O) is computed from it)."""
+    groups = q.shape[1] // k.shape[1]
+    kr, vr = np.repeat(k, groups, axis=1), np.repeat(v, groups, axis=1)
+    s, derivative = reference_scores(a, q, k, mask, kv_lens)
+    p = softmax(s)
+    factor = dropout_factor(a, p.shape)
+    out = (p * factor) @ vr
+    m = s.max(axis=-1)
+    with np.errstate(divide="ignore"):
+        lse = np.where(m == -np.inf, -np.inf,
+                       np.log(np.exp(s - np.where(m == -np.inf, 0, m)[..., None])
+                              .sum(axis=-1)) + np.where(m == -np.inf, 0, m))
+    dv = np.swapaxes(p * factor, -1, -2) @ out_grad
+    dp = (out_grad @ np.swapaxes(vr, -1, -2)) * factor
+    row = (out_grad * given_out).sum(axis=-1, keepdims=True)
+    ds = np.where(p == 0, 0.0, p * (dp - row) * derivative)
+    dq = ds @ kr
+    dk = np.swapaxes(ds, -1, -2) @ q
+
+    def group_sum(x):
+        return x.reshape(x.shape[0], -1, groups, *x.shape[2:]).sum(axis=2)
+
+    return out, lse, dq, group_sum(dk), group_sum(dv)
+
+
+def check_grad(a, rng, args, mask_clause, q, k, v, mask, kv_lens):
+    """attn.sdpa with its log-sum-exp, then attn.sdpa_grad of its output for
+    a random output gradient, in one function: the output and the three
+    gradients against reference_grads."""
+    B, Hq, Sq, Dv = q.shape[0], q.shape[1], q.shape[2], v.shape[3]
+    dt = a.dtype
+    out_grad = round_to(rng.standard_normal((B, Hq, Sq, Dv)), dt)
+    args = args + [("do", out_grad, dt), ("init", np.full((B, Hq, Sq, Dv), np.nan), dt),
+                   ("linit", np.full((B, Hq, Sq), np.nan), "f32"),
+                   ("gq", np.full(q.shape, np.nan), dt), ("gk", np.full(k.shape, np.nan), dt),
+                   ("gv", np.full(v.shape, np.nan), dt)]
+    entry_args = [(name, tensor_type(value.shape, et, a.dynamic)) for name, value, et in args]
+    t = dict(entry_args)
+    attrs = score_attrs(a)
+    body = [f"%o, %lse = attn.sdpa %q, %k, %v {mask_clause}outs(%init) "
+            f"lse(%linit : {t['linit']}) {attrs} : {t['q']}, {t['k']}, {t['v']} -> "
+            f"{t['init']}, {t['linit']}{regions(a)}",
+            f"%dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse {mask_clause}"
+            f"outs(%gq, %gk, %gv) {attrs} : {t['q']}, {t['k']}, {t['v']}, {t['init']}, "
+            f"{t['linit']}{regions(a)}",
+            f"return %o, %lse, %dq, %dk, %dv : {t['init']}, {t['linit']}, {t['q']}, "
+            f"{t['k']}, {t['v']}"]
+    results = [(t[n], None) for n in ("init", "linit", "q", "k", "v")]
+    got = run_module(wrap(entry_args, body, results), args, 5, a)
+    # The gradients are those at the O the function computed (in the
+    # element type; checked against the exact one as "out").
+    want = reference_grads(a, q, k, v, mask, kv_lens, out_grad, got[0])
+    ok = True
+    for name, g, w in zip(("out", "lse", "dq", "dk", "dv"), got, want):
+        if name == "lse":
+            # -inf for rows with no key: equal there, compared elsewhere.
+            empty = w == -np.inf
+            if not np.array_equal(g == -np.inf, empty):
+                print(f"lse: FAIL, -inf at {np.argwhere((g == -np.inf) != empty)[:4].tolist()}")
+                ok = False
+                continue
+            g, w = np.where(empty, 0, g), np.where(empty, 0, w)
+            # The log-sum-exp is computed in f32 whatever the inputs' type.
+            ok &= compare("attn.sdpa lse", g, w, "f32")
+            continue
+        ok &= compare(f"attn.sdpa_grad {name}" if name != "out" else "attn.sdpa out",
+                      g, w, dt)
+    return ok
 
 
 # --------------------------------------------------------------------------- #
@@ -475,7 +578,9 @@ def check_multihead(a, rng):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--op", choices=["sdpa", "weights", "multihead"], default="sdpa")
+    p.add_argument("--op", choices=["sdpa", "weights", "sdpa_grad", "multihead"],
+                   default="sdpa", help="sdpa_grad: attn.sdpa with its log-sum-exp, then "
+                   "attn.sdpa_grad of its output")
     p.add_argument("--dtype", choices=list(TOL), default="f32")
     p.add_argument("--B", type=int, default=2)
     p.add_argument("--Hq", type=int, default=2)

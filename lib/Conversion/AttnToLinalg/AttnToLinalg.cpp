@@ -14,11 +14,11 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -416,7 +416,10 @@ Value buildContraction(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
 /// Sums a tensor [B, Hq, S, X] computed per query head over the query heads
 /// of each key/value group, [B, Hkv, S, X] like `kv`: the forward reads K
 /// and V head h / (Hq / Hkv), so their gradients add up every query head
-/// that read them.
+/// that read them. Query head r of every group is the strided slice of
+/// heads r, r + G, r + 2G, ...; the loop adds the G slices. (An expand_shape
+/// of Hq into [Hkv, G] would be one reduction, but two dynamic extents in
+/// one reassociation group are beyond expand-strided-metadata.)
 Value sumOverGroups(OpBuilder &b, Location loc, Value perQueryHead, Value kv) {
   auto type = cast<RankedTensorType>(perQueryHead.getType());
   auto kvType = cast<RankedTensorType>(kv.getType());
@@ -424,26 +427,29 @@ Value sumOverGroups(OpBuilder &b, Location loc, Value perQueryHead, Value kv) {
   if (!ShapedType::isDynamic(qHeads) && qHeads == kvHeads)
     return perQueryHead;
   SmallVector<OpFoldResult> sizes = getSizes(b, loc, perQueryHead);
-  OpFoldResult kvHeadCount = tensor::getMixedSize(b, loc, kv, 1);
-  AffineExpr s0, s1;
-  bindSymbols(b.getContext(), s0, s1);
-  OpFoldResult group = affine::makeComposedFoldedAffineApply(
-      b, loc, s0.floorDiv(s1), {sizes[1], kvHeadCount});
-  SmallVector<OpFoldResult> grouped = {sizes[0], kvHeadCount, group, sizes[2],
-                                       sizes[3]};
-  SmallVector<int64_t> groupedShape;
-  SmallVector<Value> dynamic;
-  dispatchIndexOpFoldResults(grouped, dynamic, groupedShape);
-  Value expanded = tensor::ExpandShapeOp::create(
-      b, loc, type.clone(groupedShape), perQueryHead,
-      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}, grouped);
-  SmallVector<OpFoldResult> reducedSizes = {sizes[0], kvHeadCount, sizes[2],
-                                            sizes[3]};
-  Value zero = createFilledTensor(
-      b, loc, reducedSizes, b.getFloatAttr(type.getElementType(), 0));
-  return linalg::ReduceOp::create(b, loc, expanded, zero, {2},
-                                  buildBinaryBody<arith::AddFOp>)
-      .getResult(0);
+  sizes[1] = tensor::getMixedSize(b, loc, kv, 1);
+  Value group = arith::DivUIOp::create(
+      b, loc, tensor::DimOp::create(b, loc, perQueryHead, 1),
+      tensor::DimOp::create(b, loc, kv, 1));
+  Value zero = createFilledTensor(b, loc, sizes,
+                                  b.getFloatAttr(type.getElementType(), 0));
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, c0, group, c1, ValueRange{zero},
+      [&](OpBuilder &nb, Location nl, Value r, ValueRange sum) {
+        OpFoldResult one = nb.getIndexAttr(1);
+        Value heads = tensor::ExtractSliceOp::create(
+            nb, nl, perQueryHead,
+            ArrayRef<OpFoldResult>{nb.getIndexAttr(0), r, nb.getIndexAttr(0),
+                                   nb.getIndexAttr(0)},
+            sizes, ArrayRef<OpFoldResult>{one, group, one, one});
+        Value added = linalg::AddOp::create(nb, nl, ValueRange{sum[0], heads},
+                                            ValueRange{sum[0]})
+                          .getResult(0);
+        scf::YieldOp::create(nb, nl, added);
+      });
+  return loop.getResult(0);
 }
 
 /// Converts `value` (the accumulator type) into `init`'s element type,

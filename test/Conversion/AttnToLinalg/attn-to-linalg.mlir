@@ -158,3 +158,70 @@ func.func @dropout(%q: tensor<1x1x2x4xf32>, %init: tensor<1x1x2x2xf32>) -> tenso
   %p = attn.weights %q, %q outs(%init) dropout = 0.25 seed = 7 : tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32> -> tensor<1x1x2x2xf32>
   return %p : tensor<1x1x2x2xf32>
 }
+
+// -----
+
+// The log-sum-exp of the forward: row max (0 for a row with no key) plus
+// the log of the row sum of exp(s - max).
+
+// CHECK-LABEL: func @sdpa_lse
+// CHECK: %[[MAX:.*]] = linalg.reduce {{.*}} dimensions = [3]
+// CHECK: arith.maximumf
+// CHECK: %[[SUM:.*]] = linalg.reduce {{.*}} dimensions = [3]
+// CHECK: %[[LSE:.*]] = linalg.generic {{.*}} ins(%[[MAX]], %[[SUM]] : tensor<1x2x3xf32>, tensor<1x2x3xf32>) outs(%{{.*}} : tensor<1x2x3xf32>)
+// CHECK: math.log
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: arith.addf
+// CHECK: return %{{.*}}, %[[LSE]]
+func.func @sdpa_lse(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x5x8xf32>, %l: tensor<1x2x3xf32>)
+    -> (tensor<1x2x3x8xf32>, tensor<1x2x3xf32>) {
+  %o, %lse = attn.sdpa %q, %k, %k outs(%q) lse(%l : tensor<1x2x3xf32>)
+    : tensor<1x2x3x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32> -> tensor<1x2x3x8xf32>, tensor<1x2x3xf32>
+  return %o, %lse : tensor<1x2x3x8xf32>, tensor<1x2x3xf32>
+}
+
+// -----
+
+// The unfused backward with GQA (4 query heads over 2 key/value heads):
+// P = exp(s - lse) from the masked scores, dV = P^T dO and dK = dS^T Q per
+// query head, then summed over each group's two heads (strided slices of
+// the heads, added); dP = dO V^T and
+// dQ = dS K read V and K through `h floordiv 2`; dS = P (dP - rowsum(dO O))
+// times the scale 1/sqrt(16), zero where P is.
+
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$KVH:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
+// CHECK-DAG: #[[$PT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d2)>
+// CHECK-LABEL: func @sdpa_grad_gqa
+// CHECK-SAME: (%[[Q:[a-z0-9]+]]: tensor<1x4x6x16xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x5x16xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x5x8xf32>, %[[O:[a-z0-9]+]]: tensor<1x4x6x8xf32>, %[[DO:[a-z0-9]+]]: tensor<1x4x6x8xf32>, %[[LSE:[a-z0-9]+]]: tensor<1x4x6xf32>
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK: %[[QK:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x6x5xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} outs(%[[QK]] : tensor<1x4x6x5xf32>)
+// CHECK: arith.cmpi sle
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[S]], %[[LSE]] : tensor<1x4x6x5xf32>, tensor<1x4x6xf32>)
+// CHECK: math.exp
+// CHECK: %[[DVH:.*]] = linalg.generic {indexing_maps = [#[[$PT]], {{.*}}]{{.*}} ins(%[[P]], %[[DO]] : {{.*}}) outs(%{{.*}} : tensor<1x4x5x8xf32>)
+// CHECK: %[[DP:.*]] = linalg.generic {{.*}}#[[$KVH]]{{.*}} ins(%[[DO]], %[[V]] : {{.*}}) outs(%{{.*}} : tensor<1x4x6x5xf32>)
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[O]] : {{.*}}) outs(%{{.*}} : tensor<1x4x6xf32>)
+// CHECK: %[[DS:.*]] = linalg.generic {{.*}}#[[$ROW]]{{.*}} ins(%[[P]], %[[DP]], %[[D]] : {{.*}})
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: arith.mulf %{{.*}}, %[[SCALE]]
+// CHECK: arith.select
+// CHECK: %[[DQ:.*]] = linalg.generic {{.*}}#[[$KVH]]{{.*}} ins(%[[DS]], %[[K]] : {{.*}}) outs(%{{.*}} : tensor<1x4x6x16xf32>)
+// CHECK: %[[DKH:.*]] = linalg.generic {indexing_maps = [#[[$PT]], {{.*}}]{{.*}} ins(%[[DS]], %[[Q]] : {{.*}}) outs(%{{.*}} : tensor<1x4x5x16xf32>)
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %[[G:.*]] step
+// CHECK: %[[HEADS:.*]] = tensor.extract_slice %[[DKH]][0, %[[R]], 0, 0] [1, 2, 5, 16] [1, %[[G]], 1, 1]
+// CHECK: linalg.add ins(%{{.*}}, %[[HEADS]] : tensor<1x2x5x16xf32>, tensor<1x2x5x16xf32>)
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[DVH]]
+// CHECK: linalg.add
+// CHECK-NOT: attn.
+func.func @sdpa_grad_gqa(%q: tensor<1x4x6x16xf32>, %k: tensor<1x2x5x16xf32>, %v: tensor<1x2x5x8xf32>,
+                         %o: tensor<1x4x6x8xf32>, %do: tensor<1x4x6x8xf32>, %lse: tensor<1x4x6xf32>)
+    -> (tensor<1x4x6x16xf32>, tensor<1x2x5x16xf32>, tensor<1x2x5x8xf32>) {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse outs(%q, %k, %v) causal
+    : tensor<1x4x6x16xf32>, tensor<1x2x5x16xf32>, tensor<1x2x5x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6xf32>
+  return %dq, %dk, %dv : tensor<1x4x6x16xf32>, tensor<1x2x5x16xf32>, tensor<1x2x5x8xf32>
+}

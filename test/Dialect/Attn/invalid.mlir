@@ -340,3 +340,57 @@ func.func @classes_shape(%q: tensor<1x2x8x4xf32>, %c: tensor<1x1x2x3xi8>) -> ten
      : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
   return %r : tensor<1x2x8x4xf32>
 }
+
+// -----
+
+func.func @lse_shape(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x7xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{lse must have shape [B, Hq, Sq] = [1, 2, 8], got [1, 2, 7]}}
+  %r, %lse = attn.sdpa %q, %q, %q outs(%q) lse(%l : tensor<1x2x7xf32>)
+     : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x7xf32>
+  return %r : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @lse_type(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf64>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{lse element type ('f64') must be the accumulator type of 'f32' ('f32')}}
+  %r, %lse = attn.sdpa %q, %q, %q outs(%q) lse(%l : tensor<1x2x8xf64>)
+     : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf64>
+  return %r : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @lse_result_type(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{lse result type ('tensor<1x2x?xf32>') must match its init ('tensor<1x2x8xf32>')}}
+  %r, %lse = attn.sdpa %q, %q, %q outs(%q) lse(%l : tensor<1x2x8xf32>)
+     : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x?xf32>
+  return %r : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @grad_out_shape(%q: tensor<1x2x8x4xf32>, %o: tensor<1x2x8x5xf32>, %l: tensor<1x2x8xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{out must have shape [B, Hq, Sq, Dv] = [1, 2, 8, 4], got [1, 2, 8, 5]}}
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %o, %o, %l outs(%q, %q, %q)
+     : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x5xf32>, tensor<1x2x8xf32>
+  return %dq : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @grad_lse_shape(%q: tensor<1x2x8x4xf32>, %l: tensor<1x1x8xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{lse must have shape [B, Hq, Sq] = [1, 2, 8], got [1, 1, 8]}}
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %q, %q, %l outs(%q, %q, %q)
+     : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x1x8xf32>
+  return %dq : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @grad_shared_rules(%q: tensor<1x3x8x4xf32>, %k: tensor<1x2x8x4xf32>, %l: tensor<1x3x8xf32>) -> tensor<1x3x8x4xf32> {
+  // expected-error @+1 {{query heads (3) must be a multiple of key/value heads (2)}}
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %k, %q, %q, %l outs(%q, %k, %k) dropout = 0.5 seed = 1
+     : tensor<1x3x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x3x8x4xf32>, tensor<1x3x8xf32>
+  return %dq : tensor<1x3x8x4xf32>
+}

@@ -140,3 +140,32 @@ func.func @sdpa_blocks(%q: tensor<1x2x128x8xf32>, %off: tensor<3xi32>, %idx: ten
      : tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32> -> tensor<1x2x128x8xf32>
   return %a, %b : tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32>
 }
+
+// The forward with its row log-sum-exp, and the backward with the
+// forward's masks and attributes (f64: the float64 reference's types).
+// CHECK-LABEL: func @sdpa_lse_and_grad
+// CHECK: %[[O:.*]], %[[LSE:.*]] = attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}} : tensor<16xi1>) outs(%{{.*}}) lse(%{{.*}} : tensor<2x8x12xf32>) causal align = <bottom_right> dropout = 1.000000e-01 seed = 7 : tensor<2x8x12x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x24xf32> -> tensor<2x8x12x24xf32>, tensor<2x8x12xf32>
+// CHECK: attn.sdpa_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %{{.*}}, %[[LSE]] mask(%{{.*}} : tensor<16xi1>) outs(%{{.*}}, %{{.*}}, %{{.*}}) causal align = <bottom_right> dropout = 1.000000e-01 seed = 7 : tensor<2x8x12x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x24xf32>, tensor<2x8x12x24xf32>, tensor<2x8x12xf32>
+// CHECK: attn.sdpa_grad {{.*}} : tensor<1x1x?x8xf64>, tensor<1x1x?x8xf64>, tensor<1x1x?x8xf64>, tensor<1x1x?x8xf64>, tensor<1x1x?xf64>
+// CHECK-SAME: score_mod {
+func.func @sdpa_lse_and_grad(%q: tensor<2x8x12x32xf32>, %k: tensor<2x2x16x32xf32>, %v: tensor<2x2x16x24xf32>,
+                             %m: tensor<16xi1>, %do: tensor<2x8x12x24xf32>,
+                             %x: tensor<1x1x?x8xf64>, %l: tensor<1x1x?xf64>)
+    -> (tensor<2x8x12x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x24xf32>, tensor<1x1x?x8xf64>) {
+  %e = tensor.empty() : tensor<2x8x12x24xf32>
+  %el = tensor.empty() : tensor<2x8x12xf32>
+  %o, %lse = attn.sdpa %q, %k, %v mask(%m : tensor<16xi1>) outs(%e) lse(%el : tensor<2x8x12xf32>)
+      causal align = <bottom_right> dropout = 0.1 seed = 7
+    : tensor<2x8x12x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x24xf32> -> tensor<2x8x12x24xf32>, tensor<2x8x12xf32>
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse mask(%m : tensor<16xi1>) outs(%q, %k, %v)
+      causal align = <bottom_right> dropout = 0.1 seed = 7
+    : tensor<2x8x12x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x24xf32>, tensor<2x8x12x24xf32>, tensor<2x8x12xf32>
+  %gq, %gk, %gv = attn.sdpa_grad %x, %x, %x, %x, %x, %l outs(%x, %x, %x)
+    : tensor<1x1x?x8xf64>, tensor<1x1x?x8xf64>, tensor<1x1x?x8xf64>, tensor<1x1x?x8xf64>, tensor<1x1x?xf64>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %t = math.tanh %s : f32
+      attn.yield %t : f32
+    }
+  return %dq, %dk, %dv, %gq : tensor<2x8x12x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x24xf32>, tensor<1x1x?x8xf64>
+}

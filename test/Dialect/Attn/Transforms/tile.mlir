@@ -279,3 +279,30 @@ func.func @short_keys(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x10x16xf32>, %v: t
      : tensor<1x2x8x16xf32>, tensor<1x2x10x16xf32>, tensor<1x2x10x16xf32> -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// The log-sum-exp: a second shared output of the forall, each query tile's
+// rows (m + log2 l) ln 2 from its running max m (log2 units, 0 where no key
+// took part) and sum l; the uneven last tile (70 = 2 x 32 + 6) yields it
+// from its branch too.
+// CHECK-LABEL: func.func @lse
+// CHECK-DAG: %[[LN2:.*]] = arith.constant 0.693147182 : f32
+// CHECK: %[[R:.*]]:2 = scf.forall (%[[B:.*]], %[[H:.*]], %[[T:.*]]) in (2, 4, 3) shared_outs(%[[O:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}) -> (tensor<2x4x70x16xf32>, tensor<2x4x70xf32>)
+// CHECK: %[[TILES:.*]]:2 = scf.if %{{.*}} -> (tensor<?x16xf32>, tensor<?xf32>)
+// CHECK: math.log2
+// CHECK: arith.mulf %{{.*}}, %[[LN2]] : f32
+// CHECK: else
+// CHECK: math.log2
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[TILES]]#0 into %[[O]]
+// CHECK-NEXT: tensor.parallel_insert_slice %[[TILES]]#1 into %[[L]][%[[B]], %[[H]], %{{.*}}] [1, 1, %{{.*}}] [1, 1, 1] : tensor<?xf32> into tensor<2x4x70xf32>
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @lse(%q: tensor<2x4x70x32xf32>, %k: tensor<2x2x90x32xf32>, %v: tensor<2x2x90x16xf32>)
+    -> (tensor<2x4x70x16xf32>, tensor<2x4x70xf32>) {
+  %e = tensor.empty() : tensor<2x4x70x16xf32>
+  %l = tensor.empty() : tensor<2x4x70xf32>
+  %o, %lse = attn.sdpa %q, %k, %v outs(%e) lse(%l : tensor<2x4x70xf32>) causal
+     : tensor<2x4x70x32xf32>, tensor<2x2x90x32xf32>, tensor<2x2x90x16xf32> -> tensor<2x4x70x16xf32>, tensor<2x4x70xf32>
+  return %o, %lse : tensor<2x4x70x16xf32>, tensor<2x4x70xf32>
+}

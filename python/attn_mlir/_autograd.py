@@ -1,0 +1,99 @@
+# ===- attn_mlir/_autograd.py - attention under torch autograd -------------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# scaled_dot_product_attention as two torch custom ops: the forward
+# (attn.sdpa with its row log-sum-exp) and the backward (attn.sdpa_grad),
+# joined by a registered autograd formula. Fake-tensor implementations give
+# their output shapes, so torch.compile traces a call as one op instead of
+# breaking its graph there. The ops are defined the first time a call needs
+# them: this module never imports torch itself.
+#
+# ===----------------------------------------------------------------------=== #
+
+from . import _arrays
+
+_ops = None
+
+
+def wanted(query, key, value, attn_mask):
+    """Whether a call on torch tensors goes through the custom ops: when
+    autograd records it, or when torch.compile is tracing it."""
+    torch = _arrays._torch()
+    tracked = torch.is_grad_enabled() and any(
+        x.requires_grad for x in (query, key, value))
+    if tracked and attn_mask is not None and attn_mask.requires_grad:
+        raise ValueError("attn_mask requires grad, but attn-mlir computes no gradient "
+                         "for masks: pass attn_mask.detach()")
+    return tracked or torch.compiler.is_compiling()
+
+
+def ops():
+    """The custom ops (a namespace with sdpa_forward and sdpa_backward)."""
+    global _ops
+    if _ops is None:
+        _ops = _define()
+    return _ops
+
+
+def _define():
+    from types import SimpleNamespace
+    from typing import List, Optional, Tuple
+
+    import torch
+    from torch import Tensor
+
+    from . import functional
+
+    def prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                enable_gqa, window, alignment):
+        return functional._prepare(query, key, value, attn_mask, dropout_p, is_causal,
+                                   scale, enable_gqa, window, alignment)
+
+    @torch.library.custom_op("attn_mlir::sdpa_forward", mutates_args=())
+    def sdpa_forward(query: Tensor, key: Tensor, value: Tensor,
+                     attn_mask: Optional[Tensor], dropout_p: float, is_causal: bool,
+                     scale: Optional[float], enable_gqa: bool,
+                     window: Optional[List[int]], alignment: str, target: str,
+                     dynamic: Optional[bool]) -> Tuple[Tensor, Tensor]:
+        call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                       enable_gqa, window, alignment)
+        return call.run("", target, dynamic, lse=True)
+
+    @sdpa_forward.register_fake
+    def _(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+          window, alignment, target, dynamic):
+        stat = torch.float64 if query.dtype == torch.float64 else torch.float32
+        return (query.new_empty(query.shape[:-1] + value.shape[-1:]),
+                query.new_empty(query.shape[:-1], dtype=stat))
+
+    @torch.library.custom_op("attn_mlir::sdpa_backward", mutates_args=())
+    def sdpa_backward(out_grad: Tensor, query: Tensor, key: Tensor, value: Tensor,
+                      out: Tensor, lse: Tensor, attn_mask: Optional[Tensor],
+                      dropout_p: float, is_causal: bool, scale: Optional[float],
+                      enable_gqa: bool, window: Optional[List[int]], alignment: str,
+                      target: str, dynamic: Optional[bool]) -> Tuple[Tensor, Tensor, Tensor]:
+        call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                       enable_gqa, window, alignment)
+        return call.run_grad(out, out_grad.contiguous(), lse, "", target, dynamic)
+
+    @sdpa_backward.register_fake
+    def _(out_grad, query, key, value, *rest):
+        return torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
+
+    def setup_context(ctx, inputs, output):
+        query, key, value, attn_mask, *params = inputs
+        out, lse = output
+        ctx.save_for_backward(query, key, value, out, lse, attn_mask)
+        ctx.params = params
+        ctx.mark_non_differentiable(lse)
+
+    def backward(ctx, out_grad, lse_grad):
+        query, key, value, out, lse, attn_mask = ctx.saved_tensors
+        grads = sdpa_backward(out_grad, query, key, value, out, lse, attn_mask,
+                              *ctx.params)
+        # One entry per forward input: none for the mask and the attributes.
+        return (*grads, *([None] * (len(ctx.params) + 1)))
+
+    sdpa_forward.register_autograd(backward, setup_context=setup_context)
+    return SimpleNamespace(sdpa_forward=sdpa_forward, sdpa_backward=sdpa_backward)

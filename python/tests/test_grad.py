@@ -1,0 +1,192 @@
+# ===- test_grad.py - gradients of scaled_dot_product_attention ------------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+# attn_mlir.scaled_dot_product_attention under torch autograd: its dQ, dK
+# and dV (the compiled attn.sdpa_grad) against torch autograd through a
+# float64 implementation of attn.sdpa's semantics written with torch ops
+# (docs/Numerics.md: bool masks keep, float masks add, a row with no visible
+# key gives 0), for fresh random inputs and output gradients.
+#
+# ===----------------------------------------------------------------------=== #
+
+import numpy as np
+import pytest
+
+import attn_mlir
+from conftest import require
+
+torch = require("torch")
+
+# Relative error (Frobenius norm) of f32 gradients against float64.
+TOL = {torch.float32: 1e-5, torch.float16: 1e-2, torch.bfloat16: 2e-2}
+
+
+def reference(q, k, v, mask=None, causal=False, scale=None, window=None,
+              align="top_left", keep_dropped=None, dropout_p=0.0):
+    """attn.sdpa in float64 torch ops (differentiable); `keep_dropped` is the
+    dropout's keep decision per element, applied as keep / (1 - p)."""
+    groups = q.shape[-3] // k.shape[-3]
+    k = k.repeat_interleave(groups, dim=-3)
+    v = v.repeat_interleave(groups, dim=-3)
+    L, S = q.shape[-2], k.shape[-2]
+    s = (scale if scale is not None else q.shape[-1] ** -0.5) * q @ k.transpose(-1, -2)
+    keep = torch.ones(s.shape, dtype=torch.bool)
+    if mask is not None:
+        if mask.dtype == torch.bool:
+            keep = keep & mask
+        else:
+            s = s + mask.double()
+    i = torch.arange(L)[:, None]
+    j = torch.arange(S)[None, :]
+    diag = i + (S - L if align == "bottom_right" else 0)
+    if causal:
+        keep = keep & (j <= diag)
+    if window is not None:
+        keep = keep & (j >= diag - window[0]) & (j <= diag + window[1])
+    s = torch.where(keep, s, -torch.inf)
+    m = s.amax(-1, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(s - m)
+    total = e.sum(-1, keepdim=True)
+    p = torch.where(total > 0, e / torch.where(total > 0, total, torch.ones_like(total)),
+                    torch.zeros_like(e))
+    if keep_dropped is not None:
+        p = p * keep_dropped / (1 - dropout_p)
+    return p @ v
+
+
+def leaves(rng, shapes, dtype=torch.float32):
+    return [torch.from_numpy(rng.standard_normal(s)).to(dtype).requires_grad_()
+            for s in shapes]
+
+
+def relative(got, want):
+    got = got.detach().double()
+    assert torch.all(torch.isfinite(got)), "non-finite values in the gradient"
+    return ((got - want).norm() / max(want.norm(), 1e-300)).item()
+
+
+def check(rng, shapes, dtype=torch.float32, keep_dropped=None, **kwargs):
+    """Runs ours and the reference on the same inputs and output gradient;
+    asserts the output and the three gradients agree."""
+    q, k, v = leaves(rng, shapes, dtype)
+    out = attn_mlir.scaled_dot_product_attention(
+        q, k, v, enable_gqa=shapes[0][-3] != shapes[1][-3], **kwargs)
+    assert out.grad_fn is not None and out.dtype == dtype
+    grad = torch.from_numpy(rng.standard_normal(tuple(out.shape))).to(dtype)
+    out.backward(grad)
+
+    ref_kwargs = {"mask": kwargs.get("attn_mask"), "causal": kwargs.get("is_causal", False),
+                  "scale": kwargs.get("scale"), "window": kwargs.get("window"),
+                  "align": kwargs.get("alignment", "top_left"),
+                  "keep_dropped": keep_dropped, "dropout_p": kwargs.get("dropout_p", 0.0)}
+    q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+    want = reference(q64, k64, v64, **ref_kwargs)
+    want.backward(grad.double())
+    tol = TOL[dtype]
+    assert relative(out, want.detach()) < tol
+    for name, ours, theirs in (("dq", q.grad, q64.grad), ("dk", k.grad, k64.grad),
+                               ("dv", v.grad, v64.grad)):
+        assert ours.shape == theirs.shape and ours.dtype == dtype, name
+        error = relative(ours, theirs)
+        assert error < tol, f"{name} off by {error:.2e}"
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_plain_and_causal(rng, causal):
+    check(rng, [(2, 3, 37, 16), (2, 3, 45, 16), (2, 3, 45, 16)], is_causal=causal)
+
+
+@pytest.mark.parametrize("mask_kind", ["bool", "float"])
+@pytest.mark.parametrize("mask_shape", [(45,), (37, 45), (1, 3, 37, 45), (2, 1, 1, 45)])
+def test_masks(rng, mask_kind, mask_shape):
+    if mask_kind == "bool":
+        mask = torch.from_numpy(rng.random(mask_shape) > 0.3)
+    else:
+        mask = torch.from_numpy(rng.standard_normal(mask_shape)).float()
+    check(rng, [(2, 3, 37, 16), (2, 3, 45, 16), (2, 3, 45, 16)], attn_mask=mask)
+
+
+@pytest.mark.parametrize("align", ["top_left", "bottom_right"])
+def test_alignment_and_empty_rows(rng, align):
+    # 30 queries over 20 keys: bottom-right leaves the first 10 rows with no
+    # key, whose gradients are 0.
+    check(rng, [(1, 2, 30, 8), (1, 2, 20, 8), (1, 2, 20, 8)], is_causal=True,
+          alignment=align)
+
+
+def test_window_gqa_value_width(rng):
+    # 8 query heads over 2 key/value heads, Dv = 24 != D = 16.
+    check(rng, [(2, 8, 50, 16), (2, 2, 50, 16), (2, 2, 50, 24)], window=(5, 3),
+          scale=0.3)
+
+
+def test_long_rows_tiled(rng):
+    # Several key tiles and query tiles: the tiled forward's log-sum-exp.
+    check(rng, [(1, 2, 300, 64), (1, 2, 520, 64), (1, 2, 520, 64)], is_causal=True,
+          alignment="bottom_right")
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision(rng, dtype):
+    check(rng, [(1, 2, 33, 16), (1, 2, 41, 16), (1, 2, 41, 16)], dtype=dtype,
+          is_causal=True)
+
+
+def test_dropout_drops_the_forwards_elements(rng):
+    # The forward's dropout decisions, read from its output with V = I (so
+    # that O = dropout(P)): the backward must drop the same elements.
+    p = 0.3
+    q = torch.from_numpy(rng.standard_normal((1, 2, 20, 8))).float()
+    k = torch.from_numpy(rng.standard_normal((1, 2, 24, 8))).float()
+    eye = torch.eye(24).expand(1, 2, 24, 24).contiguous()
+    dropped = attn_mlir.scaled_dot_product_attention(q, k, eye, dropout_p=p)
+    keep = (dropped != 0).double()
+    assert 0.5 < keep.mean().item() < 0.9
+    check(rng, [(1, 2, 20, 8), (1, 2, 24, 8), (1, 2, 24, 24)], keep_dropped=keep,
+          dropout_p=p)
+
+
+def test_new_sizes_reuse_the_shape_generic_build(rng):
+    # A second sequence length: the automatic dynamic build, forward and
+    # backward.
+    check(rng, [(2, 2, 17, 16), (2, 2, 19, 16), (2, 2, 19, 16)], is_causal=True)
+    check(rng, [(2, 2, 29, 16), (2, 2, 23, 16), (2, 2, 23, 16)], is_causal=True)
+
+
+def test_gradcheck_float64(rng):
+    q, k, v = leaves(rng, [(1, 2, 6, 4), (1, 2, 7, 4), (1, 2, 7, 3)], torch.float64)
+    assert torch.autograd.gradcheck(
+        lambda q, k, v: attn_mlir.scaled_dot_product_attention(q, k, v, is_causal=True),
+        (q, k, v))
+
+
+def test_no_grad_is_the_plain_call(rng):
+    q, k, v = leaves(rng, [(1, 1, 5, 4)] * 3)
+    with torch.no_grad():
+        out = attn_mlir.scaled_dot_product_attention(q, k, v)
+    assert out.grad_fn is None
+
+
+def test_mask_requiring_grad_is_refused(rng):
+    q, k, v = leaves(rng, [(1, 1, 5, 4)] * 3)
+    mask = torch.zeros(5, 5, requires_grad=True)
+    with pytest.raises(ValueError, match="attn_mask requires grad"):
+        attn_mlir.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def test_torch_compile_traces_without_graph_break(rng):
+    q, k, v = leaves(rng, [(1, 2, 9, 8)] * 3)
+
+    def f(q, k, v):
+        return attn_mlir.scaled_dot_product_attention(q, k, v, is_causal=True).sum()
+
+    explained = torch._dynamo.explain(f)(q, k, v)
+    assert explained.graph_break_count == 0
+    compiled = torch.compile(f, fullgraph=True, backend="eager")
+    compiled(q, k, v).backward()
+    want = q.grad.clone()
+    q.grad = None
+    f(q, k, v).backward()
+    assert torch.equal(q.grad, want)
