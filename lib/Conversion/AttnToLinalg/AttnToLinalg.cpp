@@ -103,9 +103,11 @@ struct Probabilities {
 };
 
 /// The modified scores s = mask(scale * Q K^T) of a score op, [B, Hq, Sq,
-/// Skv] in the accumulator type (-inf where a key takes no part).
+/// Skv] in the accumulator type (-inf where a key takes no part); with
+/// `derivative`, also each score's derivative with respect to the raw
+/// product q.k (buildScoreDerivative), the same shape.
 template <typename OpTy>
-Value buildScores(OpTy op, OpBuilder &b) {
+Value buildScores(OpTy op, OpBuilder &b, Value *derivative = nullptr) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   Value query = op.getQuery(), key = op.getKey();
@@ -189,11 +191,14 @@ Value buildScores(OpTy op, OpBuilder &b) {
          e3.floorDiv(bk)},
         ctx));
   }
-  maps.push_back(b.getMultiDimIdentityMap(4));
+  SmallVector<Value> outs = {scores};
+  if (derivative)
+    outs.push_back(tensor::EmptyOp::create(b, loc, scoreSizes, acc));
+  maps.append(outs.size(), b.getMultiDimIdentityMap(4));
 
-  Value masked =
+  auto masked =
       linalg::GenericOp::create(
-          b, loc, scores.getType(), inputs, scores, maps,
+          b, loc, TypeRange(ValueRange(outs)), inputs, outs, maps,
           SmallVector<IteratorType>(4, kPar),
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             SmallVector<Value> idx;
@@ -215,13 +220,18 @@ Value buildScores(OpTy op, OpBuilder &b) {
                     arith::ConstantOp::create(
                         nb, nl, nb.getIntegerAttr(blockKeep.getType(), 0)));
             }
-            linalg::YieldOp::create(
-                nb, nl,
-                buildModifiedScore(nb, nl, sem, args.back(), scaleConst, idx,
-                                   maskValue, length, qLen, blockKeep));
-          })
-          .getResult(0);
-  return masked;
+            Value product = args[inputs.size()];
+            SmallVector<Value> results = {
+                buildModifiedScore(nb, nl, sem, product, scaleConst, idx,
+                                   maskValue, length, qLen, blockKeep)};
+            if (derivative)
+              results.push_back(buildScoreDerivative(
+                  nb, nl, sem, product, scaleConst, idx, maskValue));
+            linalg::YieldOp::create(nb, nl, results);
+          });
+  if (derivative)
+    *derivative = masked.getResult(1);
+  return masked.getResult(0);
 }
 
 /// Builds P = dropout(softmax(mask(scale * Q K^T))) for a score op and writes
@@ -475,8 +485,6 @@ struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
 
   LogicalResult matchAndRewrite(SdpaGradOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.getScoreMod().empty())
-      return rewriter.notifyMatchFailure(op, "score_mod");
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
@@ -485,7 +493,10 @@ struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
     Type acc = getAccumulatorType(queryType.getElementType());
     ScoreSemantics sem = getScoreSemantics(op);
 
-    Value scores = buildScores(op, rewriter);
+    // The scores, and their derivatives with respect to q.k (the scale,
+    // times score_mod's derivative).
+    Value scoreDerivative;
+    Value scores = buildScores(op, rewriter, &scoreDerivative);
     SmallVector<OpFoldResult> scoreSizes = getSizes(rewriter, loc, scores);
 
     // Loops (b, h, i, j, x): batch, query head, query row, key, and the
@@ -555,21 +566,21 @@ struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
     Value rowDot = buildContraction(rewriter, loc, outGrad, rowFeatures, out,
                                     rowFeatures, row4,
                                     {oSizes[0], oSizes[1], oSizes[2]}, acc);
-    // dS = P (dropout(dP') - D), times the scale: the gradient of the raw
-    // product q.k. Zero where P is (keys that take no part).
-    Value scale = buildScale(rewriter, loc, sem, query, acc);
+    // dS = P (dropout(dP') - D), times the score's derivative: the
+    // gradient of the raw product q.k. Zero where P is (keys that take no
+    // part, whose derivative may not even be finite).
     Value scoreGrad =
         linalg::GenericOp::create(
             rewriter, loc, scores.getType(),
-            ValueRange{probs, droppedGrad, rowDot},
+            ValueRange{probs, droppedGrad, rowDot, scoreDerivative},
             tensor::EmptyOp::create(rewriter, loc, scoreSizes, acc).getResult(),
-            {id4, id4, row4, id4}, SmallVector<IteratorType>(4, kPar),
+            {id4, id4, row4, id4, id4}, SmallVector<IteratorType>(4, kPar),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
               Value p = args[0];
               Value diff = arith::SubFOp::create(
                   nb, nl, dropout(nb, nl, args[1]), args[2]);
               Value grad = arith::MulFOp::create(
-                  nb, nl, arith::MulFOp::create(nb, nl, p, diff), scale);
+                  nb, nl, arith::MulFOp::create(nb, nl, p, diff), args[3]);
               Value zero = arith::ConstantOp::create(nb, nl,
                                                      nb.getFloatAttr(acc, 0));
               Value none = arith::CmpFOp::create(

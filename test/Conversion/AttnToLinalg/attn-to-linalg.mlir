@@ -188,7 +188,8 @@ func.func @sdpa_lse(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x5x8xf32>, %l: tensor
 // query head, then summed over each group's two heads (strided slices of
 // the heads, added); dP = dO V^T and
 // dQ = dS K read V and K through `h floordiv 2`; dS = P (dP - rowsum(dO O))
-// times the scale 1/sqrt(16), zero where P is.
+// times the score's derivative (here the scale 1/sqrt(16)), zero where P
+// is.
 
 // CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$KVH:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
@@ -197,17 +198,20 @@ func.func @sdpa_lse(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x5x8xf32>, %l: tensor
 // CHECK-SAME: (%[[Q:[a-z0-9]+]]: tensor<1x4x6x16xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x5x16xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x5x8xf32>, %[[O:[a-z0-9]+]]: tensor<1x4x6x8xf32>, %[[DO:[a-z0-9]+]]: tensor<1x4x6x8xf32>, %[[LSE:[a-z0-9]+]]: tensor<1x4x6xf32>
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant 2.500000e-01 : f32
 // CHECK: %[[QK:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x6x5xf32>)
-// CHECK: %[[S:.*]] = linalg.generic {{.*}} outs(%[[QK]] : tensor<1x4x6x5xf32>)
+// The masked scores and their derivatives (the scale, without score_mod).
+// CHECK: %[[S:.*]]:2 = linalg.generic {{.*}} outs(%[[QK]], %{{.*}} : tensor<1x4x6x5xf32>, tensor<1x4x6x5xf32>)
 // CHECK: arith.cmpi sle
-// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[S]], %[[LSE]] : tensor<1x4x6x5xf32>, tensor<1x4x6xf32>)
+// CHECK: linalg.yield %{{.*}}, %[[SCALE]]
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[S]]#0, %[[LSE]] : tensor<1x4x6x5xf32>, tensor<1x4x6xf32>)
 // CHECK: math.exp
 // CHECK: %[[DVH:.*]] = linalg.generic {indexing_maps = [#[[$PT]], {{.*}}]{{.*}} ins(%[[P]], %[[DO]] : {{.*}}) outs(%{{.*}} : tensor<1x4x5x8xf32>)
 // CHECK: %[[DP:.*]] = linalg.generic {{.*}}#[[$KVH]]{{.*}} ins(%[[DO]], %[[V]] : {{.*}}) outs(%{{.*}} : tensor<1x4x6x5xf32>)
 // CHECK: %[[D:.*]] = linalg.generic {{.*}} ins(%[[DO]], %[[O]] : {{.*}}) outs(%{{.*}} : tensor<1x4x6xf32>)
-// CHECK: %[[DS:.*]] = linalg.generic {{.*}}#[[$ROW]]{{.*}} ins(%[[P]], %[[DP]], %[[D]] : {{.*}})
+// CHECK: %[[DS:.*]] = linalg.generic {{.*}}#[[$ROW]]{{.*}} ins(%[[P]], %[[DP]], %[[D]], %[[S]]#1 : {{.*}})
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %[[DERIV:.*]]: f32, %{{.*}}: f32)
 // CHECK: arith.subf
 // CHECK: arith.mulf
-// CHECK: arith.mulf %{{.*}}, %[[SCALE]]
+// CHECK: arith.mulf %{{.*}}, %[[DERIV]]
 // CHECK: arith.select
 // CHECK: %[[DQ:.*]] = linalg.generic {{.*}}#[[$KVH]]{{.*}} ins(%[[DS]], %[[K]] : {{.*}}) outs(%{{.*}} : tensor<1x4x6x16xf32>)
 // CHECK: %[[DKH:.*]] = linalg.generic {indexing_maps = [#[[$PT]], {{.*}}]{{.*}} ins(%[[DS]], %[[Q]] : {{.*}}) outs(%{{.*}} : tensor<1x4x5x16xf32>)
@@ -224,4 +228,37 @@ func.func @sdpa_grad_gqa(%q: tensor<1x4x6x16xf32>, %k: tensor<1x2x5x16xf32>, %v:
   %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse outs(%q, %k, %v) causal
     : tensor<1x4x6x16xf32>, tensor<1x2x5x16xf32>, tensor<1x2x5x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6xf32>
   return %dq, %dk, %dv : tensor<1x4x6x16xf32>, tensor<1x2x5x16xf32>, tensor<1x2x5x8xf32>
+}
+
+// -----
+
+// score_mod in the backward: the region is inlined twice per element, for
+// the score and, differentiated forward-mode, for its derivative (here
+// d(2 tanh(s / 2)) = (1 - tanh^2(s / 2)), times the scale).
+
+// CHECK-LABEL: func @sdpa_grad_softcap
+// CHECK: %[[S:.*]]:2 = linalg.generic
+// CHECK: ^bb0(%[[RAW:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[RAW]], %[[SCALE:.*]] : f32
+// CHECK: math.tanh
+// CHECK: %[[SCALED2:.*]] = arith.mulf %[[RAW]], %[[SCALE]] : f32
+// CHECK: %[[HALF:.*]] = arith.divf %[[SCALED2]], %[[TWO:.*]] : f32
+// CHECK: %[[T:.*]] = math.tanh %[[HALF]] : f32
+// CHECK: %[[T2:.*]] = arith.mulf %[[T]], %[[T]] : f32
+// CHECK: %[[DT:.*]] = arith.subf %{{.*}}, %[[T2]] : f32
+// CHECK: %[[DSCORE:.*]] = arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK: linalg.yield %{{.*}}, %[[DSCORE]] : f32, f32
+func.func @sdpa_grad_softcap(%q: tensor<1x1x4x8xf32>, %lse: tensor<1x1x4xf32>)
+    -> tensor<1x1x4x8xf32> {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %q, %q, %lse outs(%q, %q, %q)
+    : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4xf32>
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+      %c = arith.constant 2.0 : f32
+      %x = arith.divf %s, %c : f32
+      %t = math.tanh %x : f32
+      %r = arith.mulf %t, %c : f32
+      attn.yield %r : f32
+    }
+  return %dq : tensor<1x1x4x8xf32>
 }

@@ -394,3 +394,17 @@ func.func @grad_shared_rules(%q: tensor<1x3x8x4xf32>, %k: tensor<1x2x8x4xf32>, %
      : tensor<1x3x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x3x8x4xf32>, tensor<1x3x8xf32>
   return %dq : tensor<1x3x8x4xf32>
 }
+
+// -----
+
+func.func @grad_score_mod_not_differentiable(%q: tensor<1x1x8x4xf32>, %l: tensor<1x1x8xf32>) -> tensor<1x1x8x4xf32> {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %q, %q, %l outs(%q, %q, %q)
+     : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8xf32>
+     score_mod {
+     ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+       // expected-error @+1 {{'math.floor' in score_mod cannot be differentiated for attn.sdpa_grad}}
+       %f = math.floor %s : f32
+       attn.yield %f : f32
+     }
+  return %dq : tensor<1x1x8x4xf32>
+}

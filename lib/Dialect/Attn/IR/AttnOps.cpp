@@ -9,6 +9,8 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "attn/Dialect/Attn/IR/RegionDerivative.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -422,7 +424,15 @@ LogicalResult SdpaGradOp::verify() {
                          {dims.batch, dims.qHeads, dims.qLen, dv},
                          "[B, Hq, Sq, Dv]")))
     return failure();
-  return verifyLse(*this, "lse", getLse().getType(), elementType, dims);
+  if (failed(verifyLse(*this, "lse", getLse().getType(), elementType, dims)))
+    return failure();
+  if (!getScoreMod().empty())
+    if (Operation *op = findNonDifferentiableOp(getScoreMod()))
+      return op->emitError()
+             << "'" << op->getName()
+             << "' in score_mod cannot be differentiated for attn.sdpa_grad "
+                "(see RegionDerivative.h for the ops that can)";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

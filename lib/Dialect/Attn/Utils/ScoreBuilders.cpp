@@ -6,6 +6,7 @@
 
 #include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
 
+#include "attn/Dialect/Attn/IR/RegionDerivative.h"
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -155,16 +156,42 @@ Value attn::buildKeep(OpBuilder &b, Location loc, const ScoreSemantics &sem,
   return keep;
 }
 
+/// The score before score_mod: scale * s plus an additive mask.
+static Value buildScaledScore(OpBuilder &b, Location loc,
+                              const ScoreSemantics &sem, Value s, Value scale,
+                              Value maskValue) {
+  if (scale)
+    s = arith::MulFOp::create(b, loc, s, scale);
+  if (maskValue && !sem.boolMask)
+    s = arith::AddFOp::create(b, loc, s,
+                              castFloat(b, loc, maskValue, s.getType()));
+  return s;
+}
+
+Value attn::buildScoreDerivative(OpBuilder &b, Location loc,
+                                 const ScoreSemantics &sem, Value s,
+                                 Value scale, ArrayRef<Value> idx,
+                                 Value maskValue) {
+  if (!sem.scoreMod)
+    return scale;
+  Type acc = s.getType();
+  SmallVector<Value> args = {castFloat(
+      b, loc, buildScaledScore(b, loc, sem, s, scale, maskValue),
+      b.getF32Type())};
+  args.append(idx.begin(), idx.end());
+  Value derivative =
+      buildValueAndDerivative(b, loc, *sem.scoreMod, args, /*wrt=*/0).second;
+  return arith::MulFOp::create(b, loc, castFloat(b, loc, derivative, acc),
+                               scale);
+}
+
 Value attn::buildModifiedScore(OpBuilder &b, Location loc,
                                const ScoreSemantics &sem, Value s, Value scale,
                                ArrayRef<Value> idx, Value maskValue,
                                Value kvLength, Value queryLength,
                                Value blockKeep) {
   Type acc = s.getType();
-  if (scale)
-    s = arith::MulFOp::create(b, loc, s, scale);
-  if (maskValue && !sem.boolMask)
-    s = arith::AddFOp::create(b, loc, s, castFloat(b, loc, maskValue, acc));
+  s = buildScaledScore(b, loc, sem, s, scale, maskValue);
   if (sem.scoreMod) {
     // The region is defined on f32 scores whatever `acc` is.
     SmallVector<Value> args = {castFloat(b, loc, s, b.getF32Type())};

@@ -96,6 +96,14 @@ Value buildModifiedScore(OpBuilder &b, Location loc, const ScoreSemantics &sem,
                          Value maskValue, Value kvLength, Value queryLength,
                          Value blockKeep = Value());
 
+/// The derivative of buildModifiedScore's score with respect to the raw
+/// product `s` where the key takes part: `scale` times score_mod's
+/// derivative at the scaled (and masked) score (RegionDerivative.h), or
+/// `scale` without score_mod.
+Value buildScoreDerivative(OpBuilder &b, Location loc,
+                           const ScoreSemantics &sem, Value s, Value scale,
+                           ArrayRef<Value> idx, Value maskValue);
+
 /// The conjunction of the keep conditions of element `idx` (a boolean
 /// `maskValue`, j < `kvLength` under kv_lens, `mask_mod`, causal, window) as
 /// an i1, and'ed with `blockKeep` when given; null when there is none.
