@@ -2,9 +2,11 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-# scaled_dot_product_attention as two torch custom ops: the forward
-# (attn.sdpa with its row log-sum-exp) and the backward (attn.sdpa_grad),
-# joined by a registered autograd formula. Fake-tensor implementations give
+# scaled_dot_product_attention and flex_attention as two torch custom ops:
+# the forward (attn.sdpa with its row log-sum-exp) and the backward
+# (attn.sdpa_grad), joined by a registered autograd formula. flex_attention's
+# traced modifiers travel as their IR text, the tensors they capture as
+# inputs (which get no gradient). Fake-tensor implementations give
 # their output shapes, so torch.compile traces a call as one op instead of
 # breaking its graph there. The ops are defined the first time a call needs
 # them: this module never imports torch itself.
@@ -46,23 +48,28 @@ def _define():
     from . import functional
 
     def prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                enable_gqa, window, alignment):
-        return functional._prepare(query, key, value, attn_mask, dropout_p, is_causal,
+                enable_gqa, window, alignment, captures, capture_names):
+        call = functional._prepare(query, key, value, attn_mask, dropout_p, is_causal,
                                    scale, enable_gqa, window, alignment)
+        # The names come joined by commas (a custom op takes no list of
+        # strings).
+        for name, array in zip(filter(None, capture_names.split(",")), captures):
+            call.add_input(name, array, _arrays.shape(array), _arrays.element(array))
+        return call
 
     @torch.library.custom_op("attn_mlir::sdpa_forward", mutates_args=())
     def sdpa_forward(query: Tensor, key: Tensor, value: Tensor,
                      attn_mask: Optional[Tensor], dropout_p: float, is_causal: bool,
                      scale: Optional[float], enable_gqa: bool,
                      window: Optional[List[int]], alignment: str, target: str,
-                     dynamic: Optional[bool]) -> Tuple[Tensor, Tensor]:
+                     dynamic: Optional[bool], regions: str, captures: List[Tensor],
+                     capture_names: str) -> Tuple[Tensor, Tensor]:
         call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                       enable_gqa, window, alignment)
-        return call.run("", target, dynamic, lse=True)
+                       enable_gqa, window, alignment, captures, capture_names)
+        return call.run(regions, target, dynamic, lse=True)
 
     @sdpa_forward.register_fake
-    def _(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
-          window, alignment, target, dynamic):
+    def _(query, key, value, *rest):
         stat = torch.float64 if query.dtype == torch.float64 else torch.float32
         return (query.new_empty(query.shape[:-1] + value.shape[-1:]),
                 query.new_empty(query.shape[:-1], dtype=stat))
@@ -72,28 +79,32 @@ def _define():
                       out: Tensor, lse: Tensor, attn_mask: Optional[Tensor],
                       dropout_p: float, is_causal: bool, scale: Optional[float],
                       enable_gqa: bool, window: Optional[List[int]], alignment: str,
-                      target: str, dynamic: Optional[bool]) -> Tuple[Tensor, Tensor, Tensor]:
+                      target: str, dynamic: Optional[bool], regions: str,
+                      captures: List[Tensor],
+                      capture_names: str) -> Tuple[Tensor, Tensor, Tensor]:
         call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                       enable_gqa, window, alignment)
-        return call.run_grad(out, out_grad.contiguous(), lse, "", target, dynamic)
+                       enable_gqa, window, alignment, captures, capture_names)
+        return call.run_grad(out, out_grad.contiguous(), lse, regions, target, dynamic)
 
     @sdpa_backward.register_fake
     def _(out_grad, query, key, value, *rest):
         return torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
 
     def setup_context(ctx, inputs, output):
-        query, key, value, attn_mask, *params = inputs
+        query, key, value, attn_mask, *params, captures, capture_names = inputs
         out, lse = output
-        ctx.save_for_backward(query, key, value, out, lse, attn_mask)
-        ctx.params = params
+        ctx.save_for_backward(query, key, value, out, lse, attn_mask, *captures)
+        ctx.params, ctx.capture_names = params, capture_names
         ctx.mark_non_differentiable(lse)
 
     def backward(ctx, out_grad, lse_grad):
-        query, key, value, out, lse, attn_mask = ctx.saved_tensors
+        query, key, value, out, lse, attn_mask, *captures = ctx.saved_tensors
         grads = sdpa_backward(out_grad, query, key, value, out, lse, attn_mask,
-                              *ctx.params)
-        # One entry per forward input: none for the mask and the attributes.
-        return (*grads, *([None] * (len(ctx.params) + 1)))
+                              *ctx.params, captures, ctx.capture_names)
+        # One entry per forward input: none for the mask, the attributes and
+        # the captured tensors (a list for their list).
+        return (*grads, None, *([None] * len(ctx.params)), [None] * len(captures),
+                None)
 
     sdpa_forward.register_autograd(backward, setup_context=setup_context)
     return SimpleNamespace(sdpa_forward=sdpa_forward, sdpa_backward=sdpa_backward)

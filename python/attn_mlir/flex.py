@@ -23,7 +23,7 @@ import types
 
 import numpy as np
 
-from . import _arrays, _ir
+from . import _arrays, _autograd, _ir
 from ._compile import compile
 
 _INT_TYPES = ("index", "i64", "i32", "i8")
@@ -313,7 +313,9 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
     (after scaling); `mask_mod(b, h, q_idx, kv_idx) -> bool` keeps the key
     where it is true. A row with no visible key gives 0. `dynamic`: as in
     scaled_dot_product_attention (arrays the modifiers capture keep their
-    shapes).
+    shapes). Differentiable like scaled_dot_product_attention, through
+    score_mod by the chain rule; tensors the modifiers capture get no
+    gradient.
     """
     from .functional import _prepare  # the shared argument checks
 
@@ -325,6 +327,16 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
         regions += " score_mod " + tracer.trace(score_mod, "s", [("score", "f32")] + _INDEX_ARGS, "f32")
     if mask_mod is not None:
         regions += " mask_mod " + tracer.trace(mask_mod, "m", _INDEX_ARGS, "i1")
+    if _arrays.is_torch(query) and _autograd.wanted(query, key, value, None):
+        torch = _arrays._torch()
+        names = [name for name, _ in tracer.captures]
+        arrays = [array if _arrays.is_torch(array) else torch.as_tensor(array)
+                  for _, array in tracer.captures]
+        out, _ = _autograd.ops().sdpa_forward(
+            query, key, value, None, 0.0, False, None if scale is None else float(scale),
+            bool(enable_gqa), None, "top_left", target, dynamic, regions, arrays,
+            ",".join(names))
+        return out
     for name, array in tracer.captures:
         call.add_input(name, array, _arrays.shape(array), _arrays.element(array))
     return call.run(regions, target, dynamic)

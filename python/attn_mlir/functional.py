@@ -252,7 +252,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             query, key, value, attn_mask, float(dropout_p), bool(is_causal),
             None if scale is None else float(scale), bool(enable_gqa),
             None if window is None else [int(w) for w in window], alignment, target,
-            dynamic)
+            dynamic, "", [], "")
         return out
     call = _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                     enable_gqa, window, alignment)

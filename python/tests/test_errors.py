@@ -47,7 +47,7 @@ def test_dtypes():
     q, = arrays((1, 1, 4, 8))
     with pytest.raises(TypeError, match="query, key and value must have the same dtype: query is f32, key is f16"):
         attn_mlir.scaled_dot_product_attention(q, q.astype(np.float16), q)
-    with pytest.raises(TypeError, match="query must be float32, float16 or bfloat16, got i32"):
+    with pytest.raises(TypeError, match="query must be float32, float16, bfloat16 or float64, got i32"):
         attn_mlir.scaled_dot_product_attention(*arrays((1, 1, 4, 8), (1, 1, 4, 8), (1, 1, 4, 8), dtype=np.int32))
 
 

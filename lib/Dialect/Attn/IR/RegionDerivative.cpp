@@ -9,6 +9,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -31,7 +32,7 @@ static bool isNonDifferentiable(Operation &op) {
               arith::SelectOp, arith::ExtFOp, arith::TruncFOp,
               arith::SIToFPOp, arith::UIToFPOp, math::TanhOp, math::ExpOp,
               math::Exp2Op, math::LogOp, math::Log2Op, math::SqrtOp,
-              math::RsqrtOp, math::AbsFOp>(op);
+              math::RsqrtOp, math::AbsFOp, tensor::ExtractOp>(op);
 }
 
 Operation *attn::findNonDifferentiableOp(Region &region) {
@@ -104,7 +105,8 @@ public:
           return mul(math::CopySignOp::create(b, loc, constant(r, 1.0), x[0]),
                      dx[0]);
         })
-        // Constants, and floats made from integers, do not vary.
+        // Constants, floats made from integers and elements read from
+        // tensors (captured, not differentiated) do not vary.
         .Default([](Operation *) { return Value(); });
   }
 
