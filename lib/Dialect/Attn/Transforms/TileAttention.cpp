@@ -13,6 +13,8 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
+#include "TileBuilderBase.h"
+
 #include "attn/Dialect/Attn/Analysis/KeyBand.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
@@ -43,17 +45,14 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Builds the loop nest for one attn.sdpa. Tile-local tensors are 2-D
-/// ([rows, keys] or [rows, features]) and 1-D ([rows]); global indices are
-/// recovered by adding the tile offsets.
-class TileBuilder {
+/// Builds the loop nest for one attn.sdpa.
+class TileBuilder : TileBuilderBase {
 public:
   TileBuilder(SdpaOp op, OpBuilder &b, int64_t qTile, int64_t kvTile,
               bool bf16Pairs)
-      : op(op), b(b), loc(op.getLoc()), ctx(op.getContext()),
-        sem(getScoreSemantics(op)), qTile(qTile), kvTile(kvTile) {
-    element = op.getResult().getType().getElementType();
-    acc = getAccumulatorType(element);
+      : TileBuilderBase(b, op.getLoc(), qTile, kvTile,
+                        op.getResult().getType().getElementType()),
+        op(op), sem(getScoreSemantics(op)) {
     // Block classes describe tiles of `block_size`: the tiles are those.
     if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
       this->qTile = (*blockSize)[0];
@@ -90,111 +89,10 @@ private:
                                     Value rowStart, Value rows,
                                     OpFoldResult outDim);
 
-  Value constIndex(int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
-  TypedAttr accAttr(double v) { return b.getFloatAttr(acc, v); }
-
-  /// The value of `length` where it is a constant or the static size of a
-  /// tensor dimension.
-  static std::optional<int64_t> getStaticLength(Value length) {
-    if (auto dim = length.getDefiningOp<tensor::DimOp>()) {
-      std::optional<int64_t> index = dim.getConstantIndex();
-      auto type = cast<ShapedType>(dim.getSource().getType());
-      if (index && !type.isDynamicDim(*index))
-        return type.getDimSize(*index);
-      return std::nullopt;
-    }
-    return getConstantIntValue(length);
-  }
-
-  /// The size of the tile at `start` (a multiple of `tile`):
-  /// `min(tile, total - start)`, as an affine.min that later passes bound by
-  /// `tile` (value-bounds analysis) to pick vector sizes; or the constant
-  /// where a static `total` makes every tile the same (a multiple of
-  /// `tile`, or a single tile). Static tiles keep the tensors of the loops
-  /// static, and with them the slice comparisons of bufferization and
-  /// hoisting cheap: a 2048-long causal problem compiles in 0.5 s instead
-  /// of 1.9 s.
-  Value tileSize(Value start, Value total, int64_t tile) {
-    if (std::optional<int64_t> n = getStaticLength(total)) {
-      if (*n % tile == 0)
-        return constIndex(tile);
-      if (*n < tile)
-        return constIndex(*n);
-    }
-    AffineExpr d0, s0;
-    bindDims(ctx, d0);
-    bindSymbols(ctx, s0);
-    auto map = AffineMap::get(1, 1, {b.getAffineConstantExpr(tile), s0 - d0},
-                              ctx);
-    return affine::AffineMinOp::create(b, loc, map, ValueRange{start, total});
-  }
-
-  /// `tensor[b, h, start : start + len, :]` as a 2-D tensor.
-  Value slice2d(Value tensor, Value batch, Value head, Value start, Value len) {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    SmallVector<OpFoldResult> offsets = {batch, head, start, b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                       len,
-                                       tensor::getMixedSize(b, loc, tensor, 3)};
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    auto sliceType = RankedTensorType::get(
-        {ShapedType::kDynamic, type.getDimSize(3)}, type.getElementType());
-    return tensor::ExtractSliceOp::create(b, loc, sliceType, tensor, offsets,
-                                          sizes, strides);
-  }
-
-  /// The tile starting at key `start` (a multiple of kvTile) of a tensor
-  /// packed by packTiles, [B, H, key tiles, ...], without its first three
-  /// dimensions; dimension `keyDim` of the rest holds the keys (or key
-  /// pairs) and is cut to `keys`.
-  Value packedTile(Value packed, Value batch, Value kvHead, Value start,
-                   unsigned keyDim, Value keys) {
-    auto type = cast<RankedTensorType>(packed.getType());
-    Value tile = arith::DivUIOp::create(b, loc, start, constIndex(kvTile));
-    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-    offsets[0] = batch;
-    offsets[1] = kvHead;
-    offsets[2] = tile;
-    SmallVector<OpFoldResult> sizes(3, b.getIndexAttr(1));
-    SmallVector<int64_t> sliceShape;
-    for (int64_t d = 3; d < type.getRank(); ++d) {
-      bool isKey = d - 3 == keyDim;
-      sizes.push_back(isKey ? OpFoldResult(keys)
-                            : tensor::getMixedSize(b, loc, packed, d));
-      sliceShape.push_back(isKey ? ShapedType::kDynamic : type.getDimSize(d));
-    }
-    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-    return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get(sliceShape, type.getElementType()),
-        packed, offsets, sizes, strides);
-  }
-
-  /// `x` ([B, H, Skv, F]) padded with zeros to whole key tiles,
-  /// [B, H, ceil(Skv / kvTile) * kvTile, F]. (Zeros: a padding key's
-  /// probability is 0, and 0 times a value must stay 0.)
-  Value padToKeyTiles(Value x);
-
   /// V as the steps read it: padded by padToKeyTiles where the keys are
   /// padded and Skv is not a whole number of tiles, decided at run time
   /// for a dynamic Skv (a whole number of tiles costs no copy).
   Value buildValueSource(Value value);
-
-  /// `x` ([B, H, Skv, F]) padded with zeros to whole key tiles and packed
-  /// as [B, H, key tiles, ...]: the keys of a tile split into `keySplit`
-  /// (whose product is kvTile), F into `featureSplit` (F itself when
-  /// empty), then permuted by `permutation`. Each step then reads one
-  /// contiguous block. (Rows of a plain K^T lie Skv elements apart, and at
-  /// power-of-two lengths all D of them fall into the same L1 set.) The
-  /// padding keys are never visible.
-  Value packTiles(Value x, ArrayRef<int64_t> keySplit,
-                  ArrayRef<int64_t> featureSplit,
-                  ArrayRef<int64_t> permutation);
-
-  /// `init + lhs rhs` in the accumulator type: lhs [rows, k] by rhs
-  /// [k, n], or with pairs lhs [rows, k/2, 2] by rhs [k/2, n, 2].
-  Value buildContraction(Value lhs, Value rhs, Value init);
 
   /// `t` ([rows, 2n]) as [rows, n, 2]: pairs along the last dimension.
   Value splitPairs(Value t, OpFoldResult pairCount) {
@@ -257,12 +155,7 @@ private:
                                bool masked, bool boundKeys);
 
   SdpaOp op;
-  OpBuilder &b;
-  Location loc;
-  MLIRContext *ctx;
   ScoreSemantics sem;
-  int64_t qTile, kvTile;
-  Type element, acc;
   // Problem-wide values, set by build(); lastKey = Skv - 1 where the keys
   // are padded.
   Value queryLength, keyCount, kvLength, lastKey;
@@ -273,8 +166,6 @@ private:
   // pairs, which would round the scaled query): a [qTile, D] pass per query
   // tile instead of a [qTile, kvTile] one per step.
   bool queryScaled = false;
-  // Whether the contractions run on bf16 pairs (attn-tile bf16-pairs).
-  bool pairs = false;
   // The keys of every step, a constant: kvTile, or Skv where a static Skv
   // is shorter. Where Skv is dynamic or not a whole number of tiles, K and
   // V are padded with zero keys to whole tiles (`padKeys`) and the steps
@@ -443,27 +334,6 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   return {newMax, newSum, newOut};
 }
 
-Value TileBuilder::padToKeyTiles(Value x) {
-  auto type = cast<RankedTensorType>(x.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  AffineExpr s0 = getAffineSymbolExpr(0, ctx);
-  OpFoldResult padded = affine::makeComposedFoldedAffineApply(
-      b, loc, s0.ceilDiv(kvTile) * kvTile, {tensor::getMixedSize(b, loc, x, 2)});
-  std::optional<int64_t> staticPadded = getConstantIntValue(padded);
-  shape[2] = staticPadded ? *staticPadded : ShapedType::kDynamic;
-  SmallVector<Value> dynamicDims;
-  for (int64_t d = 0; d < 4; ++d)
-    if (ShapedType::isDynamic(shape[d]))
-      dynamicDims.push_back(
-          d == 2 ? getValueOrCreateConstantIndexOp(b, loc, padded)
-                 : tensor::DimOp::create(b, loc, x, d).getResult());
-  Value zero = arith::ConstantOp::create(
-      b, loc, b.getZeroAttr(type.getElementType()));
-  return tensor::createPadHighOp(
-      RankedTensorType::get(shape, type.getElementType()), x, zero,
-      /*nofold=*/false, loc, b, dynamicDims);
-}
-
 Value TileBuilder::buildValueSource(Value value) {
   if (!padKeys)
     return value;
@@ -481,71 +351,6 @@ Value TileBuilder::buildValueSource(Value value) {
   b.setInsertionPointToStart(ifOp.elseBlock());
   scf::YieldOp::create(b, loc, value);
   return ifOp.getResult(0);
-}
-
-Value TileBuilder::packTiles(Value x, ArrayRef<int64_t> keySplit,
-                             ArrayRef<int64_t> featureSplit,
-                             ArrayRef<int64_t> permutation) {
-  auto type = cast<RankedTensorType>(x.getType());
-  Value paddedX = padToKeyTiles(x);
-  int64_t paddedLength =
-      cast<RankedTensorType>(paddedX.getType()).getDimSize(2);
-
-  // [B, H, tiles * kvTile, F] -> [B, H, tiles, keySplit..., featureSplit...].
-  AffineExpr s0 = getAffineSymbolExpr(0, ctx);
-  OpFoldResult tiles = affine::makeComposedFoldedAffineApply(
-      b, loc, s0.ceilDiv(kvTile), {tensor::getMixedSize(b, loc, x, 2)});
-  SmallVector<OpFoldResult> splitShape = {tensor::getMixedSize(b, loc, x, 0),
-                                          tensor::getMixedSize(b, loc, x, 1),
-                                          tiles};
-  SmallVector<int64_t> staticSplitShape = {
-      type.getDimSize(0), type.getDimSize(1),
-      ShapedType::isDynamic(paddedLength) ? ShapedType::kDynamic
-                                          : paddedLength / kvTile};
-  ReassociationIndices keyGroup = {2}, featureGroup;
-  for (int64_t size : keySplit) {
-    keyGroup.push_back(splitShape.size());
-    splitShape.push_back(b.getIndexAttr(size));
-    staticSplitShape.push_back(size);
-  }
-  if (featureSplit.empty()) {
-    featureGroup.push_back(splitShape.size());
-    splitShape.push_back(tensor::getMixedSize(b, loc, x, 3));
-    staticSplitShape.push_back(type.getDimSize(3));
-  }
-  for (int64_t size : featureSplit) {
-    featureGroup.push_back(splitShape.size());
-    splitShape.push_back(b.getIndexAttr(size));
-    staticSplitShape.push_back(size);
-  }
-  Value split = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(staticSplitShape, type.getElementType()),
-      paddedX,
-      SmallVector<ReassociationIndices>{{0}, {1}, keyGroup, featureGroup},
-      splitShape);
-  return createTranspose(b, loc, split, permutation);
-}
-
-Value TileBuilder::buildContraction(Value lhs, Value rhs, Value init) {
-  // (i, k, j): lhs [i, k], rhs [k, j]; with pairs (i, k, j, t): lhs
-  // [i, k, t], rhs [k, j, t], t the pair, innermost in both.
-  unsigned numDims = pairs ? 4 : 3;
-  AffineExpr i = b.getAffineDimExpr(0), k = b.getAffineDimExpr(1),
-             j = b.getAffineDimExpr(2);
-  SmallVector<AffineExpr> lhsExprs = {i, k}, rhsExprs = {k, j};
-  SmallVector<utils::IteratorType> iterators = {kPar, kRed, kPar};
-  if (pairs) {
-    lhsExprs.push_back(b.getAffineDimExpr(3));
-    rhsExprs.push_back(b.getAffineDimExpr(3));
-    iterators.push_back(kRed);
-  }
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{lhs, rhs}, init,
-             {AffineMap::get(numDims, 0, lhsExprs, ctx),
-              AffineMap::get(numDims, 0, rhsExprs, ctx),
-              AffineMap::get(numDims, 0, {i, j}, ctx)},
-             iterators, buildMulAccBody)
-      .getResult(0);
 }
 
 ValueRange TileBuilder::buildKeyLoop(const KeyTiles &tiles, bool masked,
