@@ -420,8 +420,9 @@ std::optional<KeyBand> MaskModAnalyzer::keep(Value v) {
 // The op
 //===----------------------------------------------------------------------===//
 
-MaskAnalysis attn::analyzeMasks(SdpaOp op) {
-  ScoreSemantics sem = getScoreSemantics(op);
+/// The analysis of keep conditions `sem`, with or without a block layout.
+static MaskAnalysis analyzeSemantics(const ScoreSemantics &sem,
+                                     bool blockLayout) {
   MaskAnalysis result;
   auto restrict = [&](std::optional<BandAffine> lower,
                       std::optional<BandAffine> upper) {
@@ -466,11 +467,21 @@ MaskAnalysis attn::analyzeMasks(SdpaOp op) {
     result.exact = false;
     result.reasons.push_back("the boolean mask operand");
   }
-  if (op.getBlockOffsets()) {
+  if (blockLayout) {
     result.exact = false;
     result.reasons.push_back("the block-sparse layout");
   }
   return result;
+}
+
+MaskAnalysis attn::analyzeMasks(SdpaOp op) {
+  return analyzeSemantics(getScoreSemantics(op),
+                          static_cast<bool>(op.getBlockOffsets()));
+}
+
+MaskAnalysis attn::analyzeMasks(SdpaGradOp op) {
+  return analyzeSemantics(getScoreSemantics(op),
+                          static_cast<bool>(op.getBlockOffsets()));
 }
 
 Value attn::buildBandBound(OpBuilder &b, Location loc, const BandBound &bound,

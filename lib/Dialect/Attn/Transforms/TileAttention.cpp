@@ -661,13 +661,18 @@ SmallVector<Value> TileBuilder::buildQueryTile(Value batch, Value head,
 
 } // namespace
 
-int64_t attn::getKeyTileSize(SdpaOp op, int64_t kvTile,
+int64_t attn::getKeyTileSize(int64_t d, int64_t dv, int64_t kvTile,
                               int64_t smallHeadKvTile) {
-  int64_t d = op.getQuery().getType().getDimSize(3);
-  int64_t dv = op.getValue().getType().getDimSize(3);
   bool smallHead = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) &&
                    d <= 64 && dv <= 64;
   return smallHeadKvTile > 0 && smallHead ? smallHeadKvTile : kvTile;
+}
+
+int64_t attn::getKeyTileSize(SdpaOp op, int64_t kvTile,
+                              int64_t smallHeadKvTile) {
+  return getKeyTileSize(op.getQuery().getType().getDimSize(3),
+                        op.getValue().getType().getDimSize(3), kvTile,
+                        smallHeadKvTile);
 }
 
 LogicalResult attn::verifyTileSizes(Operation *op, StringRef pass,
@@ -729,6 +734,7 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     RewritePatternSet patterns(&getContext());
     patterns.add<TileSdpa>(&getContext(), qTile, kvTile, smallHeadKvTile,
                            bf16Pairs);
+    populateTileSdpaGradPatterns(patterns, qTile, kvTile, smallHeadKvTile);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

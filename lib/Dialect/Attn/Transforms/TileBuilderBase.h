@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
 namespace attn {
@@ -147,6 +148,11 @@ protected:
   // Whether the contractions run on bf16 pairs (attn-tile bf16-pairs).
   bool pairs = false;
 };
+
+/// Adds the pattern tiling attn.sdpa_grad (TileAttentionGrad.cpp) for
+/// attn-tile.
+void populateTileSdpaGradPatterns(RewritePatternSet &patterns, int64_t qTile,
+                                  int64_t kvTile, int64_t smallHeadKvTile);
 
 } // namespace attn
 } // namespace mlir

@@ -108,6 +108,8 @@ struct MaskAnalysis {
 /// a boolean mask, a block-sparse layout). An additive float mask is not a
 /// keep condition: it is added in every tile and does not affect the band.
 MaskAnalysis analyzeMasks(SdpaOp op);
+/// The same for the backward, whose masks are the forward's.
+MaskAnalysis analyzeMasks(SdpaGradOp op);
 
 /// The values of the band's symbols where a bound is evaluated.
 struct BandValues {

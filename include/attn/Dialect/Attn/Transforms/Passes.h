@@ -41,6 +41,8 @@ LogicalResult verifyTileSizes(Operation *op, StringRef pass, int64_t qTile,
 /// and the op's head sizes (query/key and value) are static and at most 64,
 /// `kvTile` otherwise. attn-sparsify and attn-tile both use it, so that
 /// their tiles agree per op. (An op's `block_size` overrides both.)
+int64_t getKeyTileSize(int64_t d, int64_t dv, int64_t kvTile,
+                       int64_t smallHeadKvTile);
 int64_t getKeyTileSize(SdpaOp op, int64_t kvTile, int64_t smallHeadKvTile);
 
 #define GEN_PASS_REGISTRATION

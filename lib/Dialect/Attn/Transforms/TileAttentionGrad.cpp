@@ -1,0 +1,486 @@
+//===- TileAttentionGrad.cpp - FlashAttention-2 style backward ------------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// attn.sdpa_grad as a loop nest over tiles that never holds more than a
+// tile of scores: a parallel loop over (batch, key/value head), each
+// iteration owning the gradients of its head's keys and values (every query
+// head of the group adds into them, with no other iteration writing there)
+// and of its group's queries. For each query head of the group and each
+// query tile, the key tiles the masks leave visible: the scores S = Q K^T
+// and P = exp(S - lse) recomputed from the forward's log-sum-exp, then
+//   dV_j += P^T dO_i,  dP = dO_i V_j^T,  dS = P (dP - rowsum(dO_i O_i)),
+//   dQ_i += dS K_j,    dK_j += dS^T Q_i
+// (dropout and score_mod's derivative applied as in the reference lowering,
+// AttnToLinalg.cpp). Rows and keys are padded to whole tiles, so that every
+// tile tensor has a constant shape: padding keys are masked out, padding
+// rows have lse = +inf (P = 0) and dO = 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileBuilderBase.h"
+
+#include "attn/Dialect/Attn/Analysis/KeyBand.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Builds the loop nest for one attn.sdpa_grad.
+class GradTileBuilder : TileBuilderBase {
+public:
+  GradTileBuilder(SdpaGradOp op, OpBuilder &b, int64_t qTile, int64_t kvTile)
+      : TileBuilderBase(b, op.getLoc(), qTile, kvTile,
+                        op.getQuery().getType().getElementType()),
+        op(op), sem(getScoreSemantics(op)) {}
+
+  /// dQ, dK and dV, in the op's inits.
+  SmallVector<Value> build();
+
+private:
+  /// One query tile of query head `head` against its visible key tiles;
+  /// returns (dQ_i, dK, dV) with the head's dK and dV accumulated.
+  SmallVector<Value> buildQueryTile(Value batch, Value head, Value kvHead,
+                                    Value rowStart, Value keyGrad,
+                                    Value valueGrad);
+
+  /// One key tile: returns (dQ_i, dK, dV) updated.
+  SmallVector<Value> buildStep(Value batch, Value head, Value kvHead,
+                               Value rowStart, Value keyStart,
+                               ValueRange tile, ValueRange carried);
+
+  /// `x` ([rows, n]) transposed, [n, rows].
+  Value transposed(Value x) { return createTranspose(b, loc, x, {1, 0}); }
+  /// A zero-filled [rows, n] tile in the accumulator type.
+  Value zeros(int64_t rows, int64_t n) {
+    return createFilledTensor(b, loc, {b.getIndexAttr(rows), b.getIndexAttr(n)},
+                              accAttr(0));
+  }
+  /// `tensor[b, h, start : start + len]` as a 1-D tensor.
+  Value slice1d(Value tensor, Value batch, Value head, Value start,
+                int64_t len);
+  /// `tensor[start : start + len, :]` of a 2-D tensor, and its insertion
+  /// back.
+  Value rowsOf(Value tensor, Value start, int64_t len);
+  Value insertRows(Value tile, Value into, Value start);
+
+  SdpaGradOp op;
+  ScoreSemantics sem;
+  // Scores in log2 units, as in the forward; `queryScaled` as there.
+  Log2ScoreScale scale;
+  bool queryScaled = false;
+  // The natural-unit scale, the derivative of a score without score_mod.
+  Value naturalScale;
+  Value queryLength, keyCount, kvLength, lastRow, lastKey;
+  MaskAnalysis masks;
+  // Padded to whole tiles, in the accumulator type where a tile reads them
+  // as such: Q and dO rows, lse (+inf) and rowsum(dO O) rows, K and V keys.
+  Value query, outGrad, lse, rowTerm, key, keyT, valueT;
+  int64_t headDim = 0, valueDim = 0;
+};
+
+Value GradTileBuilder::slice1d(Value tensor, Value batch, Value head,
+                               Value start, int64_t len) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({len}, type.getElementType()), tensor,
+      ArrayRef<OpFoldResult>{batch, head, start},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                             b.getIndexAttr(len)},
+      ArrayRef<OpFoldResult>(SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
+}
+
+Value GradTileBuilder::rowsOf(Value tensor, Value start, int64_t len) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({len, type.getDimSize(1)},
+                                    type.getElementType()),
+      tensor, ArrayRef<OpFoldResult>{start, b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(len),
+                             tensor::getMixedSize(b, loc, tensor, 1)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+Value GradTileBuilder::insertRows(Value tile, Value into, Value start) {
+  return tensor::InsertSliceOp::create(
+      b, loc, tile, into, ArrayRef<OpFoldResult>{start, b.getIndexAttr(0)},
+      tensor::getMixedSizes(b, loc, tile),
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+SmallVector<Value> GradTileBuilder::build() {
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  headDim = op.getQuery().getType().getDimSize(3);
+  valueDim = op.getValue().getType().getDimSize(3);
+  queryLength = tensor::DimOp::create(b, loc, q, 2);
+  keyCount = tensor::DimOp::create(b, loc, k, 2);
+  lastRow = arith::SubIOp::create(b, loc, queryLength, constIndex(1));
+  lastKey = arith::SubIOp::create(b, loc, keyCount, constIndex(1));
+  masks = analyzeMasks(op);
+  scale = buildLog2ScoreScale(b, loc, sem, q, acc);
+  queryScaled = !scale.log2e;
+  naturalScale = buildScale(b, loc, sem, q, acc);
+
+  // rowsum(dO * O) per row, [B, Hq, Sq].
+  AffineMap id4 = b.getMultiDimIdentityMap(4);
+  AffineMap rowMap = AffineMap::get(
+      4, 0, {b.getAffineDimExpr(0), b.getAffineDimExpr(1), b.getAffineDimExpr(2)},
+      ctx);
+  Value rowZero = createFilledTensor(b, loc, getSizes(b, loc, q, {0, 1, 2}),
+                                     accAttr(0));
+  Value rows = linalg::GenericOp::create(
+                   b, loc, rowZero.getType(), ValueRange{op.getOutGrad(), op.getOut()},
+                   rowZero, {id4, id4, rowMap}, {kPar, kPar, kPar, kRed},
+                   buildMulAccBody)
+                   .getResult(0);
+
+  // Padding to whole tiles: every tile tensor below has a constant shape.
+  double inf = std::numeric_limits<double>::infinity();
+  query = padToTiles(createElementCast(b, loc, q, acc), 2, qTile, accAttr(0));
+  outGrad = padToTiles(createElementCast(b, loc, op.getOutGrad(), acc), 2,
+                       qTile, accAttr(0));
+  lse = padToTiles(op.getLse(), 2, qTile, accAttr(inf));
+  rowTerm = padToTiles(rows, 2, qTile, accAttr(0));
+  key = padToKeyTiles(createElementCast(b, loc, k, acc));
+  keyT = packTiles(createElementCast(b, loc, k, acc), {kvTile}, {},
+                   {0, 1, 2, 4, 3});
+  valueT = packTiles(createElementCast(b, loc, v, acc), {kvTile}, {},
+                     {0, 1, 2, 4, 3});
+
+  // The gradients of the padded problem, in the accumulator type.
+  auto paddedSizes = [&](Value x, Value like) {
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, like);
+    sizes[2] = tensor::getMixedSize(b, loc, x, 2);
+    return sizes;
+  };
+  Value queryGrad = tensor::EmptyOp::create(b, loc, paddedSizes(query, q), acc);
+  Value keyGrad = tensor::EmptyOp::create(b, loc, paddedSizes(key, k), acc);
+  Value valueGrad = tensor::EmptyOp::create(b, loc, paddedSizes(key, v), acc);
+
+  OpFoldResult batches = tensor::getMixedSize(b, loc, q, 0);
+  OpFoldResult kvHeads = tensor::getMixedSize(b, loc, k, 1);
+  Value group = arith::DivUIOp::create(b, loc, tensor::DimOp::create(b, loc, q, 1),
+                                       tensor::DimOp::create(b, loc, k, 1));
+  Value paddedRows = tensor::DimOp::create(b, loc, query, 2);
+  Value paddedKeys = tensor::DimOp::create(b, loc, key, 2);
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{batches, kvHeads},
+      ValueRange{queryGrad, keyGrad, valueGrad}, /*mapping=*/std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getTerminator());
+    Value batch = forall.getInductionVar(0), kvHead = forall.getInductionVar(1);
+    kvLength = keyCount;
+    if (Value lens = op.getKvLens()) {
+      Value len = tensor::ExtractOp::create(b, loc, lens, batch);
+      kvLength = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+    }
+    Value firstHead = arith::MulIOp::create(b, loc, kvHead, group);
+    // This group's dQ rows, [G, padded Sq, D], and its dK, dV.
+    auto groupType = RankedTensorType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, headDim}, acc);
+    Value groupGrad = tensor::EmptyOp::create(
+        b, loc, groupType, ValueRange{group, paddedRows});
+    auto keysType = [&](int64_t features) {
+      return RankedTensorType::get({ShapedType::kDynamic, features}, acc);
+    };
+    Value keyAcc = createFilledTensor(
+        b, loc, {paddedKeys, b.getIndexAttr(headDim)}, accAttr(0));
+    Value valueAcc = createFilledTensor(
+        b, loc, {paddedKeys, b.getIndexAttr(valueDim)}, accAttr(0));
+    keyAcc = tensor::CastOp::create(b, loc, keysType(headDim), keyAcc);
+    valueAcc = tensor::CastOp::create(b, loc, keysType(valueDim), valueAcc);
+
+    Value queryTiles = arith::DivUIOp::create(b, loc, paddedRows,
+                                              constIndex(qTile));
+    auto heads = scf::ForOp::create(
+        b, loc, constIndex(0), group, constIndex(1),
+        ValueRange{groupGrad, keyAcc, valueAcc},
+        [&](OpBuilder &nb, Location, Value g, ValueRange headCarried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value head = arith::AddIOp::create(b, loc, firstHead, g);
+          auto tiles = scf::ForOp::create(
+              b, loc, constIndex(0), queryTiles, constIndex(1), headCarried,
+              [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPoint(nb.getInsertionBlock(),
+                                    nb.getInsertionPoint());
+                Value rowStart =
+                    arith::MulIOp::create(b, loc, t, constIndex(qTile));
+                SmallVector<Value> grads = buildQueryTile(
+                    batch, head, kvHead, rowStart, carried[1], carried[2]);
+                Value updated = tensor::InsertSliceOp::create(
+                    b, loc, grads[0], carried[0],
+                    ArrayRef<OpFoldResult>{g, rowStart, b.getIndexAttr(0)},
+                    ArrayRef<OpFoldResult>{b.getIndexAttr(1),
+                                           b.getIndexAttr(qTile),
+                                           b.getIndexAttr(headDim)},
+                    ArrayRef<OpFoldResult>(
+                        SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
+                scf::YieldOp::create(b, loc,
+                                     ValueRange{updated, grads[1], grads[2]});
+              });
+          scf::YieldOp::create(b, loc, tiles.getResults());
+        });
+
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+    SmallVector<OpFoldResult> strides(4, one);
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, heads.getResult(0), forall.getRegionOutArgs()[0],
+        ArrayRef<OpFoldResult>{batch, firstHead, zero, zero},
+        ArrayRef<OpFoldResult>{one, group, paddedRows, b.getIndexAttr(headDim)},
+        strides);
+    for (auto [i, features] : {std::pair<int, int64_t>{1, headDim},
+                               std::pair<int, int64_t>{2, valueDim}})
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, heads.getResult(i), forall.getRegionOutArgs()[i],
+          ArrayRef<OpFoldResult>{batch, kvHead, zero, zero},
+          ArrayRef<OpFoldResult>{one, one, paddedKeys, b.getIndexAttr(features)},
+          strides);
+  }
+
+  // Cut the padding off and convert into the inits.
+  SmallVector<Value> results;
+  for (auto [padded, init] :
+       llvm::zip_equal(forall.getResults(), op.getDpsInits())) {
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, init);
+    Value cut = tensor::ExtractSliceOp::create(
+        b, loc, padded, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)), sizes,
+        SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+    results.push_back(
+        linalg::GenericOp::create(
+            b, loc, init.getType(), cut, init, {id4, id4},
+            SmallVector<utils::IteratorType>(4, kPar),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              linalg::YieldOp::create(nb, nl,
+                                      castFloat(nb, nl, args[0], element));
+            })
+            .getResult(0));
+  }
+  return results;
+}
+
+SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
+                                                   Value kvHead,
+                                                   Value rowStart,
+                                                   Value keyGrad,
+                                                   Value valueGrad) {
+  Value qValue = slice2d(query, batch, head, rowStart, constIndex(qTile));
+  Value scoresQuery = qValue;
+  if (queryScaled) {
+    // Scores in log2 units straight from the product (see attn-tile).
+    scoresQuery = createElementCast(b, loc, qValue, acc, scale.scale);
+  }
+  Value dO = slice2d(outGrad, batch, head, rowStart, constIndex(qTile));
+  // lse in log2 units, as the scores.
+  Value lseTile = slice1d(lse, batch, head, rowStart, qTile);
+  Value log2e = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(acc, llvm::numbers::log2e));
+  AffineMap id1 = b.getMultiDimIdentityMap(1);
+  lseTile = linalg::GenericOp::create(
+                b, loc, lseTile.getType(), ValueRange{}, lseTile, {id1}, {kPar},
+                [&](OpBuilder &nb, Location nl, ValueRange args) {
+                  linalg::YieldOp::create(
+                      nb, nl,
+                      arith::MulFOp::create(nb, nl, args[0], log2e)
+                          .getResult());
+                })
+                .getResult(0);
+  Value rowTermTile = slice1d(rowTerm, batch, head, rowStart, qTile);
+  SmallVector<Value> tile = {scoresQuery, qValue, dO, lseTile, rowTermTile};
+
+  SmallVector<Value> carried = {zeros(qTile, headDim), keyGrad, valueGrad};
+  if (masks.band.empty)
+    return carried;
+  // The key tiles some row of the tile sees (rows past Sq are padding).
+  Value tileLastRow = arith::MinSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, rowStart, constIndex(qTile - 1)),
+      lastRow);
+  BandValues values{batch, head, queryLength, kvLength};
+  KeyTileRanges ranges = buildKeyTileRanges(b, loc, masks.band, rowStart,
+                                            tileLastRow, values, keyCount, kvTile,
+                                            /*wholeFullTiles=*/true);
+  Value first = arith::MulIOp::create(
+      b, loc,
+      arith::DivUIOp::create(b, loc, ranges.first, constIndex(kvTile)),
+      constIndex(kvTile));
+  auto loop = scf::ForOp::create(
+      b, loc, first, ranges.end, constIndex(kvTile), carried,
+      [&](OpBuilder &nb, Location, Value keyStart, ValueRange stepCarried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        scf::YieldOp::create(b, loc,
+                             buildStep(batch, head, kvHead, rowStart, keyStart,
+                                       tile, stepCarried));
+      });
+  return loop.getResults();
+}
+
+SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
+                                              Value kvHead, Value rowStart,
+                                              Value keyStart, ValueRange tile,
+                                              ValueRange carried) {
+  Value scoresQuery = tile[0], qValue = tile[1], dO = tile[2],
+        lseTile = tile[3], rowTermTile = tile[4];
+  Value queryGrad = carried[0], keyGrad = carried[1], valueGrad = carried[2];
+  Value keys = constIndex(kvTile);
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
+  auto indices = [&](OpBuilder &nb, Location nl) -> SmallVector<Value> {
+    Value i = arith::AddIOp::create(nb, nl, rowStart,
+                                    linalg::IndexOp::create(nb, nl, 0));
+    Value j = arith::AddIOp::create(nb, nl, keyStart,
+                                    linalg::IndexOp::create(nb, nl, 1));
+    return {batch, head, i, j};
+  };
+
+  // S (log2 units) with the masks, the padding keys masked out, and each
+  // score's derivative with respect to q.k where score_mod needs one.
+  Value product = buildContraction(
+      scoresQuery, packedTile(keyT, batch, kvHead, keyStart, 1, keys),
+      zeros(qTile, kvTile));
+  Log2ScoreScale stepScale = queryScaled ? Log2ScoreScale{} : scale;
+  SmallVector<Value> outs = {product};
+  if (sem.scoreMod)
+    outs.push_back(tensor::EmptyOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(qTile),
+                                       b.getIndexAttr(kvTile)},
+        acc));
+  auto scored = linalg::GenericOp::create(
+      b, loc, TypeRange(ValueRange(outs)), ValueRange{}, outs,
+      SmallVector<AffineMap>(outs.size(), id2), {kPar, kPar},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        SmallVector<Value> idx = indices(nb, nl);
+        Value inRange = arith::CmpIOp::create(
+            nb, nl, arith::CmpIPredicate::slt, idx[3], keyCount);
+        // Padding rows and keys read the last real one's mask and indices
+        // (a mask read past its end would be out of bounds); their P is 0
+        // whatever they read.
+        SmallVector<Value> readIdx = idx;
+        readIdx[2] = arith::MinSIOp::create(nb, nl, idx[2], lastRow);
+        readIdx[3] = arith::MinSIOp::create(nb, nl, idx[3], lastKey);
+        Value maskValue =
+            sem.hasMask ? buildMaskElement(nb, nl, op.getMask(), readIdx)
+                        : Value();
+        SmallVector<Value> results = {buildLog2ModifiedScore(
+            nb, nl, sem, args[0], stepScale, readIdx, maskValue, kvLength,
+            queryLength, inRange)};
+        // With score_mod the query is not scaled (the score is not linear
+        // in the scale): args[0] is the raw product q.k.
+        if (sem.scoreMod)
+          results.push_back(buildScoreDerivative(
+              nb, nl, sem, args[0], naturalScale, readIdx, maskValue));
+        linalg::YieldOp::create(nb, nl, results);
+      });
+  Value scores = scored.getResult(0);
+  Value derivative = sem.scoreMod ? scored.getResult(1) : Value();
+
+  // P = exp2(S - lse), 0 past Sq (lse = +inf) and where no key took part.
+  Value probs = linalg::GenericOp::create(
+                    b, loc, scores.getType(), ValueRange{scores, lseTile},
+                    zeros(qTile, kvTile), {id2, rowMap, id2}, {kPar, kPar},
+                    buildExp2MinusMaxBody)
+                    .getResult(0);
+  auto dropout = [&](OpBuilder &nb, Location nl, Value x) {
+    return buildDropout(nb, nl, sem, x, indices(nb, nl));
+  };
+  Value dropped = probs;
+  if (sem.dropout > 0.0)
+    dropped = linalg::GenericOp::create(
+                  b, loc, probs.getType(), ValueRange{}, probs, {id2},
+                  {kPar, kPar},
+                  [&](OpBuilder &nb, Location nl, ValueRange args) {
+                    linalg::YieldOp::create(nb, nl, dropout(nb, nl, args[0]));
+                  })
+                  .getResult(0);
+
+  // dV_j += P'^T dO_i.
+  Value valueTile = rowsOf(valueGrad, keyStart, kvTile);
+  valueGrad = insertRows(buildContraction(transposed(dropped), dO, valueTile),
+                         valueGrad, keyStart);
+  // dP' = dO_i V_j^T; dS = P (dropout(dP') - D_i) dScore/dq.k, 0 where P is.
+  Value droppedGrad = buildContraction(
+      dO, packedTile(valueT, batch, kvHead, keyStart, 1, keys),
+      zeros(qTile, kvTile));
+  SmallVector<Value> inputs = {probs, droppedGrad, rowTermTile};
+  SmallVector<AffineMap> maps = {id2, id2, rowMap};
+  if (derivative) {
+    inputs.push_back(derivative);
+    maps.push_back(id2);
+  }
+  maps.push_back(id2);
+  Value scoreGrad =
+      linalg::GenericOp::create(
+          b, loc, scores.getType(), inputs, zeros(qTile, kvTile), maps,
+          {kPar, kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value p = args[0];
+            Value diff = arith::SubFOp::create(nb, nl, dropout(nb, nl, args[1]),
+                                               args[2]);
+            Value grad = arith::MulFOp::create(
+                nb, nl, arith::MulFOp::create(nb, nl, p, diff),
+                derivative ? args[3] : naturalScale);
+            Value zero =
+                arith::ConstantOp::create(nb, nl, nb.getFloatAttr(acc, 0));
+            Value none = arith::CmpFOp::create(
+                nb, nl, arith::CmpFPredicate::OEQ, p, zero);
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::SelectOp::create(nb, nl, none, zero, grad).getResult());
+          })
+          .getResult(0);
+  // dQ_i += dS K_j, dK_j += dS^T Q_i.
+  Value keyTile = slice2d(key, batch, kvHead, keyStart, keys);
+  queryGrad = buildContraction(scoreGrad, keyTile, queryGrad);
+  Value keyGradTile = rowsOf(keyGrad, keyStart, kvTile);
+  keyGrad = insertRows(buildContraction(transposed(scoreGrad), qValue,
+                                        keyGradTile),
+                       keyGrad, keyStart);
+  return {queryGrad, keyGrad, valueGrad};
+}
+
+/// attn.sdpa_grad -> the tiled loop nest. Ops with a block layout or block
+/// classes are left to the reference lowering.
+struct TileSdpaGrad : OpRewritePattern<SdpaGradOp> {
+  TileSdpaGrad(MLIRContext *ctx, int64_t qTile, int64_t kvTile,
+               int64_t smallHeadKvTile)
+      : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile),
+        smallHeadKvTile(smallHeadKvTile) {}
+
+  LogicalResult matchAndRewrite(SdpaGradOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getBlockSize())
+      return rewriter.notifyMatchFailure(op, "block layouts");
+    int64_t d = op.getQuery().getType().getDimSize(3);
+    int64_t dv = op.getValue().getType().getDimSize(3);
+    if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
+      return rewriter.notifyMatchFailure(op, "dynamic head dimensions");
+    GradTileBuilder builder(op, rewriter, qTile,
+                            getKeyTileSize(d, dv, kvTile, smallHeadKvTile));
+    rewriter.replaceOp(op, builder.build());
+    return success();
+  }
+
+  int64_t qTile, kvTile, smallHeadKvTile;
+};
+
+} // namespace
+
+void attn::populateTileSdpaGradPatterns(RewritePatternSet &patterns,
+                                        int64_t qTile, int64_t kvTile,
+                                        int64_t smallHeadKvTile) {
+  patterns.add<TileSdpaGrad>(patterns.getContext(), qTile, kvTile,
+                             smallHeadKvTile);
+}
