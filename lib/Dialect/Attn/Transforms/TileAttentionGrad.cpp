@@ -7,12 +7,18 @@
 // iteration owning the gradients of its head's keys and values (every query
 // head of the group adds into them, with no other iteration writing there)
 // and of its group's queries. For each query head of the group and each
-// query tile, the key tiles the masks leave visible: the scores S = Q K^T
-// and P = exp(S - lse) recomputed from the forward's log-sum-exp, then
-//   dV_j += P^T dO_i,  dP = dO_i V_j^T,  dS = P (dP - rowsum(dO_i O_i)),
-//   dQ_i += dS K_j,    dK_j += dS^T Q_i
-// (dropout and score_mod's derivative applied as in the reference lowering,
-// AttnToLinalg.cpp). Rows and keys are padded to whole tiles, so that every
+// query tile, the key tiles the masks leave visible: the scores and
+// P = exp(S - lse), recomputed from the forward's log-sum-exp, then dV, dP,
+// dS, dQ and dK. Each step works on the transposed tile [keys, rows]:
+//   S^T = K_j Q_i^T,          P^T = exp(S^T - lse_i),
+//   dV_j += P^T dO_i,         dP^T = V_j dO_i^T,
+//   dS^T = P^T (dP^T - rowsum(dO_i O_i)),
+//   dK_j += dS^T Q_i,         dQ_i^T += K_j^T dS^T,
+// so that all five products are row-major matrix products (the register
+// blocks of attn-vectorize-tiles) and only Q_i, dO_i and dQ_i are transposed,
+// once per query tile rather than P and dS in every step. Dropout and
+// score_mod's derivative apply as in the reference lowering
+// (AttnToLinalg.cpp). Rows and keys are padded to whole tiles, so that every
 // tile tensor has a constant shape: padding keys are masked out, padding
 // rows have lse = +inf (P = 0) and dO = 0.
 //
@@ -85,7 +91,7 @@ private:
   MaskAnalysis masks;
   // Padded to whole tiles, in the accumulator type where a tile reads them
   // as such: Q and dO rows, lse (+inf) and rowsum(dO O) rows, K and V keys.
-  Value query, outGrad, lse, rowTerm, key, keyT, valueT;
+  Value query, outGrad, lse, rowTerm, key, keyT, valueSource;
   int64_t headDim = 0, valueDim = 0;
 };
 
@@ -154,8 +160,7 @@ SmallVector<Value> GradTileBuilder::build() {
   key = padToKeyTiles(createElementCast(b, loc, k, acc));
   keyT = packTiles(createElementCast(b, loc, k, acc), {kvTile}, {},
                    {0, 1, 2, 4, 3});
-  valueT = packTiles(createElementCast(b, loc, v, acc), {kvTile}, {},
-                     {0, 1, 2, 4, 3});
+  valueSource = padToKeyTiles(createElementCast(b, loc, v, acc));
 
   // The gradients of the padded problem, in the accumulator type.
   auto paddedSizes = [&](Value x, Value like) {
@@ -299,11 +304,15 @@ SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
                 })
                 .getResult(0);
   Value rowTermTile = slice1d(rowTerm, batch, head, rowStart, qTile);
-  SmallVector<Value> tile = {scoresQuery, qValue, dO, lseTile, rowTermTile};
+  SmallVector<Value> tile = {transposed(scoresQuery), qValue, dO,
+                             transposed(dO), lseTile, rowTermTile};
 
-  SmallVector<Value> carried = {zeros(qTile, headDim), keyGrad, valueGrad};
-  if (masks.band.empty)
+  // dQ_i^T, [D, rows], transposed back after the key tiles.
+  SmallVector<Value> carried = {zeros(headDim, qTile), keyGrad, valueGrad};
+  if (masks.band.empty) {
+    carried[0] = zeros(qTile, headDim);
     return carried;
+  }
   // The key tiles some row of the tile sees (rows past Sq are padding).
   Value tileLastRow = arith::MinSIOp::create(
       b, loc, arith::AddIOp::create(b, loc, rowStart, constIndex(qTile - 1)),
@@ -325,38 +334,41 @@ SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
                              buildStep(batch, head, kvHead, rowStart, keyStart,
                                        tile, stepCarried));
       });
-  return loop.getResults();
+  SmallVector<Value> results = loop.getResults();
+  results[0] = transposed(results[0]);
+  return results;
 }
 
 SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
                                               Value kvHead, Value rowStart,
                                               Value keyStart, ValueRange tile,
                                               ValueRange carried) {
-  Value scoresQuery = tile[0], qValue = tile[1], dO = tile[2],
-        lseTile = tile[3], rowTermTile = tile[4];
-  Value queryGrad = carried[0], keyGrad = carried[1], valueGrad = carried[2];
+  Value scoresQueryT = tile[0], qValue = tile[1], dO = tile[2],
+        dOT = tile[3], lseTile = tile[4], rowTermTile = tile[5];
+  Value queryGradT = carried[0], keyGrad = carried[1], valueGrad = carried[2];
   Value keys = constIndex(kvTile);
+  // Tiles are [keys, rows]: (d0, d1) = (key, row).
   AffineMap id2 = b.getMultiDimIdentityMap(2);
-  AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
+  AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(1)}, ctx);
   auto indices = [&](OpBuilder &nb, Location nl) -> SmallVector<Value> {
     Value i = arith::AddIOp::create(nb, nl, rowStart,
-                                    linalg::IndexOp::create(nb, nl, 0));
-    Value j = arith::AddIOp::create(nb, nl, keyStart,
                                     linalg::IndexOp::create(nb, nl, 1));
+    Value j = arith::AddIOp::create(nb, nl, keyStart,
+                                    linalg::IndexOp::create(nb, nl, 0));
     return {batch, head, i, j};
   };
 
-  // S (log2 units) with the masks, the padding keys masked out, and each
+  // S^T (log2 units) with the masks, the padding keys masked out, and each
   // score's derivative with respect to q.k where score_mod needs one.
-  Value product = buildContraction(
-      scoresQuery, packedTile(keyT, batch, kvHead, keyStart, 1, keys),
-      zeros(qTile, kvTile));
+  Value keyTile = slice2d(key, batch, kvHead, keyStart, keys);
+  Value product =
+      buildContraction(keyTile, scoresQueryT, zeros(kvTile, qTile));
   Log2ScoreScale stepScale = queryScaled ? Log2ScoreScale{} : scale;
   SmallVector<Value> outs = {product};
   if (sem.scoreMod)
     outs.push_back(tensor::EmptyOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(qTile),
-                                       b.getIndexAttr(kvTile)},
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(kvTile),
+                                       b.getIndexAttr(qTile)},
         acc));
   auto scored = linalg::GenericOp::create(
       b, loc, TypeRange(ValueRange(outs)), ValueRange{}, outs,
@@ -387,10 +399,10 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
   Value scores = scored.getResult(0);
   Value derivative = sem.scoreMod ? scored.getResult(1) : Value();
 
-  // P = exp2(S - lse), 0 past Sq (lse = +inf) and where no key took part.
+  // P^T = exp2(S^T - lse), 0 past Sq (lse = +inf) and where no key took part.
   Value probs = linalg::GenericOp::create(
                     b, loc, scores.getType(), ValueRange{scores, lseTile},
-                    zeros(qTile, kvTile), {id2, rowMap, id2}, {kPar, kPar},
+                    zeros(kvTile, qTile), {id2, rowMap, id2}, {kPar, kPar},
                     buildExp2MinusMaxBody)
                     .getResult(0);
   auto dropout = [&](OpBuilder &nb, Location nl, Value x) {
@@ -408,12 +420,13 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
 
   // dV_j += P'^T dO_i.
   Value valueTile = rowsOf(valueGrad, keyStart, kvTile);
-  valueGrad = insertRows(buildContraction(transposed(dropped), dO, valueTile),
-                         valueGrad, keyStart);
-  // dP' = dO_i V_j^T; dS = P (dropout(dP') - D_i) dScore/dq.k, 0 where P is.
-  Value droppedGrad = buildContraction(
-      dO, packedTile(valueT, batch, kvHead, keyStart, 1, keys),
-      zeros(qTile, kvTile));
+  valueGrad = insertRows(buildContraction(dropped, dO, valueTile), valueGrad,
+                         keyStart);
+  // dP'^T = V_j dO_i^T; dS^T = P^T (dropout(dP'^T) - D_i) dScore/dq.k, 0
+  // where P is.
+  Value droppedGrad =
+      buildContraction(slice2d(valueSource, batch, kvHead, keyStart, keys),
+                       dOT, zeros(kvTile, qTile));
   SmallVector<Value> inputs = {probs, droppedGrad, rowTermTile};
   SmallVector<AffineMap> maps = {id2, id2, rowMap};
   if (derivative) {
@@ -423,7 +436,7 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
   maps.push_back(id2);
   Value scoreGrad =
       linalg::GenericOp::create(
-          b, loc, scores.getType(), inputs, zeros(qTile, kvTile), maps,
+          b, loc, scores.getType(), inputs, zeros(kvTile, qTile), maps,
           {kPar, kPar},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value p = args[0];
@@ -441,14 +454,14 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
                 arith::SelectOp::create(nb, nl, none, zero, grad).getResult());
           })
           .getResult(0);
-  // dQ_i += dS K_j, dK_j += dS^T Q_i.
-  Value keyTile = slice2d(key, batch, kvHead, keyStart, keys);
-  queryGrad = buildContraction(scoreGrad, keyTile, queryGrad);
+  // dK_j += dS^T Q_i, dQ_i^T += K_j^T dS^T.
   Value keyGradTile = rowsOf(keyGrad, keyStart, kvTile);
-  keyGrad = insertRows(buildContraction(transposed(scoreGrad), qValue,
-                                        keyGradTile),
+  keyGrad = insertRows(buildContraction(scoreGrad, qValue, keyGradTile),
                        keyGrad, keyStart);
-  return {queryGrad, keyGrad, valueGrad};
+  queryGradT = buildContraction(
+      packedTile(keyT, batch, kvHead, keyStart, 1, keys), scoreGrad,
+      queryGradT);
+  return {queryGradT, keyGrad, valueGrad};
 }
 
 /// attn.sdpa_grad -> the tiled loop nest. Ops with a block layout or block
