@@ -8,6 +8,7 @@
 #
 # ===----------------------------------------------------------------------=== #
 
+import os
 import sys
 
 import numpy as np
@@ -65,16 +66,25 @@ def as_array(x, name):
 
 def empty_like_kind(reference, shape, elem):
     """A new output of `shape` and element `elem`, a torch tensor when
-    `reference` is one, filled with NaN so that unwritten elements show."""
+    `reference` is one. With ATTN_MLIR_ALLOCATOR_POISON=1 (the test suites
+    set it) it is filled with NaN, so that elements the compiled code fails
+    to write show; otherwise left unfilled: a fill is a pass over the
+    output, and on torch tensors it wakes torch's own OpenMP threads, whose
+    spinning then competes with the compiled code's for the cores."""
+    poison = os.environ.get("ATTN_MLIR_ALLOCATOR_POISON") == "1"
     if is_torch(reference):
         torch = _torch()
         dtype = {"f32": torch.float32, "f16": torch.float16,
                  "bf16": torch.bfloat16, "f64": torch.float64}[elem]
-        return torch.full(tuple(shape), float("nan"), dtype=dtype,
-                          device=reference.device)
+        if poison:
+            return torch.full(tuple(shape), float("nan"), dtype=dtype,
+                              device=reference.device)
+        return torch.empty(tuple(shape), dtype=dtype, device=reference.device)
     dtype = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
              "bf16": _NP_BF16}[elem]
-    return np.full(tuple(shape), np.nan, dtype=dtype)
+    if poison:
+        return np.full(tuple(shape), np.nan, dtype=dtype)
+    return np.empty(tuple(shape), dtype=dtype)
 
 
 def device(x):

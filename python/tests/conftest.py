@@ -13,6 +13,9 @@ import pytest
 
 # The tests' compiled functions go to a cache of their own, not ~/.cache.
 os.environ.setdefault("ATTN_MLIR_CACHE_DIR", tempfile.mkdtemp(prefix="attn-mlir-test-cache-"))
+# Temporaries and results are filled with NaN when handed out: code that
+# leaves an element unwritten fails (as in the lit suite).
+os.environ.setdefault("ATTN_MLIR_ALLOCATOR_POISON", "1")
 
 
 # Why a test may skip: the machine lacks a GPU, or the CUDA toolkit whose

@@ -88,6 +88,9 @@ private:
   // The natural-unit scale, the derivative of a score without score_mod.
   Value naturalScale;
   Value queryLength, keyCount, kvLength, lastRow, lastKey;
+  // Whether Skv may not be a whole number of key tiles: the padding keys
+  // are then masked in every step.
+  bool padKeys = true;
   MaskAnalysis masks;
   // Padded to whole tiles, in the accumulator type where a tile reads them
   // as such: Q and dO rows, lse (+inf) and rowsum(dO O) rows, K and V keys.
@@ -132,6 +135,8 @@ SmallVector<Value> GradTileBuilder::build() {
   keyCount = tensor::DimOp::create(b, loc, k, 2);
   lastRow = arith::SubIOp::create(b, loc, queryLength, constIndex(1));
   lastKey = arith::SubIOp::create(b, loc, keyCount, constIndex(1));
+  int64_t staticKeys = op.getKey().getType().getDimSize(2);
+  padKeys = ShapedType::isDynamic(staticKeys) || staticKeys % kvTile != 0;
   masks = analyzeMasks(op);
   scale = buildLog2ScoreScale(b, loc, sem, q, acc);
   queryScaled = !scale.log2e;
@@ -168,9 +173,19 @@ SmallVector<Value> GradTileBuilder::build() {
     sizes[2] = tensor::getMixedSize(b, loc, x, 2);
     return sizes;
   };
-  Value queryGrad = tensor::EmptyOp::create(b, loc, paddedSizes(query, q), acc);
-  Value keyGrad = tensor::EmptyOp::create(b, loc, paddedSizes(key, k), acc);
-  Value valueGrad = tensor::EmptyOp::create(b, loc, paddedSizes(key, v), acc);
+  // Where a gradient needs neither padding nor a conversion, the loop
+  // writes into the op's init itself.
+  auto gradientInit = [&](Value padded, Value init) -> Value {
+    auto type = cast<RankedTensorType>(init.getType());
+    if (element == acc && type.hasStaticShape() &&
+        cast<RankedTensorType>(padded.getType()).getDimSize(2) ==
+            type.getDimSize(2))
+      return init;
+    return tensor::EmptyOp::create(b, loc, paddedSizes(padded, init), acc);
+  };
+  Value queryGrad = gradientInit(query, op.getQueryGradInit());
+  Value keyGrad = gradientInit(key, op.getKeyGradInit());
+  Value valueGrad = gradientInit(key, op.getValueGradInit());
 
   OpFoldResult batches = tensor::getMixedSize(b, loc, q, 0);
   OpFoldResult kvHeads = tensor::getMixedSize(b, loc, k, 1);
@@ -258,8 +273,13 @@ SmallVector<Value> GradTileBuilder::build() {
 
   // Cut the padding off and convert into the inits.
   SmallVector<Value> results;
-  for (auto [padded, init] :
-       llvm::zip_equal(forall.getResults(), op.getDpsInits())) {
+  for (auto [padded, init, loopInit] :
+       llvm::zip_equal(forall.getResults(), op.getDpsInits(),
+                       ValueRange{queryGrad, keyGrad, valueGrad})) {
+    if (loopInit == init) {
+      results.push_back(padded);
+      continue;
+    }
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, init);
     Value cut = tensor::ExtractSliceOp::create(
         b, loc, padded, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)), sizes,
@@ -358,8 +378,10 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
     return {batch, head, i, j};
   };
 
-  // S^T (log2 units) with the masks, the padding keys masked out, and each
-  // score's derivative with respect to q.k where score_mod needs one.
+  // P^T = exp2(S^T - lse) from S^T (log2 units) with the masks and the
+  // padding keys masked out: 0 for those, past Sq (lse = +inf) and where no
+  // key took part; in the same pass, each score's derivative with respect
+  // to q.k where score_mod needs one.
   Value keyTile = slice2d(key, batch, kvHead, keyStart, keys);
   Value product =
       buildContraction(keyTile, scoresQueryT, zeros(kvTile, qTile));
@@ -370,13 +392,17 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
         b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(kvTile),
                                        b.getIndexAttr(qTile)},
         acc));
+  SmallVector<AffineMap> maps = {rowMap};
+  maps.append(outs.size(), id2);
   auto scored = linalg::GenericOp::create(
-      b, loc, TypeRange(ValueRange(outs)), ValueRange{}, outs,
-      SmallVector<AffineMap>(outs.size(), id2), {kPar, kPar},
+      b, loc, TypeRange(ValueRange(outs)), lseTile, outs, maps, {kPar, kPar},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         SmallVector<Value> idx = indices(nb, nl);
-        Value inRange = arith::CmpIOp::create(
-            nb, nl, arith::CmpIPredicate::slt, idx[3], keyCount);
+        Value inRange =
+            padKeys ? arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                            idx[3], keyCount)
+                          .getResult()
+                    : Value();
         // Padding rows and keys read the last real one's mask and indices
         // (a mask read past its end would be out of bounds); their P is 0
         // whatever they read.
@@ -386,25 +412,21 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
         Value maskValue =
             sem.hasMask ? buildMaskElement(nb, nl, op.getMask(), readIdx)
                         : Value();
-        SmallVector<Value> results = {buildLog2ModifiedScore(
-            nb, nl, sem, args[0], stepScale, readIdx, maskValue, kvLength,
-            queryLength, inRange)};
+        Value score = buildLog2ModifiedScore(nb, nl, sem, args[1], stepScale,
+                                             readIdx, maskValue, kvLength,
+                                             queryLength, inRange);
+        Value diff = arith::SubFOp::create(nb, nl, score,
+                                           buildSafeRowMax(nb, nl, args[0]));
+        SmallVector<Value> results = {math::Exp2Op::create(nb, nl, diff)};
         // With score_mod the query is not scaled (the score is not linear
-        // in the scale): args[0] is the raw product q.k.
+        // in the scale): args[1] is the raw product q.k.
         if (sem.scoreMod)
           results.push_back(buildScoreDerivative(
-              nb, nl, sem, args[0], naturalScale, readIdx, maskValue));
+              nb, nl, sem, args[1], naturalScale, readIdx, maskValue));
         linalg::YieldOp::create(nb, nl, results);
       });
-  Value scores = scored.getResult(0);
+  Value probs = scored.getResult(0);
   Value derivative = sem.scoreMod ? scored.getResult(1) : Value();
-
-  // P^T = exp2(S^T - lse), 0 past Sq (lse = +inf) and where no key took part.
-  Value probs = linalg::GenericOp::create(
-                    b, loc, scores.getType(), ValueRange{scores, lseTile},
-                    zeros(kvTile, qTile), {id2, rowMap, id2}, {kPar, kPar},
-                    buildExp2MinusMaxBody)
-                    .getResult(0);
   auto dropout = [&](OpBuilder &nb, Location nl, Value x) {
     return buildDropout(nb, nl, sem, x, indices(nb, nl));
   };
@@ -428,7 +450,7 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
       buildContraction(slice2d(valueSource, batch, kvHead, keyStart, keys),
                        dOT, zeros(kvTile, qTile));
   SmallVector<Value> inputs = {probs, droppedGrad, rowTermTile};
-  SmallVector<AffineMap> maps = {id2, id2, rowMap};
+  maps = {id2, id2, rowMap};
   if (derivative) {
     inputs.push_back(derivative);
     maps.push_back(id2);
@@ -436,7 +458,7 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
   maps.push_back(id2);
   Value scoreGrad =
       linalg::GenericOp::create(
-          b, loc, scores.getType(), inputs, zeros(kvTile, qTile), maps,
+          b, loc, probs.getType(), inputs, zeros(kvTile, qTile), maps,
           {kPar, kPar},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value p = args[0];

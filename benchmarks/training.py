@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+# ===- training.py - attention forward + backward against torch ------------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+#   python3 benchmarks/training.py [--seq 1024 2048 4096 8192] [--head-dim 64 128]
+#                                  [--repeat 3] [--burst 2]
+#
+# f32 scaled dot-product attention, B1 H8, as a training step runs it:
+# forward, then backward for a random output gradient, through
+# attn_mlir.scaled_dot_product_attention under torch autograd (the compiled
+# attn.sdpa with its log-sum-exp and attn.sdpa_grad) against
+# torch.nn.functional.scaled_dot_product_attention, same inputs, same run,
+# causal and not; and our forward alone, for the backward / forward ratio.
+# The gradients are checked against torch's before timing. Each step starts
+# from no gradients (as after zero_grad()). Timing as in benchmarks/mha.py
+# (bursts interleaved between peers, min over rounds).
+#
+# ===----------------------------------------------------------------------=== #
+
+import argparse
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import ROOT, cpu_model, time_interleaved  # noqa: E402
+
+
+def main():
+    p = argparse.ArgumentParser(description="attention forward + backward")
+    p.add_argument("--seq", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
+    p.add_argument("--head-dim", type=int, nargs="+", default=[64, 128])
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--burst", type=int, default=2)
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = p.parse_args()
+    os.environ["ATTN_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-training-bench-")
+    sys.path.insert(0, os.path.join(args.build, "python_packages"))
+    import attn_mlir
+    import torch
+
+    print(f"# CPU: {cpu_model(args.build)}; torch {torch.__version__} with "
+          f"{torch.get_num_threads()} threads; B1 H{args.heads} f32; bursts of {args.burst}")
+    print("| S | D | causal | ours fwd+bwd ms | torch fwd+bwd ms | torch / ours | "
+          "ours fwd ms | ours bwd / fwd |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
+    F = torch.nn.functional
+    for d in args.head_dim:
+        for s in args.seq:
+            for causal in (False, True):
+                torch.manual_seed(s + d)
+                q, k, v = (torch.randn(1, args.heads, s, d, requires_grad=True)
+                           for _ in range(3))
+                grad = torch.randn(1, args.heads, s, d)
+
+                # Each step starts from no gradients, as after an optimizer's
+                # zero_grad() (set_to_none): the backward assigns them.
+                def ours():
+                    for x in (q, k, v):
+                        x.grad = None
+                    attn_mlir.scaled_dot_product_attention(
+                        q, k, v, is_causal=causal).backward(grad)
+
+                def theirs():
+                    for x in (q, k, v):
+                        x.grad = None
+                    F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(grad)
+
+                def forward():
+                    with torch.no_grad():
+                        attn_mlir.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+                ours()
+                mine = [x.grad for x in (q, k, v)]
+                theirs()
+                for name, a, b in zip("qkv", mine, (q.grad, k.grad, v.grad)):
+                    error = float((a - b).norm() / b.norm())
+                    if error > 1e-4:
+                        raise SystemExit(f"S={s} D={d} causal={causal}: d{name} differs "
+                                         f"from torch's by {error:.1e}")
+                best = time_interleaved({"ours": ours, "torch": theirs, "forward": forward},
+                                        args.repeat, burst=args.burst)
+                backward = best["ours"] - best["forward"]
+                print(f"| {s} | {d} | {causal} | {best['ours'] * 1e3:.1f} | "
+                      f"{best['torch'] * 1e3:.1f} | {best['torch'] / best['ours']:.2f} | "
+                      f"{best['forward'] * 1e3:.1f} | {backward / best['forward']:.2f} |",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
