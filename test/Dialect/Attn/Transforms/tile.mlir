@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-tile="q-tile=32 kv-tile=64" --split-input-file | FileCheck %s
 // RUN: not attn-opt %s --attn-tile="q-tile=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attn-opt %s --attn-tile="q-tile=16 kv-tile=8" --split-input-file | FileCheck %s --check-prefix=GRAD
 
 // BAD: error: attn-tile: tile sizes must be positive, got q-tile = 0 and kv-tile = 64
 
@@ -305,4 +306,45 @@ func.func @lse(%q: tensor<2x4x70x32xf32>, %k: tensor<2x2x90x32xf32>, %v: tensor<
   %o, %lse = attn.sdpa %q, %k, %v outs(%e) lse(%l : tensor<2x4x70xf32>) causal
      : tensor<2x4x70x32xf32>, tensor<2x2x90x32xf32>, tensor<2x2x90x16xf32> -> tensor<2x4x70x16xf32>, tensor<2x4x70xf32>
   return %o, %lse : tensor<2x4x70x16xf32>, tensor<2x4x70xf32>
+}
+
+// -----
+
+// The backward: a parallel loop over (batch, key/value head) owning the
+// group's dQ rows and the head's dK and dV; loops over the group's query
+// heads and query tiles (rows padded to whole tiles: 24 -> 32, keys 20 ->
+// 24); Q_i (scaled into log2 units) and dO_i transposed once per query
+// tile; per visible key tile the five products on [keys, rows] tiles:
+// S^T = K_j Q_i^T, then P^T = exp2(S^T - lse) in one pass with the causal
+// mask, dV_j += P^T dO_i, dP^T = V_j dO_i^T, dS^T, dK_j += dS^T Q_i,
+// dQ_i^T += K_j^T dS^T; dQ_i transposed back. No [rows, Skv] tensor.
+// GRAD-LABEL: func.func @grad_causal_gqa
+// GRAD: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 8, 0]
+// GRAD: %[[R:.*]]:3 = scf.forall (%[[B:.*]], %[[G:.*]]) in (2, 2) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<2x4x32x16xf32>, tensor<2x2x24x16xf32>, tensor<2x2x24x8xf32>)
+// GRAD: scf.for
+// GRAD: scf.for
+// GRAD: %[[QT:.*]] = linalg.transpose ins(%{{.*}} : tensor<?x16xf32>) outs(%{{.*}} : tensor<16x?xf32>) permutation = [1, 0]
+// GRAD: %[[DOT:.*]] = linalg.transpose ins(%{{.*}} : tensor<?x8xf32>) outs(%{{.*}} : tensor<8x?xf32>) permutation = [1, 0]
+// GRAD: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[DQT:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<16x16xf32>, tensor<?x16xf32>, tensor<?x8xf32>)
+// GRAD: %[[ST:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[QT]] : {{.*}}) outs(%{{.*}} : tensor<8x16xf32>)
+// GRAD: %[[PT:.*]] = linalg.generic {{.*}} ins(%[[LSE:.*]] : tensor<16xf32>) outs(%[[ST]] : tensor<8x16xf32>)
+// GRAD: arith.cmpi sle
+// GRAD: math.exp2
+// GRAD: linalg.generic {{.*}} ins(%[[PT]], %[[DO:.*]] : {{.*}}) outs(%{{.*}} : tensor<8x8xf32>)
+// GRAD: %[[DPT:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[DOT]] : {{.*}}) outs(%{{.*}} : tensor<8x16xf32>)
+// GRAD: %[[DST:.*]] = linalg.generic {{.*}} ins(%[[PT]], %[[DPT]], %{{.*}} : tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>)
+// GRAD: linalg.generic {{.*}} ins(%[[DST]], %{{.*}} : {{.*}}) outs(%{{.*}} : tensor<8x16xf32>)
+// GRAD: linalg.generic {{.*}} ins(%{{.*}}, %[[DST]] : {{.*}}) outs(%[[DQT]] : tensor<16x16xf32>)
+// GRAD: scf.yield
+// GRAD: linalg.transpose ins(%{{.*}} : tensor<16x16xf32>) outs(%{{.*}} : tensor<16x16xf32>) permutation = [1, 0]
+// GRAD: scf.forall.in_parallel
+// GRAD-NOT: tensor<{{[0-9?]+}}x20xf32>
+// GRAD-NOT: tensor<{{[0-9?]+}}x24xf32>
+// GRAD: return
+func.func @grad_causal_gqa(%q: tensor<2x4x24x16xf32>, %k: tensor<2x2x20x16xf32>, %v: tensor<2x2x20x8xf32>,
+                           %o: tensor<2x4x24x8xf32>, %do: tensor<2x4x24x8xf32>, %lse: tensor<2x4x24xf32>)
+    -> (tensor<2x4x24x16xf32>, tensor<2x2x20x16xf32>, tensor<2x2x20x8xf32>) {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse outs(%q, %k, %v) causal
+     : tensor<2x4x24x16xf32>, tensor<2x2x20x16xf32>, tensor<2x2x20x8xf32>, tensor<2x4x24x8xf32>, tensor<2x4x24xf32>
+  return %dq, %dk, %dv : tensor<2x4x24x16xf32>, tensor<2x2x20x16xf32>, tensor<2x2x20x8xf32>
 }
