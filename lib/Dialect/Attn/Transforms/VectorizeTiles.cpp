@@ -253,6 +253,52 @@ static bool isRowOp(linalg::LinalgOp op) {
   });
 }
 
+/// The side of the square blocks a transpose is vectorised in: 8 x 8 f32,
+/// eight AVX2 registers or half of eight AVX-512 ones, which LLVM turns into
+/// a few dozen shuffles instead of one scalar move per element.
+static constexpr int64_t kTransposeBlock = 8;
+
+/// A linalg.transpose swapping its last two dimensions (a tile transposed,
+/// or K^T packed per key tile) whose last two extents are static multiples
+/// of kTransposeBlock, tiled into kTransposeBlock-square blocks (1 in the
+/// leading dimensions) and marked for vectorisation like a row op: each
+/// block becomes a vector.transpose of registers. Returns whether it did.
+/// (Tiled into rows instead, each row of the result would gather a column
+/// of the input, one element at a time.)
+static bool tileTransposeIntoBlocks(RewriterBase &rewriter,
+                                    linalg::LinalgOp op) {
+  auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation());
+  if (!transpose || !op.hasPureTensorSemantics())
+    return false;
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  int64_t rank = permutation.size();
+  if (rank < 2 || permutation[rank - 1] != rank - 2 ||
+      permutation[rank - 2] != rank - 1)
+    return false;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    if (permutation[d] != d)
+      return false;
+  std::optional<SmallVector<int64_t>> bounds = getLoopUpperBounds(op);
+  if (!bounds || (*bounds)[rank - 1] % kTransposeBlock ||
+      (*bounds)[rank - 2] % kTransposeBlock)
+    return false;
+  SmallVector<OpFoldResult> sizes(rank - 2, rewriter.getIndexAttr(1));
+  sizes.append(2, rewriter.getIndexAttr(kTransposeBlock));
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return false;
+  rewriter.replaceOp(op, tiled->replacements);
+  SmallVector<int64_t> blockSizes(rank - 2, 1);
+  blockSizes.append(2, kTransposeBlock);
+  tiled->tiledOps.front()->setAttr(kRowMarker,
+                                   rewriter.getDenseI64ArrayAttr(blockSizes));
+  return true;
+}
+
 /// The elementwise and row-reduction ops of a tile (isRowOp) whose rows
 /// are bounded by a constant, tiled one row at a time and marked with the
 /// vector size of a row, which covers a partial row through masking. A row
@@ -683,7 +729,8 @@ struct AttnVectorizeTilesPass
     // Long rows a block of n-block lanes at a time: a few registers per
     // value, as in a register block.
     for (linalg::LinalgOp op : others)
-      tileIntoRows(rewriter, op, rowElements, nBlock);
+      if (!tileTransposeIntoBlocks(rewriter, op))
+        tileIntoRows(rewriter, op, rowElements, nBlock);
     if (failed(canonicalize(root)))
       return signalPassFailure();
 
@@ -724,6 +771,9 @@ struct AttnVectorizeTilesPass
         vector::populateSinkVectorOpsPatterns(patterns);
       }
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      // Transposed blocks (tileTransposeIntoBlocks) as shuffles.
+      vector::populateVectorTransposeLoweringPatterns(
+          patterns, vector::VectorTransposeLowering::Shuffle1D);
       vector::populateVectorOuterProductLoweringPatterns(patterns);
       vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
       patterns.add<MaskedReductionToSelect, HalveMinMaxReduction>(
