@@ -576,18 +576,10 @@ struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
             tensor::EmptyOp::create(rewriter, loc, scoreSizes, acc).getResult(),
             {id4, id4, row4, id4, id4}, SmallVector<IteratorType>(4, kPar),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value p = args[0];
-              Value diff = arith::SubFOp::create(
-                  nb, nl, dropout(nb, nl, args[1]), args[2]);
-              Value grad = arith::MulFOp::create(
-                  nb, nl, arith::MulFOp::create(nb, nl, p, diff), args[3]);
-              Value zero = arith::ConstantOp::create(nb, nl,
-                                                     nb.getFloatAttr(acc, 0));
-              Value none = arith::CmpFOp::create(
-                  nb, nl, arith::CmpFPredicate::OEQ, p, zero);
               linalg::YieldOp::create(
                   nb, nl,
-                  arith::SelectOp::create(nb, nl, none, zero, grad).getResult());
+                  buildScoreGradient(nb, nl, args[0], dropout(nb, nl, args[1]),
+                                     args[2], args[3]));
             })
             .getResult(0);
     // dQ = dS K, and dK per query head = dS^T Q (loops (b, h, j, d, i)).

@@ -461,19 +461,11 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
           b, loc, probs.getType(), inputs, zeros(kvTile, qTile), maps,
           {kPar, kPar},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value p = args[0];
-            Value diff = arith::SubFOp::create(nb, nl, dropout(nb, nl, args[1]),
-                                               args[2]);
-            Value grad = arith::MulFOp::create(
-                nb, nl, arith::MulFOp::create(nb, nl, p, diff),
-                derivative ? args[3] : naturalScale);
-            Value zero =
-                arith::ConstantOp::create(nb, nl, nb.getFloatAttr(acc, 0));
-            Value none = arith::CmpFOp::create(
-                nb, nl, arith::CmpFPredicate::OEQ, p, zero);
             linalg::YieldOp::create(
                 nb, nl,
-                arith::SelectOp::create(nb, nl, none, zero, grad).getResult());
+                buildScoreGradient(nb, nl, args[0], dropout(nb, nl, args[1]),
+                                   args[2],
+                                   derivative ? args[3] : naturalScale));
           })
           .getResult(0);
   // dK_j += dS^T Q_i, dQ_i^T += K_j^T dS^T.

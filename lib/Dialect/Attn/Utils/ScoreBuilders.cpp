@@ -118,6 +118,19 @@ Value attn::buildLog2ModifiedScore(OpBuilder &b, Location loc,
                      : score;
 }
 
+Value attn::buildScoreGradient(OpBuilder &b, Location loc, Value p,
+                               Value probGrad, Value rowTerm,
+                               Value derivative) {
+  Value diff = arith::SubFOp::create(b, loc, probGrad, rowTerm);
+  Value grad = arith::MulFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, p, diff), derivative);
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(p.getType(), 0));
+  Value none =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, p, zero);
+  return arith::SelectOp::create(b, loc, none, zero, grad);
+}
+
 Value attn::buildKeep(OpBuilder &b, Location loc, const ScoreSemantics &sem,
                       ArrayRef<Value> idx, Value maskValue, Value kvLength,
                       Value queryLength, Value blockKeep) {

@@ -104,6 +104,14 @@ Value buildScoreDerivative(OpBuilder &b, Location loc,
                            const ScoreSemantics &sem, Value s, Value scale,
                            ArrayRef<Value> idx, Value maskValue);
 
+/// The gradient of the raw product q.k at one element of the backward:
+/// `p (probGrad - rowTerm) derivative`, with `p` the probability before
+/// dropout, `probGrad` dP after dropout's rescaling, `rowTerm`
+/// rowsum(dO * O) and `derivative` buildScoreDerivative's; 0 where `p` is
+/// (keys that take no part, where the derivative need not be finite).
+Value buildScoreGradient(OpBuilder &b, Location loc, Value p, Value probGrad,
+                         Value rowTerm, Value derivative);
+
 /// The conjunction of the keep conditions of element `idx` (a boolean
 /// `maskValue`, j < `kvLength` under kv_lens, `mask_mod`, causal, window) as
 /// an i1, and'ed with `blockKeep` when given; null when there is none.
