@@ -58,7 +58,8 @@ def as_array(x, name):
     runs on."""
     if is_torch(x):
         return x.detach().contiguous()
-    x = np.ascontiguousarray(x)
+    # np.require keeps a 0-D array 0-D (np.ascontiguousarray makes it 1-D).
+    x = np.require(x, requirements="C")
     if _NP_BF16 is not None and x.dtype == _NP_BF16:
         return x.view(np.uint16)  # bf16 travels as its bit patterns
     return x

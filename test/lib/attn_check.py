@@ -199,7 +199,8 @@ def score_attrs(a):
     if a.align != "top_left":
         parts.append(f"align = <{a.align}>")
     if a.dropout > 0:
-        parts.append(f"dropout = {a.dropout!r} seed = {a.seed}")
+        parts.append(f"dropout = {a.dropout!r}" +
+                     ("" if a.runtime_seed else f" seed = {a.seed}"))
     return " ".join(parts)
 
 
@@ -241,7 +242,8 @@ def run_module(text, inputs, num_results, a):
         files = []
         for name, value, et in inputs:
             files.append(os.path.join(tmp, f"{name}.npy"))
-            np.save(files[-1], np.ascontiguousarray(value.astype(NUMPY_TYPE[et])))
+            # (np.ascontiguousarray would make a 0-D seed 1-D.)
+            np.save(files[-1], np.array(value.astype(NUMPY_TYPE[et]), order="C"))
         outs = [os.path.join(tmp, f"out{i}.npy") for i in range(num_results)]
         command = [a.attn_run, path, "--entry=entry", "--inputs=" + ",".join(files),
                    "--outputs=" + ",".join(outs)]
@@ -318,6 +320,10 @@ def check_score_op(a, rng):
         args.append(("l", kv_lens, a.kv_lens_type))
         mask_clause += (f"kv_lens(%l : "
                         f"{tensor_type(kv_lens.shape, a.kv_lens_type, a.dynamic)}) ")
+    if a.runtime_seed:
+        # The seed as an operand (its value a.seed) instead of the attribute.
+        args.append(("ds", np.array(a.seed, np.int64), "i64"))
+        mask_clause += "dropout_seed(%ds : tensor<i64>) "
 
     if a.op == "sdpa_grad":
         return check_grad(a, rng, args, mask_clause, q, k, v, mask, kv_lens)
@@ -595,6 +601,8 @@ def main():
     p.add_argument("--align", choices=["top_left", "bottom_right"], default="top_left")
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--runtime-seed", action="store_true",
+                   help="pass --seed as the dropout_seed operand, not the seed attribute")
     p.add_argument("--mask", help="bool:SHAPE or f32|f16|bf16:SHAPE, e.g. bool:2x1x5x7")
     p.add_argument("--kv-lens", help="comma-separated lengths, one per batch")
     p.add_argument("--kv-lens-type", choices=["i32", "i64"], default="i32")

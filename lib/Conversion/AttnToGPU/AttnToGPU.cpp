@@ -79,6 +79,11 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
        << "yet)";
     return failure();
   }
+  if (op.getDropoutSeed()) {
+    os << "a run-time dropout seed (the tensor-core kernel takes the seed "
+       << "attribute only)";
+    return failure();
+  }
   if (!element.isF16() && !element.isBF16()) {
     os << "element type " << element << " (the tensor-core kernel takes f16 "
        << "or bf16)";

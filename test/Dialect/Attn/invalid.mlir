@@ -254,7 +254,7 @@ func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %init: tensor<1x2
 
 func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %init: tensor<1x2x4x4xf32>) {
   // expected-error @+1 {{all of {init, result} have same type}}
-  %o = "attn.sdpa"(%q, %k, %v, %init) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0>, resultSegmentSizes = array<i32: 1, 0>}> ({}, {}) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %o = "attn.sdpa"(%q, %k, %v, %init) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0>, resultSegmentSizes = array<i32: 1, 0>}> ({}, {}) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
   return
 }
 
@@ -407,4 +407,13 @@ func.func @grad_score_mod_not_differentiable(%q: tensor<1x1x8x4xf32>, %l: tensor
        attn.yield %f : f32
      }
   return %dq : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+func.func @seed_without_dropout(%q: tensor<1x1x8x4xf32>, %s: tensor<i64>) -> tensor<1x1x8x4xf32> {
+  // expected-error @+1 {{dropout_seed has no effect without dropout}}
+  %r = attn.sdpa %q, %q, %q dropout_seed(%s : tensor<i64>) outs(%q)
+     : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32>
+  return %r : tensor<1x1x8x4xf32>
 }

@@ -169,3 +169,12 @@ func.func @sdpa_lse_and_grad(%q: tensor<2x8x12x32xf32>, %k: tensor<2x2x16x32xf32
     }
   return %dq, %dk, %dv, %gq : tensor<2x8x12x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x24xf32>, tensor<1x1x?x8xf64>
 }
+
+// A run-time dropout seed.
+// CHECK-LABEL: func @sdpa_runtime_seed
+// CHECK: attn.sdpa {{.*}} dropout_seed(%{{.*}} : tensor<i64>) outs(%{{.*}}) dropout = 1.000000e-01 :
+func.func @sdpa_runtime_seed(%q: tensor<1x1x4x8xf32>, %s: tensor<i64>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q dropout_seed(%s : tensor<i64>) outs(%q) dropout = 0.1
+     : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}

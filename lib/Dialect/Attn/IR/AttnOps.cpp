@@ -322,6 +322,8 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
   if (failed(verifyDropout(raw, op.getDropoutP().convertToDouble(),
                            op.getSeed())))
     return failure();
+  if (op.getDropoutSeed() && op.getDropoutP().isZero())
+    return op.emitOpError() << "dropout_seed has no effect without dropout";
 
   Builder b(op.getContext());
   Type index = b.getIndexType();

@@ -50,6 +50,7 @@ template <typename OpTy> static ScoreSemantics getSemantics(OpTy op) {
     sem.scale = op.getScale()->convertToDouble();
   sem.dropout = op.getDropoutP().convertToDouble();
   sem.seed = op.getSeed();
+  sem.seedTensor = op.getDropoutSeed();
   return sem;
 }
 
@@ -333,9 +334,14 @@ static Value mix64(OpBuilder &b, Location loc, Value z) {
 /// dropped: the seed and each index are folded in by one mix each, and the
 /// top 24 bits of the result become the float. docs/Numerics.md gives the
 /// same definition for other backends to reproduce.
-static Value dropoutUniform(OpBuilder &b, Location loc, int64_t seed,
+static Value dropoutUniform(OpBuilder &b, Location loc,
+                            const ScoreSemantics &sem,
                             ArrayRef<Value> indices) {
-  Value h = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(seed));
+  Value h = sem.seedTensor
+                ? Value(tensor::ExtractOp::create(b, loc, sem.seedTensor,
+                                                  ValueRange{}))
+                : Value(arith::ConstantOp::create(
+                      b, loc, b.getI64IntegerAttr(sem.seed)));
   for (Value index : indices) {
     Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
     h = mix64(b, loc, arith::XOrIOp::create(b, loc, h, i64));
@@ -353,7 +359,7 @@ Value attn::buildDropout(OpBuilder &b, Location loc, const ScoreSemantics &sem,
   if (sem.dropout <= 0.0)
     return p;
   Type acc = p.getType();
-  Value u = dropoutUniform(b, loc, sem.seed, idx);
+  Value u = dropoutUniform(b, loc, sem, idx);
   Value threshold =
       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(sem.dropout));
   Value kept =

@@ -26,6 +26,7 @@ def Attn_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16, F64]>;
 def Attn_LengthTensor : RankedTensorOf<[I32, I64]>;
 def Attn_BlockListTensor : 1DTensorOf<[I32, I64]>;
 def Attn_BlockClassTensor : 4DTensorOf<[I8]>;
+def Attn_SeedTensor : 0DTensorOf<[I64]>;
 // Row statistics (the log-sum-exp) are kept in the accumulator type: f32,
 // or f64 for the float64 reference.
 def Attn_StatTensor : RankedTensorOf<[F32, F64]>;
@@ -43,7 +44,8 @@ defvar Attn_ScoreOperands = (ins
   Optional<Attn_LengthTensor>:$kv_lens,
   Optional<Attn_BlockListTensor>:$block_offsets,
   Optional<Attn_BlockListTensor>:$block_indices,
-  Optional<Attn_BlockClassTensor>:$block_classes
+  Optional<Attn_BlockClassTensor>:$block_classes,
+  Optional<Attn_SeedTensor>:$dropout_seed
 );
 
 defvar Attn_ScoreAttributes = (ins
@@ -61,6 +63,7 @@ defvar Attn_ScoreOperandFormat = [{
   (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
   (`blocks` `(` $block_offsets^ `,` $block_indices `:` type($block_offsets) `,` type($block_indices) `)`)?
   (`block_classes` `(` $block_classes^ `:` type($block_classes) `)`)?
+  (`dropout_seed` `(` $dropout_seed^ `:` type($dropout_seed) `)`)?
 }];
 
 defvar Attn_ScoreAttributeFormat = [{
@@ -111,7 +114,10 @@ defvar Attn_ScoreModifierDoc = [{
     6. With `dropout = p > 0`, each probability is kept with probability
        `1 - p` and scaled by `1 / (1 - p)`. The keep decision is a pure
        function of `(seed, b, h, i, j)` (see docs/Numerics.md), so every
-       backend drops the same elements.
+       backend drops the same elements. The seed is the `seed` attribute,
+       or the value of the `dropout_seed(%s : tensor<i64>)` operand when
+       one is given: a seed that changes from call to call (a training
+       step's) without recompiling.
 
     `mask` broadcasts to `[B, Hq, Sq, Skv]` like NumPy: its dimensions are
     aligned on the right, and each is either 1 or the matching extent.

@@ -42,6 +42,9 @@ struct ScoreSemantics {
   std::optional<double> scale;
   double dropout = 0;
   int64_t seed = 0;
+  /// The run-time seed (a 0-D i64 tensor) that replaces `seed`, if any;
+  /// read where the dropout is evaluated.
+  Value seedTensor;
 
   /// The same semantics for a tile in which every key is known to be
   /// visible: no keep condition left to evaluate (an additive mask, the
