@@ -48,9 +48,14 @@ def _define():
     from . import functional
 
     def prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                enable_gqa, window, alignment, captures, capture_names):
+                enable_gqa, window, alignment, captures, capture_names, seed):
+        # The forward and the backward must drop the same elements: a seed
+        # each would draw for itself would differ.
+        if dropout_p > 0 and seed is None:
+            raise ValueError("attn_mlir::sdpa_forward/sdpa_backward with dropout "
+                             "need the seed (scaled_dot_product_attention draws one)")
         call = functional._prepare(query, key, value, attn_mask, dropout_p, is_causal,
-                                   scale, enable_gqa, window, alignment)
+                                   scale, enable_gqa, window, alignment, seed=seed)
         # The names come joined by commas (a custom op takes no list of
         # strings).
         for name, array in zip(filter(None, capture_names.split(",")), captures):
@@ -63,9 +68,9 @@ def _define():
                      scale: Optional[float], enable_gqa: bool,
                      window: Optional[List[int]], alignment: str, target: str,
                      dynamic: Optional[bool], regions: str, captures: List[Tensor],
-                     capture_names: str) -> Tuple[Tensor, Tensor]:
+                     capture_names: str, seed: Optional[int]) -> Tuple[Tensor, Tensor]:
         call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                       enable_gqa, window, alignment, captures, capture_names)
+                       enable_gqa, window, alignment, captures, capture_names, seed)
         return call.run(regions, target, dynamic, lse=True)
 
     @sdpa_forward.register_fake
@@ -80,10 +85,10 @@ def _define():
                       dropout_p: float, is_causal: bool, scale: Optional[float],
                       enable_gqa: bool, window: Optional[List[int]], alignment: str,
                       target: str, dynamic: Optional[bool], regions: str,
-                      captures: List[Tensor],
-                      capture_names: str) -> Tuple[Tensor, Tensor, Tensor]:
+                      captures: List[Tensor], capture_names: str,
+                      seed: Optional[int]) -> Tuple[Tensor, Tensor, Tensor]:
         call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                       enable_gqa, window, alignment, captures, capture_names)
+                       enable_gqa, window, alignment, captures, capture_names, seed)
         return call.run_grad(out, out_grad.contiguous(), lse, regions, target, dynamic)
 
     @sdpa_backward.register_fake
@@ -91,20 +96,20 @@ def _define():
         return torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
 
     def setup_context(ctx, inputs, output):
-        query, key, value, attn_mask, *params, captures, capture_names = inputs
+        query, key, value, attn_mask, *params, captures, capture_names, seed = inputs
         out, lse = output
         ctx.save_for_backward(query, key, value, out, lse, attn_mask, *captures)
-        ctx.params, ctx.capture_names = params, capture_names
+        ctx.params, ctx.capture_names, ctx.seed = params, capture_names, seed
         ctx.mark_non_differentiable(lse)
 
     def backward(ctx, out_grad, lse_grad):
         query, key, value, out, lse, attn_mask, *captures = ctx.saved_tensors
         grads = sdpa_backward(out_grad, query, key, value, out, lse, attn_mask,
-                              *ctx.params, captures, ctx.capture_names)
-        # One entry per forward input: none for the mask, the attributes and
-        # the captured tensors (a list for their list).
+                              *ctx.params, captures, ctx.capture_names, ctx.seed)
+        # One entry per forward input: none for the mask, the attributes,
+        # the captured tensors (a list for their list) and the seed.
         return (*grads, None, *([None] * len(ctx.params)), [None] * len(captures),
-                None)
+                None, None)
 
     sdpa_forward.register_autograd(backward, setup_context=setup_context)
     return SimpleNamespace(sdpa_forward=sdpa_forward, sdpa_backward=sdpa_backward)

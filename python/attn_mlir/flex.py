@@ -335,7 +335,7 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
         out, _ = _autograd.ops().sdpa_forward(
             query, key, value, None, 0.0, False, None if scale is None else float(scale),
             bool(enable_gqa), None, "top_left", target, dynamic, regions, arrays,
-            ",".join(names))
+            ",".join(names), None)
         return out
     for name, array in tracer.captures:
         call.add_input(name, array, _arrays.shape(array), _arrays.element(array))

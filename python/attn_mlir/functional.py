@@ -68,7 +68,11 @@ class _SdpaCall:
         return type
 
     def _mask_operand(self, types):
-        return f"mask(%m : {types['m']}) " if "m" in types else ""
+        """The mask and the run-time dropout seed clauses of the op."""
+        clauses = f"mask(%m : {types['m']}) " if "m" in types else ""
+        if "ds" in types:
+            clauses += f"dropout_seed(%ds : {types['ds']}) "
+        return clauses
 
     def source(self, regions, dynamic, lse=False):
         """The function's text; with `dynamic`, the batch size and sequence
@@ -140,8 +144,19 @@ class _SdpaCall:
                 _arrays.reshape(dv, self.vs))
 
 
+def _draw_seed(like):
+    """A fresh dropout seed: from torch's generator for torch tensors (so
+    torch.manual_seed reproduces a run), NumPy's global one otherwise."""
+    if _arrays.is_torch(like):
+        torch = _arrays._torch()
+        return int(torch.randint(0, 2**62, ()))
+    import numpy as np
+
+    return int(np.random.randint(0, 2**62, dtype=np.int64))
+
+
 def _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
-             window, alignment, require_rank4=False):
+             window, alignment, require_rank4=False, seed=None):
     """Checks the arguments as PyTorch does (with its messages' numbers) and
     returns the _SdpaCall with the masks and attributes in place."""
     qs, ks, vs = _dims(query, "query"), _dims(key, "key"), _dims(value, "value")
@@ -216,13 +231,19 @@ def _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_g
         call.attrs.append(f"align = <{alignment}>")
     if dropout_p > 0:
         call.attrs.append(f"dropout = {_ir.float_literal(dropout_p)}")
+        # The seed is an argument, not an attribute: a new one each call
+        # needs no new compile.
+        import numpy as np
+
+        seed = _draw_seed(query) if seed is None else int(seed)
+        call.add_input("ds", np.array(seed, np.int64), (), "i64")
     return call
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False,
                                  window=None, alignment="top_left", target="cpu",
-                                 dynamic=None):
+                                 dynamic=None, seed=None):
     """torch.nn.functional.scaled_dot_product_attention, compiled.
 
     query (..., Hq, L, E), key (..., Hkv, S, E), value (..., Hkv, S, Ev) ->
@@ -234,7 +255,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     ("top_left" or "bottom_right", off = S - L) places the diagonal of
     is_causal and window when L != S. Unlike PyTorch, a row with no visible
     key gives 0 rather than NaN, and dropout uses attn-mlir's counter-based
-    generator (docs/Numerics.md), not torch's.
+    generator (docs/Numerics.md), not torch's: with `seed=None` each call
+    draws a fresh seed (from torch's generator for torch tensors, so
+    torch.manual_seed makes runs repeat; NumPy's global one otherwise), an
+    int `seed` drops the same elements every call.
 
     Differentiable: with torch tensors that require grad (and grad mode
     on), the call is the custom op `torch.ops.attn_mlir.sdpa_forward`,
@@ -248,14 +272,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     compiles every new shape (attn_mlir.stats() counts the compiles).
     """
     if _arrays.is_torch(query) and _autograd.wanted(query, key, value, attn_mask):
+        # The seed is drawn here, once: the backward drops the same elements.
+        if dropout_p > 0 and seed is None:
+            seed = _draw_seed(query)
         out, _ = _autograd.ops().sdpa_forward(
             query, key, value, attn_mask, float(dropout_p), bool(is_causal),
             None if scale is None else float(scale), bool(enable_gqa),
             None if window is None else [int(w) for w in window], alignment, target,
-            dynamic, "", [], "")
+            dynamic, "", [], "", None if seed is None else int(seed))
         return out
     call = _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                    enable_gqa, window, alignment)
+                    enable_gqa, window, alignment, seed=seed)
     return call.run("", target, dynamic)
 
 

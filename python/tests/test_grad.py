@@ -141,11 +141,36 @@ def test_dropout_drops_the_forwards_elements(rng):
     q = torch.from_numpy(rng.standard_normal((1, 2, 20, 8))).float()
     k = torch.from_numpy(rng.standard_normal((1, 2, 24, 8))).float()
     eye = torch.eye(24).expand(1, 2, 24, 24).contiguous()
-    dropped = attn_mlir.scaled_dot_product_attention(q, k, eye, dropout_p=p)
+    dropped = attn_mlir.scaled_dot_product_attention(q, k, eye, dropout_p=p, seed=5)
     keep = (dropped != 0).double()
     assert 0.5 < keep.mean().item() < 0.9
     check(rng, [(1, 2, 20, 8), (1, 2, 24, 8), (1, 2, 24, 24)], keep_dropped=keep,
-          dropout_p=p)
+          dropout_p=p, seed=5)
+
+
+def test_dropout_draws_a_seed_per_call(rng):
+    # Without a seed every call drops other elements (one compile for all);
+    # torch.manual_seed repeats them; a given seed drops the same ones.
+    q, k, v = (torch.from_numpy(rng.standard_normal((1, 2, 16, 8))).float()
+               for _ in range(3))
+    before = attn_mlir.stats()["compiles"] + attn_mlir.stats()["disk_hits"]
+
+    def run(**kwargs):
+        return attn_mlir.scaled_dot_product_attention(q, k, v, dropout_p=0.5, **kwargs)
+
+    torch.manual_seed(3)
+    first, second = run(), run()
+    torch.manual_seed(3)
+    again = run()
+    assert not torch.equal(first, second)
+    assert torch.equal(first, again)
+    assert torch.equal(run(seed=9), run(seed=9))
+    assert attn_mlir.stats()["compiles"] + attn_mlir.stats()["disk_hits"] - before <= 1
+    # NumPy inputs draw from NumPy's global generator.
+    qn, kn, vn = (x.numpy() for x in (q, k, v))
+    a = attn_mlir.scaled_dot_product_attention(qn, kn, vn, dropout_p=0.5)
+    b = attn_mlir.scaled_dot_product_attention(qn, kn, vn, dropout_p=0.5)
+    assert not np.array_equal(a, b)
 
 
 def test_new_sizes_reuse_the_shape_generic_build(rng):
