@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from . import _arrays, _ir, _packing
+from . import _arrays, _ir, _packing, functional
 from ._compile import compile_shaped
 
 
@@ -22,7 +22,9 @@ class MultiheadAttention:
     in training mode, where `dropout` applies; call `eval()` for inference.
     Differences from PyTorch: a query row with no visible key gives 0
     rather than NaN, and dropout draws from attn-mlir's counter-based
-    generator seeded with `seed` (the same pattern on every call).
+    generator: with `seed=None` a fresh seed every call (torch's generator
+    for torch tensors, NumPy's global one otherwise), with an int `seed` the
+    same elements on every call.
 
     On the CPU the projection weights are packed once into the layout the
     compiled code reads (docs/CpuABI.md "Pre-packed weights"; counted by
@@ -34,7 +36,7 @@ class MultiheadAttention:
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True,
                  add_bias_kv=False, add_zero_attn=False, kdim=None, vdim=None,
-                 batch_first=False, device=None, dtype=None, target="cpu", seed=0,
+                 batch_first=False, device=None, dtype=None, target="cpu", seed=None,
                  dynamic=None):
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim ({embed_dim}) and num_heads ({num_heads}) "
@@ -245,7 +247,10 @@ class MultiheadAttention:
         if need_weights and not average_attn_weights:
             flags.append("per_head_weights")
         if self.training and self.dropout > 0:
-            flags.append(f"dropout = {_ir.float_literal(self.dropout)} seed = {self.seed}")
+            flags.append(f"dropout = {_ir.float_literal(self.dropout)}")
+            # The seed is an argument: a fresh one per call costs no compile.
+            seed = self.seed if self.seed is not None else functional._draw_seed(query)
+            clauses.append(("dropout_seed", add("ds", np.array(seed, np.int64))))
 
         # Result types: the output has the query's layout; the weights are
         # [N,] [H,] L, S + the appended keys.

@@ -303,3 +303,15 @@ def test_score_mod_derivative_of_every_function(rng):
                                ("dv", v.grad, v64.grad)):
         error = relative(ours, theirs)
         assert error < 1e-5, f"{name} off by {error:.2e}"
+
+
+def test_multihead_dropout_draws_a_seed_per_call(rng):
+    # nn.MultiheadAttention in training mode: other elements dropped every
+    # call (one compile), the same ones with a fixed seed.
+    mha = attn_mlir.nn.MultiheadAttention(16, 4, dropout=0.5)
+    x = rng.standard_normal((5, 2, 16)).astype(np.float32)
+    first, second = mha(x, x, x)[0], mha(x, x, x)[0]
+    assert not np.array_equal(first, second)
+    fixed = attn_mlir.nn.MultiheadAttention(16, 4, dropout=0.5, seed=4)
+    fixed.load_state_dict(mha.state_dict())
+    assert np.array_equal(fixed(x, x, x)[0], fixed(x, x, x)[0])

@@ -557,7 +557,12 @@ def check_multihead(a, rng):
         if getattr(a, flag):
             attrs.append(flag)
     if a.dropout > 0:
-        attrs.append(f"dropout = {a.dropout!r} seed = {a.seed}")
+        attrs.append(f"dropout = {a.dropout!r}" +
+                     ("" if a.runtime_seed else f" seed = {a.seed}"))
+    if a.runtime_seed:
+        t["dropout_seed"] = np.array(a.seed, np.int64)
+        mask_types["dropout_seed"] = "i64"
+        clauses.append("dropout_seed(%dropout_seed : tensor<i64>)")
 
     want_out, want_w = reference_multihead(a, {k: v.astype(np.float64) if v.dtype != np.bool_ else v
                                                for k, v in t.items()})

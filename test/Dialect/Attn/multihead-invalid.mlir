@@ -100,7 +100,7 @@ func.func @f(%q: tensor<2x5x16xf32>, %k: tensor<2x6x16xf32>, %v: tensor<2x6x16xf
 
 func.func @f(%q: tensor<2x5x16xf32>, %k: tensor<2x6x16xf32>, %v: tensor<2x6x16xf32>, %wi: tensor<48x16xf32>, %wo: tensor<16x16xf32>, %bk: tensor<1x1x16xf32>) {
   // expected-error @+1 {{bias_k and bias_v must be given together}}
-  %r = "attn.multihead"(%q, %k, %v, %wi, %bk, %wo) <{num_heads = 4 : i64, batch_first, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0>}> : (tensor<2x5x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<48x16xf32>, tensor<1x1x16xf32>, tensor<16x16xf32>) -> tensor<2x5x16xf32>
+  %r = "attn.multihead"(%q, %k, %v, %wi, %bk, %wo) <{num_heads = 4 : i64, batch_first, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0>}> : (tensor<2x5x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<48x16xf32>, tensor<1x1x16xf32>, tensor<16x16xf32>) -> tensor<2x5x16xf32>
   return
 }
 

@@ -61,3 +61,13 @@ func.func @dynamic(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x
     : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return %out : tensor<?x?x8xf32>
 }
+
+// A run-time dropout seed.
+// CHECK-LABEL: func @multihead_runtime_seed
+// CHECK: attn.multihead {{.*}} dropout_seed(%{{.*}} : tensor<i64>) num_heads = 2 dropout = 1.000000e-01 :
+func.func @multihead_runtime_seed(%x: tensor<4x2x8xf32>, %w: tensor<24x8xf32>, %wo: tensor<8x8xf32>, %s: tensor<i64>) -> tensor<4x2x8xf32> {
+  %o = attn.multihead %x, %x, %x in_proj(%w : tensor<24x8xf32>) out_proj(%wo : tensor<8x8xf32>)
+      dropout_seed(%s : tensor<i64>) num_heads = 2 dropout = 0.1
+    : tensor<4x2x8xf32>, tensor<4x2x8xf32>, tensor<4x2x8xf32> -> tensor<4x2x8xf32>
+  return %o : tensor<4x2x8xf32>
+}

@@ -96,14 +96,18 @@ static LogicalResult verifyElementType(Operation *op, StringRef what,
                            << ")";
 }
 
+/// The dropout probability, the seed attribute and the run-time seed
+/// operand (null when absent).
 static LogicalResult verifyDropout(Operation *op, double dropout,
-                                   int64_t seed) {
+                                   int64_t seed, Value seedOperand) {
   if (!(dropout >= 0.0 && dropout < 1.0))
     return op->emitOpError() << "dropout (" << formatNumber(dropout)
                              << ") must be in [0, 1)";
   if (dropout == 0.0 && seed != 0)
     return op->emitOpError() << "seed (" << seed
                              << ") has no effect without dropout";
+  if (dropout == 0.0 && seedOperand)
+    return op->emitOpError() << "dropout_seed has no effect without dropout";
   return success();
 }
 
@@ -320,10 +324,8 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
                             << " has no effect without causal or window";
 
   if (failed(verifyDropout(raw, op.getDropoutP().convertToDouble(),
-                           op.getSeed())))
+                           op.getSeed(), op.getDropoutSeed())))
     return failure();
-  if (op.getDropoutSeed() && op.getDropoutP().isZero())
-    return op.emitOpError() << "dropout_seed has no effect without dropout";
 
   Builder b(op.getContext());
   Type index = b.getIndexType();
@@ -573,7 +575,7 @@ LogicalResult MultiheadOp::verify() {
   }
 
   if (failed(verifyDropout(*this, getDropoutP().convertToDouble(),
-                           getSeed())))
+                           getSeed(), getDropoutSeed())))
     return failure();
 
   if (getOutput().getType() != queryType)

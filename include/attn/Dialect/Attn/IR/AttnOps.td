@@ -410,8 +410,8 @@ def Attn_MultiheadOp : Attn_Op<"multihead", [AttrSizedOperandSegments, Pure]> {
       `[N * num_heads, L, S]`.
     Both are padded with "keep" for the positions `bias_kv` and
     `add_zero_attn` append. `causal` additionally masks key `j > i`
-    (top-left). `dropout` and `seed` act on the attention probabilities as in
-    `attn.sdpa`. Unlike PyTorch, a row in which every key is masked yields 0
+    (top-left). `dropout` and `seed` (or a run-time `dropout_seed`) act on
+    the attention probabilities as in `attn.sdpa`. Unlike PyTorch, a row in which every key is masked yields 0
     rather than NaN.
 
     The optional second result returns the attention probabilities (after
@@ -446,6 +446,7 @@ def Attn_MultiheadOp : Attn_Op<"multihead", [AttrSizedOperandSegments, Pure]> {
     Optional<Attn_FloatTensor>:$out_proj_bias,
     Optional<Attn_MaskTensor>:$key_padding_mask,
     Optional<Attn_MaskTensor>:$attn_mask,
+    Optional<Attn_SeedTensor>:$dropout_seed,
     ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
     UnitAttr:$batch_first,
     UnitAttr:$add_zero_attn,
@@ -469,6 +470,7 @@ def Attn_MultiheadOp : Attn_Op<"multihead", [AttrSizedOperandSegments, Pure]> {
     (`out_proj_bias` `(` $out_proj_bias^ `:` type($out_proj_bias) `)`)?
     (`key_padding_mask` `(` $key_padding_mask^ `:` type($key_padding_mask) `)`)?
     (`attn_mask` `(` $attn_mask^ `:` type($attn_mask) `)`)?
+    (`dropout_seed` `(` $dropout_seed^ `:` type($dropout_seed) `)`)?
     `num_heads` `=` $num_heads
     (`batch_first` $batch_first^)?
     (`add_zero_attn` $add_zero_attn^)?
