@@ -67,6 +67,15 @@ def relative(got, want):
     return ((got - want).norm() / max(want.norm(), 1e-300)).item()
 
 
+def assert_agree(out, want, leaves, reference_leaves, tol):
+    """The output and the gradients of `leaves` (q, k, v) within `tol` of the
+    float64 reference's."""
+    assert relative(out, want.detach()) < tol
+    for name, ours, theirs in zip(("dq", "dk", "dv"), leaves, reference_leaves):
+        error = relative(ours.grad, theirs.grad)
+        assert error < tol, f"{name} off by {error:.2e}"
+
+
 def check(rng, shapes, dtype=torch.float32, keep_dropped=None, **kwargs):
     """Runs ours and the reference on the same inputs and output gradient;
     asserts the output and the three gradients agree."""
@@ -84,13 +93,9 @@ def check(rng, shapes, dtype=torch.float32, keep_dropped=None, **kwargs):
     q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
     want = reference(q64, k64, v64, **ref_kwargs)
     want.backward(grad.double())
-    tol = TOL[dtype]
-    assert relative(out, want.detach()) < tol
-    for name, ours, theirs in (("dq", q.grad, q64.grad), ("dk", k.grad, k64.grad),
-                               ("dv", v.grad, v64.grad)):
-        assert ours.shape == theirs.shape and ours.dtype == dtype, name
-        error = relative(ours, theirs)
-        assert error < tol, f"{name} off by {error:.2e}"
+    for ours, theirs in zip((q, k, v), (q64, k64, v64)):
+        assert ours.grad.shape == theirs.grad.shape and ours.grad.dtype == dtype
+    assert_agree(out, want, (q, k, v), (q64, k64, v64), TOL[dtype])
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -247,11 +252,7 @@ def test_flex_attention_through_score_mod(rng):
     s = torch.where(docs[:, None] == docs[None, :], s, -torch.inf)
     want = torch.softmax(s, dim=-1) @ v2
     want.backward(grad.double())
-    assert relative(out, want.detach()) < 1e-5
-    for name, ours, theirs in (("dq", q.grad, q64.grad), ("dk", k.grad, k64.grad),
-                               ("dv", v.grad, v64.grad)):
-        error = relative(ours, theirs)
-        assert error < 1e-5, f"{name} off by {error:.2e}"
+    assert_agree(out, want, (q, k, v), (q64, k64, v64), 1e-5)
 
 
 def test_training_example_matches_torch():
@@ -298,11 +299,7 @@ def test_score_mod_derivative_of_every_function(rng):
     q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
     want = torch.softmax(torch_mod(q64 @ k64.transpose(-1, -2) * 8 ** -0.5), -1) @ v64
     want.backward(grad.double())
-    assert relative(out, want.detach()) < 1e-5
-    for name, ours, theirs in (("dq", q.grad, q64.grad), ("dk", k.grad, k64.grad),
-                               ("dv", v.grad, v64.grad)):
-        error = relative(ours, theirs)
-        assert error < 1e-5, f"{name} off by {error:.2e}"
+    assert_agree(out, want, (q, k, v), (q64, k64, v64), 1e-5)
 
 
 def test_multihead_dropout_draws_a_seed_per_call(rng):
