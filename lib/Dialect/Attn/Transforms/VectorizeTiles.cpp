@@ -95,6 +95,21 @@ static FailureOr<BlockableDims> getBlockableDims(linalg::LinalgOp op) {
   return result;
 }
 
+/// Tiles `op` by `sizes` (0: not tiled) into scf.for loops and replaces it
+/// with the result; the tiling, or failure.
+static FailureOr<scf::SCFTilingResult>
+tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
+            ArrayRef<OpFoldResult> sizes) {
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (succeeded(tiled))
+    rewriter.replaceOp(op, tiled->replacements);
+  return tiled;
+}
+
 /// Tiles `op` into register blocks, marks the block op and peels the M and
 /// N loops so that all blocks but the last along each are static.
 static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
@@ -152,14 +167,10 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
   sizes[m + 1] = rewriter.getIndexAttr(nBlock);
   if (blockable->pair)
     sizes.back() = rewriter.getIndexAttr(0);
-  scf::SCFTilingOptions options;
-  options.setTileSizes(sizes);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  FailureOr<scf::SCFTilingResult> tiled = tileInPlace(rewriter, op, sizes);
   if (failed(tiled))
     return op.emitError("attn-vectorize-tiles: cannot tile this "
                         "contraction into register blocks");
-  rewriter.replaceOp(op, tiled->replacements);
   for (Operation *block : tiled->tiledOps)
     block->setAttr(kBlockMarker, rewriter.getUnitAttr());
   // The M and N loops: all but the innermost (K) loop, after the batch ones.
@@ -282,18 +293,12 @@ static bool tileTransposeIntoBlocks(RewriterBase &rewriter,
   if (!bounds || (*bounds)[rank - 1] % kTransposeBlock ||
       (*bounds)[rank - 2] % kTransposeBlock)
     return false;
-  SmallVector<OpFoldResult> sizes(rank - 2, rewriter.getIndexAttr(1));
-  sizes.append(2, rewriter.getIndexAttr(kTransposeBlock));
-  scf::SCFTilingOptions options;
-  options.setTileSizes(sizes);
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled))
-    return false;
-  rewriter.replaceOp(op, tiled->replacements);
   SmallVector<int64_t> blockSizes(rank - 2, 1);
   blockSizes.append(2, kTransposeBlock);
+  FailureOr<scf::SCFTilingResult> tiled = tileInPlace(
+      rewriter, op, getAsIndexOpFoldResult(rewriter.getContext(), blockSizes));
+  if (failed(tiled))
+    return false;
   tiled->tiledOps.front()->setAttr(kRowMarker,
                                    rewriter.getDenseI64ArrayAttr(blockSizes));
   return true;
@@ -319,14 +324,9 @@ static void tileIntoRows(RewriterBase &rewriter, linalg::LinalgOp op,
     SmallVector<OpFoldResult> sizes(op.getNumLoops() - 1,
                                     rewriter.getIndexAttr(1));
     sizes.push_back(rewriter.getIndexAttr(row));
-    scf::SCFTilingOptions options;
-    options.setTileSizes(sizes);
-    rewriter.setInsertionPoint(op);
-    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    FailureOr<scf::SCFTilingResult> tiled = tileInPlace(rewriter, op, sizes);
     if (failed(tiled))
       return;
-    rewriter.replaceOp(op, tiled->replacements);
     tiledOp = tiled->tiledOps.front();
     std::fill(bounds->begin(), bounds->end() - 1, 1);
     if (row)
