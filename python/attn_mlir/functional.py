@@ -6,6 +6,8 @@
 
 import math
 
+import numpy as np
+
 from . import _arrays, _autograd, _ir
 from ._compile import compile_shaped
 
@@ -150,8 +152,6 @@ def _draw_seed(like):
     if _arrays.is_torch(like):
         torch = _arrays._torch()
         return int(torch.randint(0, 2**62, ()))
-    import numpy as np
-
     return int(np.random.randint(0, 2**62, dtype=np.int64))
 
 
@@ -233,8 +233,6 @@ def _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_g
         call.attrs.append(f"dropout = {_ir.float_literal(dropout_p)}")
         # The seed is an argument, not an attribute: a new one each call
         # needs no new compile.
-        import numpy as np
-
         seed = _draw_seed(query) if seed is None else int(seed)
         call.add_input("ds", np.array(seed, np.int64), (), "i64")
     return call
@@ -289,6 +287,4 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def _broadcast(x, target_shape):
     if _arrays.is_torch(x):
         return x.broadcast_to(tuple(target_shape)).contiguous()
-    import numpy as np
-
     return np.ascontiguousarray(np.broadcast_to(x, tuple(target_shape)))

@@ -378,17 +378,28 @@ static LogicalResult verifyLse(Operation *op, StringRef what,
                      "[B, Hq, Sq]");
 }
 
+/// `value` and the attention output `what` ([B, Hq, Sq, Dv], the query's
+/// element type) of attn.sdpa and attn.sdpa_grad.
+static LogicalResult verifyValueAndOutput(Operation *op,
+                                          TypedValue<RankedTensorType> value,
+                                          StringRef what,
+                                          RankedTensorType output,
+                                          Type elementType,
+                                          const ScoreDims &dims) {
+  int64_t dv;
+  if (failed(verifyValue(op, value, elementType, dims, dv)) ||
+      failed(verifyElementType(op, what, output, elementType, "query")))
+    return failure();
+  return verifyShape(op, what, output, {dims.batch, dims.qHeads, dims.qLen, dv},
+                     "[B, Hq, Sq, Dv]");
+}
+
 LogicalResult SdpaOp::verify() {
   ScoreDims dims;
-  int64_t dv;
   Type elementType = getQuery().getType().getElementType();
   if (failed(verifyScoreOp(*this, dims)) ||
-      failed(verifyValue(*this, getValue(), elementType, dims, dv)) ||
-      failed(verifyElementType(*this, "result", getResult().getType(),
-                               elementType, "query")) ||
-      failed(verifyShape(*this, "result", getResult().getType(),
-                         {dims.batch, dims.qHeads, dims.qLen, dv},
-                         "[B, Hq, Sq, Dv]")))
+      failed(verifyValueAndOutput(*this, getValue(), "result",
+                                  getResult().getType(), elementType, dims)))
     return failure();
   if (static_cast<bool>(getLseInit()) != static_cast<bool>(getLse()))
     return emitOpError() << "lse result and lse init must come together, got "
@@ -418,15 +429,10 @@ LogicalResult WeightsOp::verify() {
 
 LogicalResult SdpaGradOp::verify() {
   ScoreDims dims;
-  int64_t dv;
   Type elementType = getQuery().getType().getElementType();
   if (failed(verifyScoreOp(*this, dims)) ||
-      failed(verifyValue(*this, getValue(), elementType, dims, dv)) ||
-      failed(verifyElementType(*this, "out", getOut().getType(), elementType,
-                               "query")) ||
-      failed(verifyShape(*this, "out", getOut().getType(),
-                         {dims.batch, dims.qHeads, dims.qLen, dv},
-                         "[B, Hq, Sq, Dv]")))
+      failed(verifyValueAndOutput(*this, getValue(), "out", getOut().getType(),
+                                  elementType, dims)))
     return failure();
   if (failed(verifyLse(*this, "lse", getLse().getType(), elementType, dims)))
     return failure();
