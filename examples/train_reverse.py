@@ -6,19 +6,20 @@
 #   PYTHONPATH=build/python_packages python3 examples/train_reverse.py [--steps 200]
 #
 # A small transformer encoder learns to reverse a sequence of tokens. Two
-# copies start from the same weights and see the same batches: one computes
-# attention with torch.nn.functional.scaled_dot_product_attention, the other
-# with attn_mlir.scaled_dot_product_attention (the compiled attn.sdpa
-# forward and attn.sdpa_grad backward, under torch autograd). Everything
-# else (embeddings, projections, MLPs, the optimiser) is the same torch code.
-# The losses must agree step by step: the script exits 1 when they drift
-# apart by more than --tolerance (relative), and prints the table and the
-# final accuracy of both.
+# copies start from the same weights and see the same batches: one's
+# self-attention layers are torch.nn.MultiheadAttention, the other's
+# attn_mlir.nn.MultiheadAttention (a torch.nn.Module with the same
+# parameters: under autograd torch's projections around the compiled
+# attn.sdpa forward and attn.sdpa_grad backward; under torch.no_grad, as in
+# the final accuracy check, the fused compiled attn.multihead). Everything
+# else (embeddings, MLPs, the optimiser) is the same torch code. The losses
+# must agree step by step: the script exits 1 when they drift apart by more
+# than --tolerance (relative), and prints the table and the final accuracy
+# of both.
 #
 # ===----------------------------------------------------------------------=== #
 
 import argparse
-import copy
 import sys
 
 import torch
@@ -27,25 +28,19 @@ import attn_mlir
 
 
 class Block(torch.nn.Module):
-    """Pre-norm encoder block: multi-head self-attention (QKV projection,
-    `attention`, output projection) and an MLP."""
+    """Pre-norm encoder block: multi-head self-attention and an MLP."""
 
     def __init__(self, width, heads, attention):
         super().__init__()
-        self.heads, self.attention = heads, attention
         self.norm1 = torch.nn.LayerNorm(width)
-        self.qkv = torch.nn.Linear(width, 3 * width)
-        self.out = torch.nn.Linear(width, width)
+        self.attention = attention(width, heads, batch_first=True)
         self.norm2 = torch.nn.LayerNorm(width)
         self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(),
                                        torch.nn.Linear(4 * width, width))
 
     def forward(self, x):
-        n, length, width = x.shape
-        q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
-        q, k, v = (t.view(n, length, self.heads, -1).transpose(1, 2) for t in (q, k, v))
-        y = self.attention(q, k, v).transpose(1, 2).reshape(n, length, width)
-        x = x + self.out(y)
+        h = self.norm1(x)
+        x = x + self.attention(h, h, h, need_weights=False)[0]
         return x + self.mlp(self.norm2(x))
 
 
@@ -75,11 +70,10 @@ def train(steps, tolerance, log=print):
     accuracy torch, largest relative loss difference)."""
     vocab, length, width, heads, layers = 16, 12, 64, 4, 2
     torch.manual_seed(0)
-    reference = Reverser(vocab, length, width, heads, layers,
-                         torch.nn.functional.scaled_dot_product_attention)
-    ours = copy.deepcopy(reference)
-    for block in ours.blocks:
-        block.attention = attn_mlir.scaled_dot_product_attention
+    reference = Reverser(vocab, length, width, heads, layers, torch.nn.MultiheadAttention)
+    ours = Reverser(vocab, length, width, heads, layers, attn_mlir.nn.MultiheadAttention)
+    # The same initial weights: PyTorch's state dict loads into ours.
+    ours.load_state_dict(reference.state_dict())
     optimizers = [torch.optim.Adam(m.parameters(), lr=3e-3) for m in (ours, reference)]
     generator = torch.Generator().manual_seed(1)
     losses = ([], [])

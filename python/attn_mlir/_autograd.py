@@ -93,7 +93,9 @@ def _define():
 
     @sdpa_backward.register_fake
     def _(out_grad, query, key, value, *rest):
-        return torch.empty_like(query), torch.empty_like(key), torch.empty_like(value)
+        # Contiguous like the compiled results (empty_like would keep the
+        # strides of a transposed view).
+        return tuple(x.new_empty(x.shape) for x in (query, key, value))
 
     def setup_context(ctx, inputs, output):
         query, key, value, attn_mask, *params, captures, capture_names, seed = inputs

@@ -59,13 +59,18 @@ def test_dropout_and_scale_ranges():
         attn_mlir.scaled_dot_product_attention(q, q, q, scale=0)
 
 
-def test_multihead_constructor():
+MULTIHEAD_FORMS = ["MultiheadAttention", "NumpyMultiheadAttention"]
+
+
+@pytest.mark.parametrize("form", MULTIHEAD_FORMS)
+def test_multihead_constructor(form):
     with pytest.raises(ValueError, match=r"embed_dim \(510\) must be divisible by num_heads \(8\)"):
-        attn_mlir.nn.MultiheadAttention(510, 8)
+        getattr(attn_mlir.nn, form)(510, 8)
 
 
-def test_multihead_inputs():
-    mha = attn_mlir.nn.MultiheadAttention(16, 4)
+@pytest.mark.parametrize("form", MULTIHEAD_FORMS)
+def test_multihead_inputs(form):
+    mha = getattr(attn_mlir.nn, form)(16, 4)
     x = np.ones((5, 2, 12), np.float32)
     with pytest.raises(ValueError, match=r"query's last dimension \(12\) must be embed_dim \(16\)"):
         mha(x, x, x)
@@ -75,7 +80,8 @@ def test_multihead_inputs():
 
 
 def test_load_state_dict_shapes_and_names():
-    mha = attn_mlir.nn.MultiheadAttention(16, 4)
+    # The NumPy form's own checks (the torch module's are torch's).
+    mha = attn_mlir.nn.NumpyMultiheadAttention(16, 4)
     state = mha.state_dict()
     state["in_proj_weight"] = np.ones((48, 15), np.float32)
     with pytest.raises(ValueError, match=r"in_proj_weight has shape \[48, 15\], expected \[48, 16\]"):

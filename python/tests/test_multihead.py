@@ -11,11 +11,33 @@ import attn_mlir
 from conftest import reference_sdpa, relative_error, require
 
 
+@pytest.fixture(params=["torch", "numpy"])
+def Mha(request):
+    """Both forms of the module: the torch.nn.Module and the NumPy one."""
+    if request.param == "torch":
+        require("torch")
+        return attn_mlir.nn.MultiheadAttention
+    return attn_mlir.nn.NumpyMultiheadAttention
+
+
+def load(mha, state):
+    """load_state_dict with NumPy arrays, as tensors for the torch module."""
+    if type(mha) is not attn_mlir.nn.NumpyMultiheadAttention:
+        import torch
+        state = {name: torch.as_tensor(np.asarray(value)) for name, value in state.items()}
+    mha.load_state_dict(state)
+
+
+def state_arrays(mha):
+    return {name: np.array(value.numpy() if hasattr(value, "detach") else value)
+            for name, value in mha.state_dict().items()}
+
+
 def reference_mha(mha, q, k, v, key_padding_mask=None, attn_mask=None, average=True):
     """PyTorch's multi_head_attention_forward in float64 for the batched,
     seq-first, packed-projection case without bias_kv (0 for fully masked
     rows)."""
-    p = {n: np.asarray(a, np.float64) for n, a in mha.state_dict().items()}
+    p = {n: a.astype(np.float64) for n, a in state_arrays(mha).items()}
     E, H = mha.embed_dim, mha.num_heads
     L, N, _ = q.shape
     S = k.shape[0]
@@ -45,13 +67,17 @@ def reference_mha(mha, q, k, v, key_padding_mask=None, attn_mask=None, average=T
     return o, probs.mean(1) if average else probs
 
 
+def _random_biases(mha, rng):
+    state = state_arrays(mha)
+    for name in ("in_proj_bias", "out_proj.bias"):
+        state[name] = rng.standard_normal(state[name].shape).astype(np.float32)
+    load(mha, state)
+
+
 @pytest.mark.parametrize("average", [True, False])
-def test_float64_reference(rng, average):
-    mha = attn_mlir.nn.MultiheadAttention(16, 4).eval()
-    state = mha.state_dict()
-    state["in_proj_bias"] = rng.standard_normal(48).astype(np.float32)
-    state["out_proj.bias"] = rng.standard_normal(16).astype(np.float32)
-    mha.load_state_dict(state)
+def test_float64_reference(rng, average, Mha):
+    mha = Mha(16, 4).eval()
+    _random_biases(mha, rng)
     q, k, v = (rng.standard_normal((n, 3, 16)).astype(np.float32) for n in (5, 7, 7))
     kpm = rng.random((3, 7)) < 0.3
     amask = rng.standard_normal((5, 7)).astype(np.float32)
@@ -62,8 +88,8 @@ def test_float64_reference(rng, average):
     assert relative_error(w, want_w) < 1e-5
 
 
-def test_need_weights_false(rng):
-    mha = attn_mlir.nn.MultiheadAttention(8, 2).eval()
+def test_need_weights_false(rng, Mha):
+    mha = Mha(8, 2).eval()
     x = rng.standard_normal((4, 2, 8)).astype(np.float32)
     out, w = mha(x, x, x, need_weights=False)
     assert w is None and out.shape == (4, 2, 8)
@@ -73,11 +99,18 @@ def test_need_weights_false(rng):
 @pytest.mark.parametrize("kwargs", [
     dict(), dict(batch_first=True), dict(kdim=12, vdim=20),
     dict(add_bias_kv=True, add_zero_attn=True), dict(bias=False)])
-def test_torch_parity(kwargs):
+@pytest.mark.parametrize("form", ["compiled", "autograd", "numpy"])
+def test_torch_parity(kwargs, form):
+    """Against torch's module on torch tensors: the torch module's compiled
+    forward (no grad), its autograd forward (grad mode, parameters
+    requiring grad) and the NumPy form given torch's state dict."""
     torch = require("torch")
     ref = torch.nn.MultiheadAttention(16, 4, **kwargs).eval()
-    mine = attn_mlir.nn.MultiheadAttention(16, 4, **kwargs).eval()
+    Mha = attn_mlir.nn.NumpyMultiheadAttention if form == "numpy" \
+        else attn_mlir.nn.MultiheadAttention
+    mine = Mha(16, 4, **kwargs).eval()
     mine.load_state_dict(ref.state_dict())
+    grad_mode = torch.enable_grad() if form == "autograd" else torch.no_grad()
     N, L, S = 3, 5, 7
     kd, vd = kwargs.get("kdim", 16), kwargs.get("vdim", 16)
     bf = kwargs.get("batch_first", False)
@@ -94,33 +127,31 @@ def test_torch_parity(kwargs):
     for average in (True, False):
         want_o, want_w = ref(q, k, v, key_padding_mask=kpm, attn_mask=amask,
                              average_attn_weights=average)
-        got_o, got_w = mine(q, k, v, key_padding_mask=kpm, attn_mask=amask,
-                            average_attn_weights=average)
+        with grad_mode:
+            got_o, got_w = mine(q, k, v, key_padding_mask=kpm, attn_mask=amask,
+                                average_attn_weights=average)
         assert isinstance(got_o, torch.Tensor)
+        assert (got_o.grad_fn is not None) == (form == "autograd")
         assert (got_o - want_o).abs().max().item() < 1e-4
         assert (got_w - want_w).abs().max().item() < 1e-4
     # Unbatched inputs.
     want_o, _ = ref(q[:, 0] if not bf else q[0], k[:, 0] if not bf else k[0],
                     v[:, 0] if not bf else v[0], need_weights=False)
-    got_o, _ = mine(q[:, 0] if not bf else q[0], k[:, 0] if not bf else k[0],
-                    v[:, 0] if not bf else v[0], need_weights=False)
+    with grad_mode:
+        got_o, _ = mine(q[:, 0] if not bf else q[0], k[:, 0] if not bf else k[0],
+                        v[:, 0] if not bf else v[0], need_weights=False)
     assert (got_o - want_o).abs().max().item() < 1e-4
 
 
-def _random_biases(mha, rng):
-    state = mha.state_dict()
-    for name in ("in_proj_bias", "out_proj.bias"):
-        state[name] = rng.standard_normal(state[name].shape).astype(np.float32)
-    mha.load_state_dict(state)
 
 
 @pytest.mark.parametrize("E,H,batch_first", [(128, 2, True), (192, 4, False), (256, 4, True)])
-def test_packed_weights_float64(rng, E, H, batch_first):
+def test_packed_weights_float64(rng, E, H, batch_first, Mha):
     """Widths that are whole panels on every host: the projections read
     pre-packed weights, write heads directly where a head is one panel
     (D = 64 on AVX-512 hosts) and through a transpose where not (D = 48),
     in both layouts."""
-    mha = attn_mlir.nn.MultiheadAttention(E, H, batch_first=batch_first).eval()
+    mha = Mha(E, H, batch_first=batch_first).eval()
     _random_biases(mha, rng)
     q, k, v = (rng.standard_normal((n, 3, E)).astype(np.float32) for n in (9, 13, 13))
     args = [x.transpose(1, 0, 2).copy() for x in (q, k, v)] if batch_first else (q, k, v)
@@ -132,7 +163,7 @@ def test_packed_weights_float64(rng, E, H, batch_first):
     assert relative_error(w, want_w) < 1e-5
 
 
-def test_one_tensor_for_several_inputs(rng, monkeypatch):
+def test_one_tensor_for_several_inputs(rng, monkeypatch, Mha):
     """A tensor given as query, key and value (or as key and value) is
     passed once and named once in the op, so that the compiler projects
     those inputs together; results equal the float64 reference and those
@@ -147,7 +178,7 @@ def test_one_tensor_for_several_inputs(rng, monkeypatch):
         return compile_shaped(source, dynamic, target, key=key)
 
     monkeypatch.setattr(nn, "compile_shaped", recording)
-    mha = attn_mlir.nn.MultiheadAttention(128, 2, batch_first=True).eval()
+    mha = Mha(128, 2, batch_first=True).eval()
     _random_biases(mha, rng)
     x = rng.standard_normal((3, 9, 128)).astype(np.float32)
     m = rng.standard_normal((3, 13, 128)).astype(np.float32)
@@ -175,7 +206,7 @@ def test_weights_packed_once(rng):
     """Each projection weight is packed once, not on every call; a replaced
     parameter is packed again and its new values are the ones used; the
     module's parameter arrays cannot change under their packed copies."""
-    mha = attn_mlir.nn.MultiheadAttention(128, 2).eval()
+    mha = attn_mlir.nn.NumpyMultiheadAttention(128, 2).eval()
     x = rng.standard_normal((6, 2, 128)).astype(np.float32)
     packable = attn_mlir._packing.packable((128, 128))
     before = attn_mlir.stats()["weight_packs"]
@@ -200,7 +231,7 @@ def test_weights_packed_once(rng):
 def test_packed_weights_bf16(rng):
     """bf16 parameters are packed as bf16 (the pack entry moves bits)."""
     ml_dtypes = require("ml_dtypes")
-    mha = attn_mlir.nn.MultiheadAttention(128, 2, dtype=ml_dtypes.bfloat16).eval()
+    mha = attn_mlir.nn.NumpyMultiheadAttention(128, 2, dtype=ml_dtypes.bfloat16).eval()
     q = rng.standard_normal((7, 3, 128)).astype(ml_dtypes.bfloat16)
     out, w = mha(q, q, q)
     x = q.astype(np.float64)
