@@ -4,7 +4,7 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 #   python3 benchmarks/training.py [--seq 1024 2048 4096 8192] [--head-dim 64 128]
-#                                  [--repeat 3] [--burst 2]
+#                                  [--repeat 3] [--burst 2] [--mha]
 #
 # f32 scaled dot-product attention, B1 H8, as a training step runs it:
 # forward, then backward for a random output gradient, through
@@ -15,6 +15,12 @@
 # The gradients are checked against torch's before timing. Each step starts
 # from no gradients (as after zero_grad()). Timing as in benchmarks/mha.py
 # (bursts interleaved between peers, min over rounds).
+#
+# --mha: a training step of attn_mlir.nn.MultiheadAttention (torch's
+# projections around the compiled attention, every parameter's gradient)
+# against torch.nn.MultiheadAttention with the same weights, batch-first
+# self-attention, need_weights=False (as nn.TransformerEncoderLayer calls
+# it), forward + backward.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -27,6 +33,43 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import ROOT, cpu_model, time_interleaved  # noqa: E402
 
 
+# name, N, L, E, H
+MHAS = [("BERT-base", 4, 512, 768, 12), ("N8 L128 E512 H8", 8, 128, 512, 8),
+        ("N2 L2048 E512 H8", 2, 2048, 512, 8)]
+
+
+def mha_steps(attn_mlir, torch, args):
+    print("| config | ours fwd+bwd ms | torch fwd+bwd ms | torch / ours |")
+    print("|---|---|---|---|", flush=True)
+    for name, N, L, E, H in MHAS:
+        torch.manual_seed(L + E)
+        ref = torch.nn.MultiheadAttention(E, H, batch_first=True)
+        mine = attn_mlir.nn.MultiheadAttention(E, H, batch_first=True)
+        mine.load_state_dict(ref.state_dict())
+        x = torch.randn(N, L, E, requires_grad=True)
+        grad = torch.randn(N, L, E)
+
+        def step(module):
+            def run():
+                module.zero_grad()
+                x.grad = None
+                module(x, x, x, need_weights=False)[0].backward(grad)
+            return run
+
+        ours, theirs = step(mine), step(ref)
+        ours()
+        mine_grads = [p.grad.clone() for p in mine.parameters()] + [x.grad.clone()]
+        theirs()
+        for a, b in zip(mine_grads, [p.grad for p in ref.parameters()] + [x.grad]):
+            error = float((a - b).norm() / b.norm())
+            if error > 1e-4:
+                raise SystemExit(f"{name}: a gradient differs from torch's by {error:.1e}")
+        best = time_interleaved({"ours": ours, "torch": theirs}, args.repeat,
+                                burst=args.burst)
+        print(f"| {name} | {best['ours'] * 1e3:.1f} | {best['torch'] * 1e3:.1f} | "
+              f"{best['torch'] / best['ours']:.2f} |", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description="attention forward + backward")
     p.add_argument("--seq", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
@@ -35,6 +78,8 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--burst", type=int, default=2)
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--mha", action="store_true",
+                   help="nn.MultiheadAttention training steps instead of SDPA")
     args = p.parse_args()
     os.environ["ATTN_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-training-bench-")
     sys.path.insert(0, os.path.join(args.build, "python_packages"))
@@ -42,7 +87,10 @@ def main():
     import torch
 
     print(f"# CPU: {cpu_model(args.build)}; torch {torch.__version__} with "
-          f"{torch.get_num_threads()} threads; B1 H{args.heads} f32; bursts of {args.burst}")
+          f"{torch.get_num_threads()} threads; f32; bursts of {args.burst}")
+    if args.mha:
+        return mha_steps(attn_mlir, torch, args)
+    print(f"B1 H{args.heads}")
     print("| S | D | causal | ours fwd+bwd ms | torch fwd+bwd ms | torch / ours | "
           "ours fwd ms | ours bwd / fwd |")
     print("|---|---|---|---|---|---|---|---|", flush=True)
