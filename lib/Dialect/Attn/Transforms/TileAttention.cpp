@@ -115,20 +115,13 @@ private:
   /// Emits the loops over key tiles for rows [rowStart, rowStart + rows),
   /// visiting only the tiles the masks leave non-empty and evaluating the
   /// masks only on partial ones (see KeyBand.h); returns (m, l, acc).
-  ValueRange buildKeyLoops(Value qTileValue, Value batch, Value head,
+  SmallVector<Value> buildKeyLoops(Value qTileValue, Value batch, Value head,
                            Value kvHead, Value rowStart, Value rows,
                            ValueRange init);
 
-  /// Key tiles to visit: those starting in [from, to), then, when `thenFrom`
-  /// is set, those starting in [thenFrom, thenTo).
-  struct KeyTiles {
-    Value from, to;
-    Value thenFrom = {}, thenTo = {};
-  };
-
-  /// One `scf.for` over `tiles`, each step masked or not; `boundKeys` as in
-  /// buildStep. Two ranges share one loop, and so one copy of the step.
-  ValueRange buildKeyLoop(const KeyTiles &tiles, bool masked, bool boundKeys,
+  /// One loop over `tiles` (buildKeyTileLoop), each step masked or not;
+  /// `boundKeys` as in buildStep.
+  SmallVector<Value> buildKeyLoop(const KeyTiles &tiles, bool masked, bool boundKeys,
                           Value qTileValue, Value batch, Value head,
                           Value kvHead, Value rowStart, Value rows,
                           ValueRange init);
@@ -353,97 +346,59 @@ Value TileBuilder::buildValueSource(Value value) {
   return ifOp.getResult(0);
 }
 
-ValueRange TileBuilder::buildKeyLoop(const KeyTiles &tiles, bool masked,
+SmallVector<Value> TileBuilder::buildKeyLoop(const KeyTiles &tiles, bool masked,
                                     bool boundKeys, Value qTileValue,
                                     Value batch, Value head, Value kvHead,
                                     Value rowStart, Value rows,
                                     ValueRange init) {
-  // One range: the loop runs over key starts. Two: over tile numbers t,
-  // the first count of them in the first range.
-  Value lower = tiles.from, upper = tiles.to, step = constIndex(kvTile);
-  Value firstCount;
-  if (tiles.thenFrom) {
-    auto countOf = [&](Value from, Value to) -> Value {
-      Value length = arith::MaxSIOp::create(
-          b, loc, constIndex(0), arith::SubIOp::create(b, loc, to, from));
-      return arith::CeilDivUIOp::create(b, loc, length, step);
+  return buildKeyTileLoop(tiles, init, [&](Value keyStart,
+                                            ValueRange carried)
+                                            -> SmallVector<Value> {
+    if (!op.getBlockClasses())
+      return buildStep(qTileValue, batch, head, kvHead, rowStart, rows,
+                       keyStart, carried, masked, boundKeys);
+    // Run-time classes: skip class 0, no mask on class 2.
+    Value classes = op.getBlockClasses();
+    auto classType = cast<RankedTensorType>(classes.getType());
+    Value qt = arith::DivUIOp::create(b, loc, rowStart, constIndex(qTile));
+    Value kt = arith::DivUIOp::create(b, loc, keyStart, constIndex(kvTile));
+    Value zero = constIndex(0);
+    Value cls = tensor::ExtractOp::create(
+        b, loc, classes,
+        ValueRange{classType.getDimSize(0) == 1 ? zero : batch,
+                   classType.getDimSize(1) == 1 ? zero : head, qt, kt});
+    auto classIs = [&](int64_t c) {
+      return arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, cls,
+          arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(c)));
     };
-    firstCount = countOf(tiles.from, tiles.to);
-    lower = constIndex(0);
-    upper = arith::AddIOp::create(b, loc, firstCount,
-                                  countOf(tiles.thenFrom, tiles.thenTo));
-    step = constIndex(1);
-  }
-  auto loop = scf::ForOp::create(
-      b, loc, lower, upper, step, init,
-      [&](OpBuilder &nb, Location nl, Value iv, ValueRange carried) {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value keyStart = iv;
-        if (firstCount) {
-          auto startIn = [&](Value from, Value t) -> Value {
-            return arith::AddIOp::create(
-                b, nl, from,
-                arith::MulIOp::create(b, nl, t, constIndex(kvTile)));
-          };
-          Value inFirst = arith::CmpIOp::create(
-              b, nl, arith::CmpIPredicate::ult, iv, firstCount);
-          keyStart = arith::SelectOp::create(
-              b, nl, inFirst, startIn(tiles.from, iv),
-              startIn(tiles.thenFrom,
-                      arith::SubIOp::create(b, nl, iv, firstCount)));
-        }
-        if (!op.getBlockClasses()) {
-          scf::YieldOp::create(b, nl,
-                               buildStep(qTileValue, batch, head, kvHead,
-                                         rowStart, rows, keyStart, carried,
-                                         masked, boundKeys));
-          return;
-        }
-        // Run-time classes: skip class 0, no mask on class 2.
-        Value classes = op.getBlockClasses();
-        auto classType = cast<RankedTensorType>(classes.getType());
-        Value qt = arith::DivUIOp::create(b, nl, rowStart, constIndex(qTile));
-        Value kt = arith::DivUIOp::create(b, nl, keyStart, constIndex(kvTile));
-        Value zero = constIndex(0);
-        Value cls = tensor::ExtractOp::create(
-            b, nl, classes,
-            ValueRange{classType.getDimSize(0) == 1 ? zero : batch,
-                       classType.getDimSize(1) == 1 ? zero : head, qt, kt});
-        auto classIs = [&](int64_t c) {
-          return arith::CmpIOp::create(
-              b, nl, arith::CmpIPredicate::eq, cls,
-              arith::ConstantOp::create(b, nl, b.getI8IntegerAttr(c)));
-        };
-        auto skip = scf::IfOp::create(b, nl, carried.getTypes(), classIs(0),
-                                      /*withElseRegion=*/true);
-        b.setInsertionPointToStart(skip.thenBlock());
-        scf::YieldOp::create(b, nl, carried);
-        b.setInsertionPointToStart(skip.elseBlock());
-        auto full = scf::IfOp::create(b, nl, carried.getTypes(), classIs(2),
-                                      /*withElseRegion=*/true);
-        scf::YieldOp::create(b, nl, full.getResults());
-        for (bool isFull : {true, false}) {
-          b.setInsertionPointToStart(isFull ? full.thenBlock()
-                                            : full.elseBlock());
-          scf::YieldOp::create(b, nl,
-                               buildStep(qTileValue, batch, head, kvHead,
-                                         rowStart, rows, keyStart, carried,
-                                         /*masked=*/!isFull, boundKeys));
-        }
-        b.setInsertionPointAfter(skip);
-        scf::YieldOp::create(b, nl, skip.getResults());
-      });
-  return loop.getResults();
+    OpBuilder::InsertionGuard guard(b);
+    auto skip = scf::IfOp::create(b, loc, carried.getTypes(), classIs(0),
+                                  /*withElseRegion=*/true);
+    b.setInsertionPointToStart(skip.thenBlock());
+    scf::YieldOp::create(b, loc, carried);
+    b.setInsertionPointToStart(skip.elseBlock());
+    auto full = scf::IfOp::create(b, loc, carried.getTypes(), classIs(2),
+                                  /*withElseRegion=*/true);
+    scf::YieldOp::create(b, loc, full.getResults());
+    for (bool isFull : {true, false}) {
+      b.setInsertionPointToStart(isFull ? full.thenBlock() : full.elseBlock());
+      scf::YieldOp::create(b, loc,
+                           buildStep(qTileValue, batch, head, kvHead, rowStart,
+                                     rows, keyStart, carried,
+                                     /*masked=*/!isFull, boundKeys));
+    }
+    return SmallVector<Value>(skip.getResults());
+  });
 }
 
-ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
+SmallVector<Value> TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
                                      Value head, Value kvHead,
                                      Value rowStart, Value rows,
                                      ValueRange init) {
   MaskAnalysis masks = analyzeMasks(op);
   if (masks.band.empty)
-    return init;
+    return llvm::to_vector(init);
   BandValues values{batch, head, queryLength, kvLength};
   Value lastRow = arith::AddIOp::create(
       b, loc, rowStart, arith::SubIOp::create(b, loc, rows, constIndex(1)));
@@ -466,7 +421,7 @@ ValueRange TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
   // masked step where two would double the code LLVM compiles for them),
   // then the full tiles. The softmax does not depend on the order in which
   // tiles are visited.
-  ValueRange carried =
+  SmallVector<Value> carried =
       loop({tiles.first, tiles.fullStart, tiles.fullEnd, tiles.end},
            /*masked=*/true, init);
   return loop({tiles.fullStart, tiles.fullEnd}, /*masked=*/false, carried);
@@ -617,7 +572,7 @@ SmallVector<Value> TileBuilder::buildQueryTile(Value batch, Value head,
       createFilledTensor(b, loc, {rows}, accAttr(negInf)),
       createFilledTensor(b, loc, {rows}, accAttr(0)),
       createFilledTensor(b, loc, {rows, outDim}, accAttr(0))};
-  ValueRange result =
+  SmallVector<Value> result =
       buildKeyLoops(qTileValue, batch, head, kvHead, rowStart, rows, init);
 
   // O = acc / l (0 where no key took part), in the destination's type.

@@ -60,10 +60,13 @@ private:
                                     Value rowStart, Value keyGrad,
                                     Value valueGrad);
 
-  /// One key tile: returns (dQ_i, dK, dV) updated.
+  /// One key tile: returns (dQ_i, dK, dV) updated. An unmasked step is
+  /// for a whole tile in which every row sees every key: no keep condition
+  /// is evaluated there, and no padding key appears.
   SmallVector<Value> buildStep(Value batch, Value head, Value kvHead,
                                Value rowStart, Value keyStart,
-                               ValueRange tile, ValueRange carried);
+                               ValueRange tile, ValueRange carried,
+                               bool masked);
 
   /// `x` ([rows, n]) transposed, [n, rows].
   Value transposed(Value x) { return createTranspose(b, loc, x, {1, 0}); }
@@ -341,28 +344,33 @@ SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
   KeyTileRanges ranges = buildKeyTileRanges(b, loc, masks.band, rowStart,
                                             tileLastRow, values, keyCount, kvTile,
                                             /*wholeFullTiles=*/true);
-  Value first = arith::MulIOp::create(
-      b, loc,
-      arith::DivUIOp::create(b, loc, ranges.first, constIndex(kvTile)),
-      constIndex(kvTile));
-  auto loop = scf::ForOp::create(
-      b, loc, first, ranges.end, constIndex(kvTile), carried,
-      [&](OpBuilder &nb, Location, Value keyStart, ValueRange stepCarried) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        scf::YieldOp::create(b, loc,
-                             buildStep(batch, head, kvHead, rowStart, keyStart,
-                                       tile, stepCarried));
-      });
-  SmallVector<Value> results = loop.getResults();
-  results[0] = transposed(results[0]);
-  return results;
+  auto loop = [&](const KeyTiles &range, bool masked, ValueRange init) {
+    return buildKeyTileLoop(range, init,
+                            [&](Value keyStart, ValueRange stepCarried) {
+                              return buildStep(batch, head, kvHead, rowStart,
+                                               keyStart, tile, stepCarried,
+                                               masked);
+                            });
+  };
+  // As in the forward: without an exact band every tile of it is masked;
+  // with one, the partial tiles on both sides of the full ones in one
+  // masked loop, then the full ones unmasked.
+  if (!masks.exact)
+    carried = loop({ranges.first, ranges.end}, /*masked=*/true, carried);
+  else
+    carried = loop({ranges.fullStart, ranges.fullEnd}, /*masked=*/false,
+                   loop({ranges.first, ranges.fullStart, ranges.fullEnd,
+                         ranges.end},
+                        /*masked=*/true, carried));
+  carried[0] = transposed(carried[0]);
+  return carried;
 }
 
 SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
                                               Value kvHead, Value rowStart,
                                               Value keyStart, ValueRange tile,
-                                              ValueRange carried) {
+                                              ValueRange carried,
+                                              bool masked) {
   Value scoresQueryT = tile[0], qValue = tile[1], dO = tile[2],
         dOT = tile[3], lseTile = tile[4], rowTermTile = tile[5];
   Value queryGradT = carried[0], keyGrad = carried[1], valueGrad = carried[2];
@@ -386,6 +394,7 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
   Value product =
       buildContraction(keyTile, scoresQueryT, zeros(kvTile, qTile));
   Log2ScoreScale stepScale = queryScaled ? Log2ScoreScale{} : scale;
+  ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
   SmallVector<Value> outs = {product};
   if (sem.scoreMod)
     outs.push_back(tensor::EmptyOp::create(
@@ -398,23 +407,26 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
       b, loc, TypeRange(ValueRange(outs)), lseTile, outs, maps, {kPar, kPar},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         SmallVector<Value> idx = indices(nb, nl);
-        Value inRange =
-            padKeys ? arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
-                                            idx[3], keyCount)
-                          .getResult()
-                    : Value();
+        Value inRange = padKeys && masked
+                            ? arith::CmpIOp::create(nb, nl,
+                                                    arith::CmpIPredicate::slt,
+                                                    idx[3], keyCount)
+                                  .getResult()
+                            : Value();
         // Padding rows and keys read the last real one's mask and indices
         // (a mask read past its end would be out of bounds); their P is 0
-        // whatever they read.
+        // whatever they read. Only a mask or a region reads at them.
         SmallVector<Value> readIdx = idx;
-        readIdx[2] = arith::MinSIOp::create(nb, nl, idx[2], lastRow);
-        readIdx[3] = arith::MinSIOp::create(nb, nl, idx[3], lastKey);
+        if (stepSem.hasMask || stepSem.maskMod || stepSem.scoreMod) {
+          readIdx[2] = arith::MinSIOp::create(nb, nl, idx[2], lastRow);
+          readIdx[3] = arith::MinSIOp::create(nb, nl, idx[3], lastKey);
+        }
         Value maskValue =
-            sem.hasMask ? buildMaskElement(nb, nl, op.getMask(), readIdx)
-                        : Value();
-        Value score = buildLog2ModifiedScore(nb, nl, sem, args[1], stepScale,
-                                             readIdx, maskValue, kvLength,
-                                             queryLength, inRange);
+            stepSem.hasMask ? buildMaskElement(nb, nl, op.getMask(), readIdx)
+                            : Value();
+        Value score = buildLog2ModifiedScore(nb, nl, stepSem, args[1],
+                                             stepScale, readIdx, maskValue,
+                                             kvLength, queryLength, inRange);
         Value diff = arith::SubFOp::create(nb, nl, score,
                                            buildSafeRowMax(nb, nl, args[0]));
         SmallVector<Value> results = {math::Exp2Op::create(nb, nl, diff)};
@@ -422,7 +434,7 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
         // in the scale): args[1] is the raw product q.k.
         if (sem.scoreMod)
           results.push_back(buildScoreDerivative(
-              nb, nl, sem, args[1], naturalScale, readIdx, maskValue));
+              nb, nl, stepSem, args[1], naturalScale, readIdx, maskValue));
         linalg::YieldOp::create(nb, nl, results);
       });
   Value probs = scored.getResult(0);

@@ -98,3 +98,45 @@ Value TileBuilderBase::buildContraction(Value lhs, Value rhs, Value init) {
       .getResult(0);
 }
 
+SmallVector<Value> TileBuilderBase::buildKeyTileLoop(
+    const KeyTiles &tiles, ValueRange init,
+    function_ref<SmallVector<Value>(Value, ValueRange)> step) {
+  // One range: the loop runs over key starts. Two: over tile numbers t,
+  // the first count of them in the first range.
+  Value lower = tiles.from, upper = tiles.to, stride = constIndex(kvTile);
+  Value firstCount;
+  if (tiles.thenFrom) {
+    auto countOf = [&](Value from, Value to) -> Value {
+      Value length = arith::MaxSIOp::create(
+          b, loc, constIndex(0), arith::SubIOp::create(b, loc, to, from));
+      return arith::CeilDivUIOp::create(b, loc, length, stride);
+    };
+    firstCount = countOf(tiles.from, tiles.to);
+    lower = constIndex(0);
+    upper = arith::AddIOp::create(b, loc, firstCount,
+                                  countOf(tiles.thenFrom, tiles.thenTo));
+    stride = constIndex(1);
+  }
+  auto loop = scf::ForOp::create(
+      b, loc, lower, upper, stride, init,
+      [&](OpBuilder &nb, Location nl, Value iv, ValueRange carried) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value keyStart = iv;
+        if (firstCount) {
+          auto startIn = [&](Value from, Value t) -> Value {
+            return arith::AddIOp::create(
+                b, nl, from,
+                arith::MulIOp::create(b, nl, t, constIndex(kvTile)));
+          };
+          Value inFirst = arith::CmpIOp::create(
+              b, nl, arith::CmpIPredicate::ult, iv, firstCount);
+          keyStart = arith::SelectOp::create(
+              b, nl, inFirst, startIn(tiles.from, iv),
+              startIn(tiles.thenFrom,
+                      arith::SubIOp::create(b, nl, iv, firstCount)));
+        }
+        scf::YieldOp::create(b, nl, step(keyStart, carried));
+      });
+  return loop.getResults();
+}

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -139,6 +140,21 @@ protected:
   /// [k, n], or with pairs lhs [rows, k/2, 2] by rhs [k/2, n, 2].
   Value buildContraction(Value lhs, Value rhs, Value init);
 
+  /// Key tiles to visit: those starting in [from, to), then, when `thenFrom`
+  /// is set, those starting in [thenFrom, thenTo).
+  struct KeyTiles {
+    Value from, to;
+    Value thenFrom = {}, thenTo = {};
+  };
+
+  /// One `scf.for` over `tiles` carrying `init`; `step(keyStart, carried)`
+  /// builds a step and returns what it yields. Two ranges share one loop,
+  /// and so one copy of the step (over tile numbers, the first range's
+  /// first).
+  SmallVector<Value> buildKeyTileLoop(
+      const KeyTiles &tiles, ValueRange init,
+      function_ref<SmallVector<Value>(Value keyStart, ValueRange carried)>
+          step);
 
   OpBuilder &b;
   Location loc;

@@ -317,7 +317,10 @@ func.func @lse(%q: tensor<2x4x70x32xf32>, %k: tensor<2x2x90x32xf32>, %v: tensor<
 // tile; per visible key tile the five products on [keys, rows] tiles:
 // S^T = K_j Q_i^T, then P^T = exp2(S^T - lse) in one pass with the causal
 // mask, dV_j += P^T dO_i, dP^T = V_j dO_i^T, dS^T, dK_j += dS^T Q_i,
-// dQ_i^T += K_j^T dS^T; dQ_i transposed back. No [rows, Skv] tensor.
+// dQ_i^T += K_j^T dS^T; dQ_i transposed back. No [rows, Skv] tensor. As in
+// the forward, the partial key tiles (the diagonal's, and the last padded
+// one) are one masked loop over tile numbers, the full tiles a second loop
+// over key starts whose step evaluates no mask and bounds no key.
 // GRAD-LABEL: func.func @grad_causal_gqa
 // GRAD: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 8, 0]
 // GRAD: %[[R:.*]]:3 = scf.forall (%[[B:.*]], %[[G:.*]]) in (2, 2) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<2x4x32x16xf32>, tensor<2x2x24x16xf32>, tensor<2x2x24x8xf32>)
@@ -325,9 +328,10 @@ func.func @lse(%q: tensor<2x4x70x32xf32>, %k: tensor<2x2x90x32xf32>, %v: tensor<
 // GRAD: scf.for
 // GRAD: %[[QT:.*]] = linalg.transpose ins(%{{.*}} : tensor<?x16xf32>) outs(%{{.*}} : tensor<16x?xf32>) permutation = [1, 0]
 // GRAD: %[[DOT:.*]] = linalg.transpose ins(%{{.*}} : tensor<?x8xf32>) outs(%{{.*}} : tensor<8x?xf32>) permutation = [1, 0]
-// GRAD: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[DQT:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<16x16xf32>, tensor<?x16xf32>, tensor<?x8xf32>)
+// GRAD: %[[MASKED:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[DQT:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<16x16xf32>, tensor<?x16xf32>, tensor<?x8xf32>)
 // GRAD: %[[ST:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[QT]] : {{.*}}) outs(%{{.*}} : tensor<8x16xf32>)
 // GRAD: %[[PT:.*]] = linalg.generic {{.*}} ins(%[[LSE:.*]] : tensor<16xf32>) outs(%[[ST]] : tensor<8x16xf32>)
+// GRAD: arith.cmpi slt
 // GRAD: arith.cmpi sle
 // GRAD: math.exp2
 // GRAD: linalg.generic {{.*}} ins(%[[PT]], %[[DO:.*]] : {{.*}}) outs(%{{.*}} : tensor<8x8xf32>)
@@ -336,7 +340,12 @@ func.func @lse(%q: tensor<2x4x70x32xf32>, %k: tensor<2x2x90x32xf32>, %v: tensor<
 // GRAD: linalg.generic {{.*}} ins(%[[DST]], %{{.*}} : {{.*}}) outs(%{{.*}} : tensor<8x16xf32>)
 // GRAD: linalg.generic {{.*}} ins(%{{.*}}, %[[DST]] : {{.*}}) outs(%[[DQT]] : tensor<16x16xf32>)
 // GRAD: scf.yield
-// GRAD: linalg.transpose ins(%{{.*}} : tensor<16x16xf32>) outs(%{{.*}} : tensor<16x16xf32>) permutation = [1, 0]
+// GRAD: %[[FULL:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8 iter_args(%{{.*}} = %[[MASKED]]#0, %{{.*}} = %[[MASKED]]#1, %{{.*}} = %[[MASKED]]#2)
+// GRAD: linalg.generic {{.*}} ins(%{{.*}} : tensor<16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+// GRAD-NOT: arith.cmpi
+// GRAD: math.exp2
+// GRAD: scf.yield
+// GRAD: linalg.transpose ins(%[[FULL]]#0 : tensor<16x16xf32>) outs(%{{.*}} : tensor<16x16xf32>) permutation = [1, 0]
 // GRAD: scf.forall.in_parallel
 // GRAD-NOT: tensor<{{[0-9?]+}}x20xf32>
 // GRAD-NOT: tensor<{{[0-9?]+}}x24xf32>
