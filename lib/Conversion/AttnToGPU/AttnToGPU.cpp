@@ -23,6 +23,8 @@
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 
+#include "MmaKernelBuilder.h"
+
 #include "attn/Dialect/Attn/Analysis/KeyBand.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
@@ -144,13 +146,13 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
 namespace {
 
 /// Builds the kernel of one attn.sdpa.
-class FlashKernelBuilder {
+class FlashKernelBuilder : MmaKernelBuilder {
 public:
   FlashKernelBuilder(SdpaOp op, OpBuilder &b, const GpuFlashConfig &config)
-      : op(op), b(b), loc(op.getLoc()), config(config),
-        sem(getScoreSemantics(op)),
-        element(op.getQuery().getType().getElementType()),
-        f32(b.getF32Type()) {}
+      : MmaKernelBuilder(b, op.getLoc(),
+                         op.getQuery().getType().getElementType(),
+                         config.getThreads()),
+        op(op), config(config), sem(getScoreSemantics(op)) {}
 
   /// Emits the launch before `op` and returns the result tensor.
   Value build();
@@ -162,61 +164,22 @@ private:
   Log2ScoreScale scale;
 
   // Kernel-side values.
-  Value batch, head, kvHead, tid, warp, g, t, rowStart, lastRow, lastKey;
+  Value head, kvHead, rowStart, lastRow, lastKey;
   Value rowA, rowB, rowAClamped, rowBClamped, kvLength;
   Value kTile, vTile, qTile;
   /// Q as A fragments, D / 16 of them, four registers each.
   SmallVector<std::array<Value, 4>> queryFragments;
 
   SdpaOp op;
-  OpBuilder &b;
-  Location loc;
   GpuFlashConfig config;
   ScoreSemantics sem;
-  Type element, f32;
 
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32Const(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value add(Value x, int64_t y) { return y ? add(x, index(y)) : x; }
-  Value mul(Value x, int64_t y) {
-    return arith::MulIOp::create(b, loc, x, index(y));
-  }
-  Value minIndex(Value x, Value y) {
-    return arith::MinSIOp::create(b, loc, x, y);
-  }
-  Value toBuffer(Value tensor);
-
-  /// Two consecutive elements of `memref` at `indices` (the last one even)
-  /// as an mma operand register.
-  Value loadPair(Value memref, ValueRange indices);
-  /// Elements `x`, `y` (f32) as one operand register of the element type.
-  Value packPair(Value x, Value y);
-  /// A vector<2 x element> as the register type nvvm.mma.sync takes: f16
-  /// pairs as they are, bf16 pairs as i32.
-  Value asRegister(Value pair);
-  /// C += A B on one 16 x 8 x 16 tile.
-  std::array<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
-                           ArrayRef<Value> c);
-  /// Combines `x` across the four lanes of a row.
-  Value rowReduce(Value x, bool isMax);
   /// The clamped query row at offset 0 (row g) or 8 (row g + 8) of the
   /// warp's 16.
   Value clampedRow(int64_t offset) {
     assert((offset == 0 || offset == 8) && "a warp's rows are g and g + 8");
     return offset == 0 ? rowAClamped : rowBClamped;
   }
-  /// The A fragment of Q's columns [16 kc, 16 kc + 16) for the warp's
-  /// rows, from the shared Q tile.
-  std::array<Value, 4> loadQueryFragment(int64_t kc);
-  /// The probability that element `e` of register `reg` of P V's A
-  /// fragment over keys [16 kc, 16 kc + 16) needs: the score accumulator
-  /// at the same (row, key), found in the layout table; it is always in
-  /// the same lane, so no data moves between threads.
-  Value probabilityAt(ArrayRef<std::array<Value, 4>> probs, int64_t kc,
-                      int64_t reg, int64_t e);
 
   void buildPrologue(gpu::LaunchOp launch);
   SmallVector<Value> buildKeyLoops(ValueRange init);
@@ -224,114 +187,15 @@ private:
                                   ValueRange init);
   SmallVector<Value> buildStep(Value keyStart, bool masked,
                                ValueRange carried);
-  /// Copies `rows` rows of `dim` elements of `src`[batch, head], from
-  /// `firstRow` on, into the shared tile `dst` with cp.async; rows at or
-  /// past `rowCount` are zero-filled. Returns the commit group.
-  Value copyRows(Value src, Value head, Value firstRow, Value rowCount,
-                 Value dst, int64_t rows, int64_t dim);
   void buildEpilogue(ValueRange carried);
 };
-
-Value FlashKernelBuilder::toBuffer(Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
-                                           /*readOnly=*/true);
-}
-
-Value FlashKernelBuilder::asRegister(Value pair) {
-  if (element.isF16())
-    return pair;
-  Value word = vector::BitCastOp::create(
-      b, loc, VectorType::get({1}, b.getI32Type()), pair);
-  return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
-}
-
-Value FlashKernelBuilder::loadPair(Value memref, ValueRange indices) {
-  // Pairs start at even elements of rows of even length: 4-byte aligned,
-  // so one 32-bit load.
-  return asRegister(vector::LoadOp::create(b, loc,
-                                           VectorType::get({2}, element),
-                                           memref, indices,
-                                           /*nontemporal=*/false,
-                                           llvm::Align(4)));
-}
-
-Value FlashKernelBuilder::packPair(Value x, Value y) {
-  Value pair = vector::FromElementsOp::create(
-      b, loc, VectorType::get({2}, element),
-      ValueRange{arith::TruncFOp::create(b, loc, element, x),
-                 arith::TruncFOp::create(b, loc, element, y)});
-  return asRegister(pair);
-}
-
-std::array<Value, 4> FlashKernelBuilder::mma(ArrayRef<Value> a,
-                                             ArrayRef<Value> bRegs,
-                                             ArrayRef<Value> c) {
-  auto resultType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(4, f32));
-  auto ptxType = element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-  Value d = NVVM::MmaOp::create(
-      b, loc, resultType, a, bRegs, c,
-      /*shape=*/ArrayRef<int64_t>{16, 8, 16},
-      /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-      /*multiplicandPtxTypes=*/
-      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-      /*multiplicandLayouts=*/
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  std::array<Value, 4> result;
-  for (int64_t i = 0; i < 4; ++i)
-    result[i] = LLVM::ExtractValueOp::create(b, loc, d, i);
-  return result;
-}
-
-Value FlashKernelBuilder::rowReduce(Value x, bool isMax) {
-  Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
-  for (int64_t offset : {1, 2}) {
-    Value off = arith::ConstantIntOp::create(b, loc, offset, 32);
-    Value other = gpu::ShuffleOp::create(b, loc, x, off, width,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    x = isMax ? Value(arith::MaximumFOp::create(b, loc, x, other))
-              : Value(arith::AddFOp::create(b, loc, x, other));
-  }
-  return x;
-}
-
-std::array<Value, 4> FlashKernelBuilder::loadQueryFragment(int64_t kc) {
-  std::array<Value, 4> fragment;
-  Value warpRow = add(mul(warp, kGpuRowsPerWarp), g);
-  for (int64_t reg = 0; reg < 4; ++reg) {
-    FragmentOffset at = getMmaFragmentOffset(MmaOperand::A, reg, 0);
-    fragment[reg] = loadPair(
-        qTile, {add(warpRow, at.row), add(mul(t, 2), kc * 16 + at.col)});
-  }
-  return fragment;
-}
-
-Value FlashKernelBuilder::probabilityAt(ArrayRef<std::array<Value, 4>> probs,
-                                        int64_t kc, int64_t reg, int64_t e) {
-  FragmentOffset a = getMmaFragmentOffset(MmaOperand::A, reg, e);
-  int64_t tile = 2 * kc + a.col / 8;
-  for (int64_t i = 0; i < 4; ++i) {
-    FragmentOffset c = getMmaFragmentOffset(MmaOperand::C, i / 2, i % 2);
-    if (c.row == a.row && c.col == a.col % 8)
-      return probs[tile][i];
-  }
-  llvm_unreachable("an A element with no accumulator in the same lane");
-}
 
 void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
   gpu::KernelDim3 blocks = launch.getBlockIds();
   batch = blocks.z;
   head = blocks.y;
-  tid = launch.getThreadIds().x;
+  setLaneCoordinates(launch.getThreadIds().x);
   kvHead = arith::DivUIOp::create(b, loc, head, group);
-  warp = arith::DivUIOp::create(b, loc, tid, index(32));
-  Value lane = arith::RemUIOp::create(b, loc, tid, index(32));
-  g = arith::DivUIOp::create(b, loc, lane, index(4));
-  t = arith::RemUIOp::create(b, loc, lane, index(4));
   rowStart = mul(blocks.x, config.getQueryTile());
   lastRow = arith::SubIOp::create(
       b, loc,
@@ -359,63 +223,9 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
     return;
   }
   // Q stays in registers as A fragments for the whole key loop.
-  Value col = mul(t, 2);
-  for (int64_t kc = 0; kc < config.headDim / 16; ++kc) {
-    std::array<Value, 4> fragment;
-    for (int64_t reg = 0; reg < 4; ++reg) {
-      FragmentOffset at = getMmaFragmentOffset(MmaOperand::A, reg, 0);
-      fragment[reg] = loadPair(query, {batch, head, clampedRow(at.row),
-                                       add(col, kc * 16 + at.col)});
-    }
-    queryFragments.push_back(fragment);
-  }
-}
-
-Value FlashKernelBuilder::copyRows(Value src, Value head, Value firstRow,
-                                   Value rowCount, Value dst, int64_t rows,
-                                   int64_t dim) {
-  // 16-byte cp.async per thread and round; rows past `rowCount` are
-  // zero-filled (no byte is read: the source row is clamped only to stay in
-  // bounds).
-  Value lastRow = arith::SubIOp::create(b, loc, rowCount, index(1));
-  Value eight = index(8), zero = index(0);
-  SmallVector<Value> tokens;
-  int64_t chunksPerRow = dim / 8;
-  int64_t chunks = rows * chunksPerRow;
-  int64_t threads = config.getThreads();
-  for (int64_t r = 0; r * threads < chunks; ++r) {
-    Value chunk = add(tid, r * threads);
-    Value row = arith::DivUIOp::create(b, loc, chunk, index(chunksPerRow));
-    Value col =
-        mul(arith::RemUIOp::create(b, loc, chunk, index(chunksPerRow)), 8);
-    Value srcCol = col;
-    Value srcRow = add(firstRow, row);
-    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         srcRow, rowCount);
-    if ((r + 1) * threads > chunks) {
-      // A last, partial round: threads without a chunk zero-fill the
-      // padding column of some row instead (every thread issues the same
-      // number of copies, and the padding is never read).
-      Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         chunk, index(chunks));
-      Value spare = arith::RemUIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, chunk, index(chunks)),
-          index(rows));
-      row = arith::SelectOp::create(b, loc, real, row, spare);
-      col = arith::SelectOp::create(b, loc, real, col, index(dim));
-      srcCol = arith::SelectOp::create(b, loc, real, srcCol, zero);
-      srcRow = add(firstRow, row);
-      inside = arith::AndIOp::create(b, loc, inside, real);
-    }
-    Value count = arith::SelectOp::create(b, loc, inside, eight, zero);
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
-        ValueRange{row, col}, src,
-        ValueRange{batch, head, minIndex(srcRow, lastRow), srcCol},
-        b.getIndexAttr(8), count, /*bypassL1=*/b.getUnitAttr()));
-  }
-  return nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  for (int64_t kc = 0; kc < config.headDim / 16; ++kc)
+    queryFragments.push_back(loadAFragment(
+        query, {batch, head}, [&](int64_t r) { return clampedRow(r); }, kc));
 }
 
 SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
@@ -429,11 +239,6 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
                             config.kvTile, config.headDim);
   Value valueGroup = copyRows(value, kvHead, keyStart, keyCount, vTile,
                               config.kvTile, config.valueDim);
-  auto waitGroups = [&](Value group, int64_t pending) {
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
-                                     b.getI32IntegerAttr(pending));
-    gpu::BarrierOp::create(b, loc);
-  };
   // K has landed (V may still be in flight).
   waitGroups(keyGroup, 1);
 
@@ -441,22 +246,18 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
   // or, for wide heads, loaded from shared memory one 16-column slice at a
   // time (so only that slice is live).
   Value zeroF = f32Const(0);
-  SmallVector<std::array<Value, 4>> scores(
-      nTiles, std::array<Value, 4>{zeroF, zeroF, zeroF, zeroF});
+  SmallVector<Accumulators> scores(nTiles,
+                                  Accumulators{zeroF, zeroF, zeroF, zeroF});
+  Value warpRow = add(mul(warp, kGpuRowsPerWarp), g);
   for (int64_t kc = 0; kc < config.headDim / 16; ++kc) {
     std::array<Value, 4> aRegs =
-        config.queryInShared ? loadQueryFragment(kc) : queryFragments[kc];
-    for (int64_t nt = 0; nt < nTiles; ++nt) {
-      // B[k][n] = K[n][k]: a register's two k are adjacent in a K row.
-      Value keyRow = add(g, nt * 8);
-      Value bRegs[2];
-      for (int64_t reg = 0; reg < 2; ++reg) {
-        FragmentOffset at = getMmaFragmentOffset(MmaOperand::B, reg, 0);
-        bRegs[reg] =
-            loadPair(kTile, {keyRow, add(mul(t, 2), kc * 16 + at.row)});
-      }
-      scores[nt] = mma(aRegs, bRegs, scores[nt]);
-    }
+        config.queryInShared
+            ? loadAFragment(qTile, {},
+                            [&](int64_t r) { return add(warpRow, r); }, kc)
+            : queryFragments[kc];
+    for (int64_t nt = 0; nt < nTiles; ++nt)
+      scores[nt] = mma(aRegs, loadTransposedB(kTile, add(g, nt * 8), kc),
+                       scores[nt]);
   }
 
   // Scores on global indices (log2 units), -inf past Skv.
@@ -496,24 +297,14 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
   Value newMaxA = rowMax(maxA, 0), newMaxB = rowMax(maxB, 2);
   Value safeA = buildSafeRowMax(b, loc, newMaxA),
         safeB = buildSafeRowMax(b, loc, newMaxB);
-  // ex2.approx directly: math.exp2 becomes a call to libdevice's
-  // __nv_exp2f, which ptxas does not inline. Subnormal results flush to
-  // zero (ftz), which a softmax term that small does not notice.
-  auto exp2Minus = [&](Value x, Value m) -> Value {
-    Value diff = arith::SubFOp::create(b, loc, x, m);
-    return LLVM::CallIntrinsicOp::create(
-               b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
-               ValueRange{diff})
-        .getResult(0);
-  };
   Value alphaA = exp2Minus(maxA, safeA), alphaB = exp2Minus(maxB, safeB);
   // Sums stay per thread (the four lanes of a row each add their own
   // columns) until the epilogue: alpha is the same on all four.
   Value partA = arith::MulFOp::create(b, loc, sumA, alphaA);
   Value partB = arith::MulFOp::create(b, loc, sumB, alphaB);
-  SmallVector<std::array<Value, 4>> probs;
+  SmallVector<Accumulators> probs;
   for (int64_t nt = 0; nt < nTiles; ++nt) {
-    std::array<Value, 4> p;
+    Accumulators p;
     for (int64_t i = 0; i < 4; ++i) {
       Value e = exp2Minus(scores[nt][i], i < 2 ? safeA : safeB);
       if (i < 2)
@@ -527,7 +318,7 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
   }
 
   // O = O * alpha + P V; P's C fragments are the A fragments of P V.
-  SmallVector<std::array<Value, 4>> out;
+  SmallVector<Accumulators> out;
   for (int64_t dt = 0; dt < vTiles; ++dt)
     out.push_back({arith::MulFOp::create(b, loc, acc[4 * dt], alphaA),
                    arith::MulFOp::create(b, loc, acc[4 * dt + 1], alphaA),
@@ -535,29 +326,9 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
                    arith::MulFOp::create(b, loc, acc[4 * dt + 3], alphaB)});
   waitGroups(valueGroup, 0);
   for (int64_t kc = 0; kc < config.kvTile / 16; ++kc) {
-    Value aRegs[4];
-    for (int64_t reg = 0; reg < 4; ++reg) {
-      Value pair[2];
-      for (int64_t e = 0; e < 2; ++e)
-        pair[e] = probabilityAt(probs, kc, reg, e);
-      aRegs[reg] = packPair(pair[0], pair[1]);
-    }
-    for (int64_t dt = 0; dt < vTiles; ++dt) {
-      // B[k][n] = V[k][n]: a register's two k are two V rows.
-      Value col = add(g, dt * 8);
-      Value bRegs[2];
-      for (int64_t reg = 0; reg < 2; ++reg) {
-        Value pair[2];
-        for (int64_t e = 0; e < 2; ++e) {
-          FragmentOffset at = getMmaFragmentOffset(MmaOperand::B, reg, e);
-          Value k = add(mul(t, 2), kc * 16 + at.row);
-          pair[e] = memref::LoadOp::create(b, loc, vTile, ValueRange{k, col});
-        }
-        bRegs[reg] = asRegister(vector::FromElementsOp::create(
-            b, loc, VectorType::get({2}, element), ValueRange{pair[0], pair[1]}));
-      }
-      out[dt] = mma(aRegs, bRegs, out[dt]);
-    }
+    std::array<Value, 4> aRegs = accumulatorsAsA(probs, kc);
+    for (int64_t dt = 0; dt < vTiles; ++dt)
+      out[dt] = mma(aRegs, loadB(vTile, add(g, dt * 8), kc), out[dt]);
   }
   // Every warp is done with this tile before the next copy overwrites it.
   gpu::BarrierOp::create(b, loc);
@@ -673,26 +444,14 @@ Value FlashKernelBuilder::build() {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                                gpu::AddressSpace::Workgroup);
-    Value shared = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                        MemRefLayoutAttrInterface(), workgroup));
-    auto tileView = [&](int64_t rows, int64_t dim,
-                        int64_t byteOffset) -> Value {
-      auto type = MemRefType::get({rows, dim + 8}, element,
-                                  MemRefLayoutAttrInterface(), workgroup);
-      return memref::ViewOp::create(b, loc, type, shared, index(byteOffset),
-                                    ValueRange{});
-    };
+    Value shared = dynamicSharedMemory();
     int64_t keyBytes = config.kvTile * (config.headDim + 8) * 2;
     int64_t valueBytes = config.kvTile * (config.valueDim + 8) * 2;
-    kTile = tileView(config.kvTile, config.headDim, 0);
-    vTile = tileView(config.kvTile, config.valueDim, keyBytes);
+    kTile = sharedTile(shared, config.kvTile, config.headDim, 0);
+    vTile = sharedTile(shared, config.kvTile, config.valueDim, keyBytes);
     if (config.queryInShared)
-      qTile = tileView(config.getQueryTile(), config.headDim,
-                       keyBytes + valueBytes);
+      qTile = sharedTile(shared, config.getQueryTile(), config.headDim,
+                         keyBytes + valueBytes);
     buildPrologue(launch);
     double negInf = -std::numeric_limits<double>::infinity();
     SmallVector<Value> init = {f32Const(negInf), f32Const(negInf),
