@@ -494,6 +494,32 @@ struct AttnLowerToGPUPass
       op.getResult().replaceAllUsesWith(result);
       op.erase();
     }
+    SmallVector<SdpaGradOp> gradOps;
+    getOperation()->walk([&](SdpaGradOp op) { gradOps.push_back(op); });
+    for (SdpaGradOp op : gradOps) {
+      std::string why;
+      FailureOr<GpuFlashGradConfig> config = getGpuFlashGradConfig(op, why);
+      if (failed(config)) {
+        if (explain)
+          op.emitRemark() << "left for the reference lowering: " << why;
+        continue;
+      }
+      if (explain)
+        op.emitRemark() << "flash backward kernels: dQ over "
+                        << config->kvTile << " keys per step ("
+                        << config->getQueryKernelSharedBytes()
+                        << " bytes of shared memory), dK and dV over "
+                        << config->queryStep << " queries per step ("
+                        << config->getKeyKernelSharedBytes()
+                        << " bytes of shared memory"
+                        << (config->keysInShared ? ", K and V in shared memory"
+                                                 : "")
+                        << ")";
+      OpBuilder b(op);
+      SmallVector<Value> results = buildFlashGradKernels(op, b, *config);
+      op.replaceAllUsesWith(results);
+      op.erase();
+    }
   }
 };
 

@@ -7,11 +7,13 @@
 #ifndef ATTN_CONVERSION_ATTNTOGPU_ATTNTOGPU_H
 #define ATTN_CONVERSION_ATTNTOGPU_ATTNTOGPU_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
 namespace attn {
 class SdpaOp;
+class SdpaGradOp;
 
 #define GEN_PASS_DECL_ATTNLOWERTOGPU
 #define GEN_PASS_DECL_ATTNGPUHOSTMEMORY
@@ -64,6 +66,41 @@ struct GpuFlashConfig {
 };
 FailureOr<GpuFlashConfig> getGpuFlashConfig(SdpaOp op, int64_t kvTile,
                                             std::string &why);
+
+/// The tile sizes of the two backward kernels of `op` (FlashGradKernels.cpp),
+/// or failure with the reason: those of the forward kernel, a run-time
+/// dropout seed, and head dimensions past 128 (the dK/dV accumulators and
+/// the operand fragments would not fit the registers).
+struct GpuFlashGradConfig {
+  static constexpr int64_t kWarps = 4;
+  int64_t headDim = 0, valueDim = 0;
+  /// Keys per step of the dQ kernel, whose block owns 64 query rows.
+  int64_t kvTile = 64;
+  /// Queries per step of the dK/dV kernel, whose block owns 64 keys.
+  int64_t queryStep = 64;
+  /// The dK/dV kernel reads its K and V fragments from shared memory
+  /// instead of keeping them in registers (heads past 64).
+  bool keysInShared = false;
+  int64_t getRowTile() const { return kWarps * kGpuRowsPerWarp; }
+  int64_t getThreads() const { return kWarps * 32; }
+  /// Shared memory of the dQ kernel (K and V tiles) and of the dK/dV kernel
+  /// (Q and dO tiles, and the block's K and V with keysInShared), rows
+  /// padded by 8 elements as in the forward.
+  int64_t getQueryKernelSharedBytes() const {
+    return kvTile * (headDim + valueDim + 16) * 2;
+  }
+  int64_t getKeyKernelSharedBytes() const {
+    return queryStep * (headDim + valueDim + 16) * 2 +
+           (keysInShared ? getRowTile() * (headDim + valueDim + 16) * 2 : 0);
+  }
+};
+FailureOr<GpuFlashGradConfig> getGpuFlashGradConfig(SdpaGradOp op,
+                                                    std::string &why);
+
+/// Emits the two backward kernels of `op` before it (dQ with rowsum(dO O),
+/// then dK and dV) and returns the dQ, dK and dV tensors.
+SmallVector<Value> buildFlashGradKernels(SdpaGradOp op, OpBuilder &b,
+                                         const GpuFlashGradConfig &config);
 
 } // namespace attn
 } // namespace mlir
