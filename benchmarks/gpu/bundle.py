@@ -9,6 +9,7 @@ On the build machine (LLVM/MLIR 22 and the CUDA toolkit, no GPU needed):
 writes
   libattn_cuda_runtime.so        the runtime the compiled code calls
   cases/<entry>.so               every entry of test/Integration/CUDA/flash.mlir
+                                 (flash-grad.mlir's as flash-grad.<entry>)
   cases/<entry>/inN.npy, refN.npy  and of the CPU integration tests (named
                                  <file>.<entry>), compiled by attnc
                                  --target=cuda --emit=shared, with fresh
@@ -33,10 +34,11 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INTEGRATION = os.path.join(ROOT, "test", "Integration")
-# The flash kernel's cases, then every op form of the CPU integration tests
+# The flash kernels' cases (forward, backward), then every op form of the CPU
+# integration tests
 # (the reference path on the GPU); entries and their attn-run arguments are
 # read from the RUN lines.
-SOURCES = [os.path.join(INTEGRATION, "CUDA", "flash.mlir")] + [
+SOURCES = [os.path.join(INTEGRATION, "CUDA", name) for name in ("flash.mlir", "flash-grad.mlir")] + [
     os.path.join(INTEGRATION, "CPU", name) for name in (
         "run-sdpa-masks.mlir", "run-sdpa-regions.mlir", "run-sdpa-shapes.mlir",
         "run-weights.mlir", "run-multihead.mlir", "sparse.mlir", "tiled-odd-shapes.mlir")]

@@ -25,7 +25,9 @@ from cuda_kernel import Kernel, Runtime, parse_signature, torch_dtype  # noqa: E
 
 TOLERANCE = {"f16": 1e-2, "bf16": 1e-2, "f32": 1e-5, "f64": 1e-12}
 QUICK = ["causal_gqa_f16", "documents_causal_bf16", "fully_masked_rows_f16", "d80_f16",
-         "d256_bf16", "run-weights.plain", "sparse.logsparse_causal"]
+         "d256_bf16", "run-weights.plain", "sparse.logsparse_causal",
+         "flash-grad.causal_gqa_f16", "flash-grad.causal_mqa_bf16_d128",
+         "flash-grad.dropout_causal_f16"]
 
 
 def main():

@@ -260,7 +260,7 @@ def compare(name, got, want, dtype):
     """The whole output's relative error and the largest row error (rows of
     the last dimension), as `attn-run --check` computes them: both must be
     within tolerance. A row is compared relative to itself, or to a tenth of
-    a typical row where it is smaller than that: a gradient row that cancels
+    a typical (nonzero) row where it is smaller than that: a gradient row that cancels
     to 0 (the query gradient of a row with one visible key) is 0 up to the
     rounding of its terms, not up to its own rounding."""
     got = got.reshape(want.shape)
@@ -273,7 +273,7 @@ def compare(name, got, want, dtype):
     rows_want = want.reshape(rows_got.shape)
     row_diff = np.linalg.norm(rows_got - rows_want, axis=1)
     row_norm = np.linalg.norm(rows_want, axis=1)
-    typical = denom / np.sqrt(max(len(row_norm), 1))
+    typical = denom / np.sqrt(max(np.count_nonzero(row_norm), 1))
     floor = 0.1 * typical if typical > 0 else 1.0
     row_err = row_diff / np.maximum(row_norm, floor)
     worst = int(np.argmax(row_err)) if row_err.size else 0

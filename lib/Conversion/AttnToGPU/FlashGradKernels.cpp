@@ -73,7 +73,8 @@ FailureOr<GpuFlashGradConfig> attn::getGpuFlashGradConfig(SdpaGradOp op,
   config.valueDim = op.getValue().getType().getDimSize(3);
   for (auto [name, dim] : {std::pair<StringRef, int64_t>{"D", config.headDim},
                            {"Dv", config.valueDim}}) {
-    if (ShapedType::isDynamic(dim) || dim % 16 != 0 || dim > 128) {
+    if (ShapedType::isDynamic(dim) || dim % 16 != 0 || dim == 0 ||
+        dim > 128) {
       os << name << " = ";
       if (ShapedType::isDynamic(dim))
         os << "?";
@@ -90,13 +91,15 @@ FailureOr<GpuFlashGradConfig> attn::getGpuFlashGradConfig(SdpaGradOp op,
     return failure();
   }
   // Per thread, the dQ kernel holds Q and dO fragments (D / 4 + Dv / 4),
-  // dQ (D / 2) and two score-sized tiles (S and dP, kv-tile / 2 each); the
-  // dK/dV kernel dK and dV (D / 2 + Dv / 2), two tiles of query-step / 2,
-  // and K and V fragments (D / 4 + Dv / 4) unless they wait in shared
-  // memory: within the 255 registers of a thread without spilling
-  // (test/Target/CUDA checks ptxas' report).
+  // dQ (D / 2) and three score-sized tiles (S, P and dP, kv-tile / 2 each);
+  // the dK/dV kernel dK and dV (D / 2 + Dv / 2), the same three tiles of
+  // query-step / 2, and K and V fragments (D / 4 + Dv / 4). Past 64, K and
+  // V wait in shared memory and the queries are swept twice (dV, then dK),
+  // so that one of the two accumulators is live at a time. These sizes
+  // keep every form within the 255 registers of a thread without a spill
+  // (test/Integration/CUDA/cuda-grad-kernels.test reads ptxas' report).
   int64_t widest = std::max(config.headDim, config.valueDim);
-  config.kvTile = widest <= 64 ? 64 : 16;
+  config.kvTile = widest <= 64 ? 32 : 16;
   config.queryStep = widest <= 64 ? 32 : 16;
   config.keysInShared = widest > 64;
   return config;

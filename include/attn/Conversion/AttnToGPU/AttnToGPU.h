@@ -75,11 +75,12 @@ struct GpuFlashGradConfig {
   static constexpr int64_t kWarps = 4;
   int64_t headDim = 0, valueDim = 0;
   /// Keys per step of the dQ kernel, whose block owns 64 query rows.
-  int64_t kvTile = 64;
+  int64_t kvTile = 32;
   /// Queries per step of the dK/dV kernel, whose block owns 64 keys.
-  int64_t queryStep = 64;
-  /// The dK/dV kernel reads its K and V fragments from shared memory
-  /// instead of keeping them in registers (heads past 64).
+  int64_t queryStep = 32;
+  /// Heads past 64: the dK/dV kernel reads its K and V fragments from
+  /// shared memory instead of keeping them in registers, and sweeps the
+  /// queries twice (dV, then dK).
   bool keysInShared = false;
   int64_t getRowTile() const { return kWarps * kGpuRowsPerWarp; }
   int64_t getThreads() const { return kWarps * 32; }
