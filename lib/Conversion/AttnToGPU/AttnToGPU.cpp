@@ -76,11 +76,6 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
   auto qType = op.getQuery().getType(), kType = op.getKey().getType(),
        vType = op.getValue().getType();
   Type element = qType.getElementType();
-  if (op.getLse()) {
-    os << "the log-sum-exp result (the tensor-core kernel does not return it "
-       << "yet)";
-    return failure();
-  }
   if (op.getDropoutSeed()) {
     os << "a run-time dropout seed (the tensor-core kernel takes the seed "
        << "attribute only)";
@@ -120,9 +115,11 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
   // accumulators (Dv / 2) and one score tile (kv-tile / 2): the key tile
   // shrinks as the head grows so that the 255 registers of a thread hold
   // them all without spilling (test/Target/CUDA checks ptxas' report).
+  // Dropout's hash (64-bit arithmetic per score) halves the widest tile.
   int64_t widest = std::max(config.headDim, config.valueDim);
+  int64_t narrowest = op.getDropoutP().convertToDouble() > 0 ? 32 : 64;
   config.kvTile = kvTile > 0     ? kvTile
-                  : widest <= 64 ? 64
+                  : widest <= 64 ? narrowest
                   : widest <= 128 ? 32
                                   : 16;
   if (config.kvTile % 16 != 0) {
@@ -154,12 +151,14 @@ public:
                          config.getThreads()),
         op(op), config(config), sem(getScoreSemantics(op)) {}
 
-  /// Emits the launch before `op` and returns the result tensor.
-  Value build();
+  /// Emits the launch before `op` and returns the result tensors (the
+  /// output, and lse when the op has it).
+  SmallVector<Value> build();
 
 private:
-  // Host-side values the kernel captures.
-  Value query, key, value, out, mask, kvLens;
+  // Host-side values the kernel captures (`lse` only when the op returns
+  // the row log-sum-exp).
+  Value query, key, value, out, lse, mask, kvLens;
   Value queryLength, keyCount, group;
   Log2ScoreScale scale;
 
@@ -379,13 +378,29 @@ void FlashKernelBuilder::buildEpilogue(ValueRange carried) {
   Value sumB = rowReduce(carried[3], /*isMax=*/false);
   ValueRange acc = carried.drop_front(4);
   // C register `reg` holds row g + 8 reg: rowA for 0, rowB for 1.
-  auto store = [&](Value row, Value sum, int64_t reg) {
+  auto store = [&](Value row, Value max, Value sum, int64_t reg) {
     int64_t first = 2 * reg;
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                          row, queryLength);
     auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(guard.thenBlock());
+    if (lse) {
+      // The row's log-sum-exp in natural units, (m + log2(l)) ln 2 with the
+      // scores' max m and sum l in log2 units: -inf for a row without
+      // keys (m = -inf, l = 0). One lane of the row stores it.
+      Value log2Sum = log2(sum);
+      Value value = arith::MulFOp::create(
+          b, loc, arith::AddFOp::create(b, loc, max, log2Sum),
+          f32Const(llvm::numbers::ln2));
+      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t,
+                                          index(0));
+      auto lane = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g3(b);
+      b.setInsertionPointToStart(lane.thenBlock());
+      memref::StoreOp::create(b, loc, value, lse,
+                              ValueRange{batch, head, row});
+    }
     for (int64_t dt = 0; dt < config.valueDim / 8; ++dt) {
       Value x = buildNormalize(b, loc, acc[4 * dt + first], sum);
       Value y = buildNormalize(b, loc, acc[4 * dt + first + 1], sum);
@@ -400,11 +415,11 @@ void FlashKernelBuilder::buildEpilogue(ValueRange carried) {
                               /*nontemporal=*/false, llvm::Align(4));
     }
   };
-  store(rowA, sumA, 0);
-  store(rowB, sumB, 1);
+  store(rowA, carried[0], sumA, 0);
+  store(rowB, carried[1], sumB, 1);
 }
 
-Value FlashKernelBuilder::build() {
+SmallVector<Value> FlashKernelBuilder::build() {
   query = toBuffer(op.getQuery());
   key = toBuffer(op.getKey());
   value = toBuffer(op.getValue());
@@ -423,6 +438,17 @@ Value FlashKernelBuilder::build() {
       b, loc,
       MemRefType::get(resultType.getShape(), resultType.getElementType()),
       dynamicSizes);
+  RankedTensorType lseType;
+  if (Value lseResult = op.getLse()) {
+    lseType = cast<RankedTensorType>(lseResult.getType());
+    SmallVector<Value> lseSizes;
+    for (int64_t d = 0; d < lseType.getRank(); ++d)
+      if (lseType.isDynamicDim(d))
+        lseSizes.push_back(tensor::DimOp::create(b, loc, op.getLseInit(), d));
+    lse = memref::AllocOp::create(
+        b, loc, MemRefType::get(lseType.getShape(), lseType.getElementType()),
+        lseSizes);
+  }
 
   queryLength = memref::DimOp::create(b, loc, query, 2);
   keyCount = memref::DimOp::create(b, loc, key, 2);
@@ -460,9 +486,12 @@ Value FlashKernelBuilder::build() {
     buildEpilogue(buildKeyLoops(init));
     gpu::TerminatorOp::create(b, loc);
   }
-  return bufferization::ToTensorOp::create(b, loc, resultType, out,
-                                           /*restrict=*/true,
-                                           /*writable=*/true);
+  SmallVector<Value> results = {bufferization::ToTensorOp::create(
+      b, loc, resultType, out, /*restrict=*/true, /*writable=*/true)};
+  if (lse)
+    results.push_back(bufferization::ToTensorOp::create(
+        b, loc, lseType, lse, /*restrict=*/true, /*writable=*/true));
+  return results;
 }
 
 struct AttnLowerToGPUPass
@@ -490,8 +519,7 @@ struct AttnLowerToGPUPass
                                                   : "");
       OpBuilder b(op);
       FlashKernelBuilder builder(op, b, *config);
-      Value result = builder.build();
-      op.getResult().replaceAllUsesWith(result);
+      op->replaceAllUsesWith(builder.build());
       op.erase();
     }
     SmallVector<SdpaGradOp> gradOps;

@@ -105,6 +105,13 @@ Value MmaKernelBuilder::exp2Minus(Value x, Value m) {
       .getResult(0);
 }
 
+Value MmaKernelBuilder::log2(Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, f32, b.getStringAttr("llvm.nvvm.lg2.approx.f"),
+             ValueRange{x})
+      .getResult(0);
+}
+
 std::array<Value, 4>
 MmaKernelBuilder::accumulatorsAsA(ArrayRef<Accumulators> tiles, int64_t kc) {
   auto elementAt = [&](int64_t reg, int64_t e) -> Value {

@@ -76,6 +76,9 @@ protected:
   /// __nv_exp2f, which ptxas does not inline; a softmax term small enough
   /// to be flushed to zero does not matter.
   Value exp2Minus(Value x, Value m);
+  /// log2(x) as lg2.approx (libdevice's log2f would be a call ptxas cannot
+  /// inline); log2(0) = -inf.
+  Value log2(Value x);
   /// The A fragment over columns [16 kc, 16 kc + 16) of a 16-row product
   /// held as C tiles of 8 columns (`tiles`), in the element type: a C
   /// element and the A element at the same (row, column) are in the same

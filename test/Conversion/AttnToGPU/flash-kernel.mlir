@@ -59,6 +59,36 @@ func.func @causal_gqa_f16(%q: tensor<1x2x100x16xf16>, %k: tensor<1x1x130x16xf16>
 
 // -----
 
+// With the lse result (the backward's input): a second buffer, and per row
+// (m + lg2.approx(l)) ln 2 stored by one lane of the four; dropout halves
+// the key tile (its hash is 64-bit arithmetic per score).
+// CHECK-LABEL: func.func @lse_dropout
+// CHECK:         %[[OUT:.*]] = memref.alloc() : memref<1x2x100x16xf16>
+// CHECK:         %[[LSE:.*]] = memref.alloc() : memref<1x2x100xf32>
+// CHECK:         gpu.launch
+// CHECK:           scf.for {{.*}} step %c32
+// CHECK:           scf.if
+// CHECK:             llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
+// CHECK:             arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK:             arith.cmpi eq, %{{.*}}, %c0 : index
+// CHECK:             scf.if
+// CHECK:               memref.store %{{.*}}, %[[LSE]]
+// CHECK:             vector.store %{{.*}}, %[[OUT]]
+// CHECK:         %[[O:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK:         %[[L:.*]] = bufferization.to_tensor %[[LSE]] restrict writable
+// CHECK:         return %[[O]], %[[L]]
+func.func @lse_dropout(%q: tensor<1x2x100x16xf16>, %k: tensor<1x1x130x16xf16>, %v: tensor<1x1x130x16xf16>)
+    -> (tensor<1x2x100x16xf16>, tensor<1x2x100xf32>) {
+  %e = tensor.empty() : tensor<1x2x100x16xf16>
+  %l = tensor.empty() : tensor<1x2x100xf32>
+  // expected-remark @below {{flash kernel: 4 warps, 64 query rows x 32 keys per step, 3072 bytes of shared memory}}
+  %o, %lse = attn.sdpa %q, %k, %v outs(%e) lse(%l : tensor<1x2x100xf32>) dropout = 0.1 seed = 3
+     : tensor<1x2x100x16xf16>, tensor<1x1x130x16xf16>, tensor<1x1x130x16xf16> -> tensor<1x2x100x16xf16>, tensor<1x2x100xf32>
+  return %o, %lse : tensor<1x2x100x16xf16>, tensor<1x2x100xf32>
+}
+
+// -----
+
 // bf16 registers are passed to mma.sync as i32; D = 256 takes 16-key tiles
 // and keeps Q in shared memory (64 x 264 bf16 after the K and V tiles),
 // copied once before the key loop.
