@@ -71,13 +71,17 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
 //===----------------------------------------------------------------------===//
 
 def AttnLowerToGPU : Pass<"attn-lower-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "attn.sdpa on f16/bf16 to a FlashAttention-2 style GPU kernel "
-                "(tensor cores, cp.async, shared memory)";
+  let summary = "attn.sdpa and attn.sdpa_grad on f16/bf16 to FlashAttention-2 "
+                "style GPU kernels (tensor cores, cp.async, shared memory)";
   let description = [{
     Replaces every `attn.sdpa` the kernel supports (f16 or bf16 Q/K/V/O, a
     static head dimension D and value dimension Dv that are multiples of 16
-    and at most 256, no block-sparse layout) by a `gpu.launch` that computes
-    it on tensor cores; the rest are left for `attn-lower-to-linalg`. With
+    and at most 256, no block-sparse layout; with or without its `lse`
+    result) by a `gpu.launch` that computes it on tensor cores, and every
+    `attn.sdpa_grad` the backward kernels support (the same, D and Dv at
+    most 128, the dropout seed an attribute) by two launches: dQ (which
+    also stores rowsum(dO O)), then dK and dV (docs/CUDA.md, "The backward
+    kernels"). The rest are left for `attn-lower-to-linalg`. With
     `explain`, each op gets a remark saying which kernel it got and why.
 
     Work decomposition (docs/CUDA.md): one thread block of 4 warps per
@@ -104,12 +108,13 @@ def AttnLowerToGPU : Pass<"attn-lower-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"kvTile", "kv-tile", "int64_t", /*default=*/"0",
-           "Keys per shared-memory tile (a multiple of 16); 0 chooses 64 "
-           "up to D = Dv = 64, 32 up to 128 and 16 beyond, so that a "
-           "thread's registers hold its Q fragments, output accumulators "
-           "and one score tile">,
+           "Keys per shared-memory tile of the forward kernel (a multiple "
+           "of 16); 0 chooses 64 up to D = Dv = 64 (32 with dropout), 32 up "
+           "to 128 and 16 beyond, so that a thread's registers hold its Q "
+           "fragments, output accumulators and one score tile">,
     Option<"explain", "explain", "bool", /*default=*/"false",
-           "Emit a remark on each attn.sdpa: the flash kernel, or why not">
+           "Emit a remark on each attn.sdpa and attn.sdpa_grad: the "
+           "kernels it got, or why not">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
