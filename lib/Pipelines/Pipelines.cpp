@@ -155,7 +155,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   if (options.lowering == SdpaLowering::Tiled)
     tile = AttnTileOptions{config.qTile, config.kvTile,
                            config.smallHeadKvTile,
-                           /*bf16Pairs=*/config.bf16Dot && options.vectorize};
+                           /*bf16Pairs=*/config.bf16Dot && options.vectorize,
+                           options.gradKeyChunks};
   // Projections read their weights from panels as wide as a register
   // block.
   std::optional<int64_t> panel;

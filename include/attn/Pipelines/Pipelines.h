@@ -47,6 +47,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "kv-tile",
       llvm::cl::desc("Keys per inner step (tiled; 0: from the target)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> gradKeyChunks{
+      *this, "grad-key-chunks",
+      llvm::cl::desc("Key chunks per (batch, key/value head) of the tiled "
+                     "backward's parallel loop (0: enough for 16 "
+                     "iterations)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Register-block and vectorise the contractions "

@@ -675,6 +675,12 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     if (failed(verifyTileSizes(getOperation(), getArgument(), qTile, kvTile,
                                smallHeadKvTile)))
       return signalPassFailure();
+    if (gradKeyChunks < 0) {
+      getOperation()->emitError()
+          << getArgument() << ": grad-key-chunks must be 0 (automatic) or "
+          << "positive, got " << static_cast<int64_t>(gradKeyChunks);
+      return signalPassFailure();
+    }
     // A layout is turned into block classes by attn-sparsify; the tiled
     // step does not evaluate it element by element.
     WalkResult layouts = getOperation()->walk([](SdpaOp op) {
@@ -689,7 +695,8 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     RewritePatternSet patterns(&getContext());
     patterns.add<TileSdpa>(&getContext(), qTile, kvTile, smallHeadKvTile,
                            bf16Pairs);
-    populateTileSdpaGradPatterns(patterns, qTile, kvTile, smallHeadKvTile);
+    populateTileSdpaGradPatterns(patterns, qTile, kvTile, smallHeadKvTile,
+                                 gradKeyChunks);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -3,10 +3,14 @@
 // Part of attn-mlir, an MLIR-based attention compiler.
 //
 // attn.sdpa_grad as a loop nest over tiles that never holds more than a
-// tile of scores: a parallel loop over (batch, key/value head), each
-// iteration owning the gradients of its head's keys and values (every query
-// head of the group adds into them, with no other iteration writing there)
-// and of its group's queries. For each query head of the group and each
+// tile of scores: a parallel loop over (batch, key/value head, key chunk),
+// each iteration owning the gradients of its chunk of its head's keys and
+// values (every query head of the group adds into them, with no other
+// iteration writing there) and its chunk's share of its group's query
+// gradients (summed over the chunks after the loop; with one chunk, the
+// loop writes dQ itself). Where batch x heads would leave threads idle the
+// keys are split into chunks (splitKeyChunks), so that a single head
+// trains on every core. For each query head of the group and each
 // query tile, the key tiles the masks leave visible: the scores and
 // P = exp(S - lse), recomputed from the forward's log-sum-exp, then dV, dP,
 // dS, dQ and dK. Each step works on the transposed tile [keys, rows]:
@@ -45,10 +49,11 @@ namespace {
 /// Builds the loop nest for one attn.sdpa_grad.
 class GradTileBuilder : TileBuilderBase {
 public:
-  GradTileBuilder(SdpaGradOp op, OpBuilder &b, int64_t qTile, int64_t kvTile)
+  GradTileBuilder(SdpaGradOp op, OpBuilder &b, int64_t qTile, int64_t kvTile,
+                  int64_t chunks)
       : TileBuilderBase(b, op.getLoc(), qTile, kvTile,
                         op.getQuery().getType().getElementType()),
-        op(op), sem(getScoreSemantics(op)) {}
+        op(op), sem(getScoreSemantics(op)), chunks(chunks) {}
 
   /// dQ, dK and dV, in the op's inits.
   SmallVector<Value> build();
@@ -85,6 +90,11 @@ private:
 
   SdpaGradOp op;
   ScoreSemantics sem;
+  // Key chunks per (batch, key/value head), and the keys [chunkStart,
+  // chunkEnd) of the iteration being built: dK and dV accumulate rows of
+  // that chunk only (row 0 = key chunkStart).
+  int64_t chunks = 1;
+  Value chunkStart, chunkEnd;
   // Scores in log2 units, as in the forward; `queryScaled` as there.
   Log2ScoreScale scale;
   bool queryScaled = false;
@@ -189,6 +199,14 @@ SmallVector<Value> GradTileBuilder::build() {
   Value queryGrad = gradientInit(query, op.getQueryGradInit());
   Value keyGrad = gradientInit(key, op.getKeyGradInit());
   Value valueGrad = gradientInit(key, op.getValueGradInit());
+  // With key chunks, each chunk's share of dQ, [chunks, B, Hq, Sq, D],
+  // summed after the loop.
+  Value queryGradShares = queryGrad;
+  if (chunks > 1) {
+    SmallVector<OpFoldResult> sizes = paddedSizes(query, op.getQueryGradInit());
+    sizes.insert(sizes.begin(), b.getIndexAttr(chunks));
+    queryGradShares = tensor::EmptyOp::create(b, loc, sizes, acc);
+  }
 
   OpFoldResult batches = tensor::getMixedSize(b, loc, q, 0);
   OpFoldResult kvHeads = tensor::getMixedSize(b, loc, k, 1);
@@ -196,13 +214,36 @@ SmallVector<Value> GradTileBuilder::build() {
                                        tensor::DimOp::create(b, loc, k, 1));
   Value paddedRows = tensor::DimOp::create(b, loc, query, 2);
   Value paddedKeys = tensor::DimOp::create(b, loc, key, 2);
+  SmallVector<OpFoldResult> iterations = {batches, kvHeads};
+  if (chunks > 1)
+    iterations.push_back(b.getIndexAttr(chunks));
   auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{batches, kvHeads},
-      ValueRange{queryGrad, keyGrad, valueGrad}, /*mapping=*/std::nullopt);
+      b, loc, iterations, ValueRange{queryGradShares, keyGrad, valueGrad},
+      /*mapping=*/std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forall.getTerminator());
     Value batch = forall.getInductionVar(0), kvHead = forall.getInductionVar(1);
+    // The chunk's keys: whole tiles, ceil(tiles / chunks) of them (the
+    // last chunks may be shorter or empty).
+    Value chunkKeys = paddedKeys;
+    if (chunks > 1) {
+      Value tilesPerChunk = arith::CeilDivUIOp::create(
+          b, loc,
+          arith::DivUIOp::create(b, loc, paddedKeys, constIndex(kvTile)),
+          constIndex(chunks));
+      Value keysPerChunk =
+          arith::MulIOp::create(b, loc, tilesPerChunk, constIndex(kvTile));
+      chunkStart = arith::MinUIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, forall.getInductionVar(2),
+                                keysPerChunk),
+          paddedKeys);
+      chunkEnd = arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, chunkStart, keysPerChunk),
+          paddedKeys);
+      chunkKeys = arith::SubIOp::create(b, loc, chunkEnd, chunkStart);
+    }
     kvLength = keyCount;
     if (Value lens = op.getKvLens()) {
       Value len = tensor::ExtractOp::create(b, loc, lens, batch);
@@ -218,9 +259,9 @@ SmallVector<Value> GradTileBuilder::build() {
       return RankedTensorType::get({ShapedType::kDynamic, features}, acc);
     };
     Value keyAcc = createFilledTensor(
-        b, loc, {paddedKeys, b.getIndexAttr(headDim)}, accAttr(0));
+        b, loc, {chunkKeys, b.getIndexAttr(headDim)}, accAttr(0));
     Value valueAcc = createFilledTensor(
-        b, loc, {paddedKeys, b.getIndexAttr(valueDim)}, accAttr(0));
+        b, loc, {chunkKeys, b.getIndexAttr(valueDim)}, accAttr(0));
     keyAcc = tensor::CastOp::create(b, loc, keysType(headDim), keyAcc);
     valueAcc = tensor::CastOp::create(b, loc, keysType(valueDim), valueAcc);
 
@@ -259,33 +300,61 @@ SmallVector<Value> GradTileBuilder::build() {
 
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-    SmallVector<OpFoldResult> strides(4, one);
+    SmallVector<OpFoldResult> queryOffsets = {batch, firstHead, zero, zero};
+    SmallVector<OpFoldResult> querySizes = {one, group, paddedRows,
+                                            b.getIndexAttr(headDim)};
+    if (chunks > 1) {
+      queryOffsets.insert(queryOffsets.begin(), forall.getInductionVar(2));
+      querySizes.insert(querySizes.begin(), one);
+    }
     tensor::ParallelInsertSliceOp::create(
-        b, loc, heads.getResult(0), forall.getRegionOutArgs()[0],
-        ArrayRef<OpFoldResult>{batch, firstHead, zero, zero},
-        ArrayRef<OpFoldResult>{one, group, paddedRows, b.getIndexAttr(headDim)},
-        strides);
+        b, loc, heads.getResult(0), forall.getRegionOutArgs()[0], queryOffsets,
+        querySizes, SmallVector<OpFoldResult>(querySizes.size(), one));
+    OpFoldResult firstKey = chunkStart ? OpFoldResult(chunkStart) : zero;
     for (auto [i, features] : {std::pair<int, int64_t>{1, headDim},
                                std::pair<int, int64_t>{2, valueDim}})
       tensor::ParallelInsertSliceOp::create(
           b, loc, heads.getResult(i), forall.getRegionOutArgs()[i],
-          ArrayRef<OpFoldResult>{batch, kvHead, zero, zero},
-          ArrayRef<OpFoldResult>{one, one, paddedKeys, b.getIndexAttr(features)},
-          strides);
+          ArrayRef<OpFoldResult>{batch, kvHead, firstKey, zero},
+          ArrayRef<OpFoldResult>{one, one, chunkKeys, b.getIndexAttr(features)},
+          SmallVector<OpFoldResult>(4, one));
+  }
+
+  // dQ: the chunks' shares summed (into the init where the loop would
+  // have written into it).
+  SmallVector<Value> padded = forall.getResults();
+  if (chunks > 1) {
+    AffineMap shares = b.getMultiDimIdentityMap(5);
+    AffineMap summed = AffineMap::get(
+        5, 0, shares.getResults().drop_front(), ctx);
+    Value zero = linalg::FillOp::create(
+                     b, loc, ValueRange{arith::ConstantOp::create(b, loc, accAttr(0))},
+                     queryGrad)
+                     .getResult(0);
+    padded[0] = linalg::GenericOp::create(
+                    b, loc, zero.getType(), padded[0], zero, {shares, summed},
+                    {kRed, kPar, kPar, kPar, kPar},
+                    [&](OpBuilder &nb, Location nl, ValueRange args) {
+                      linalg::YieldOp::create(
+                          nb, nl,
+                          arith::AddFOp::create(nb, nl, args[0], args[1])
+                              .getResult());
+                    })
+                    .getResult(0);
   }
 
   // Cut the padding off and convert into the inits.
   SmallVector<Value> results;
-  for (auto [padded, init, loopInit] :
-       llvm::zip_equal(forall.getResults(), op.getDpsInits(),
+  for (auto [result, init, loopInit] :
+       llvm::zip_equal(padded, op.getDpsInits(),
                        ValueRange{queryGrad, keyGrad, valueGrad})) {
     if (loopInit == init) {
-      results.push_back(padded);
+      results.push_back(result);
       continue;
     }
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, init);
     Value cut = tensor::ExtractSliceOp::create(
-        b, loc, padded, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)), sizes,
+        b, loc, result, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)), sizes,
         SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
     results.push_back(
         linalg::GenericOp::create(
@@ -344,6 +413,14 @@ SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
   KeyTileRanges ranges = buildKeyTileRanges(b, loc, masks.band, rowStart,
                                             tileLastRow, values, keyCount, kvTile,
                                             /*wholeFullTiles=*/true);
+  if (chunks > 1) {
+    // Only this iteration's chunk of keys (the ranges and the chunk are
+    // whole tiles, so the intersections are too).
+    for (Value *end :
+         {&ranges.first, &ranges.fullStart, &ranges.fullEnd, &ranges.end})
+      *end = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, *end, chunkStart), chunkEnd);
+  }
   auto loop = [&](const KeyTiles &range, bool masked, ValueRange init) {
     return buildKeyTileLoop(range, init,
                             [&](Value keyStart, ValueRange stepCarried) {
@@ -452,10 +529,13 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
                   })
                   .getResult(0);
 
-  // dV_j += P'^T dO_i.
-  Value valueTile = rowsOf(valueGrad, keyStart, kvTile);
+  // dV_j += P'^T dO_i, in the chunk's rows.
+  Value chunkRow =
+      chunkStart ? arith::SubIOp::create(b, loc, keyStart, chunkStart)
+                 : keyStart;
+  Value valueTile = rowsOf(valueGrad, chunkRow, kvTile);
   valueGrad = insertRows(buildContraction(dropped, dO, valueTile), valueGrad,
-                         keyStart);
+                         chunkRow);
   // dP'^T = V_j dO_i^T; dS^T = P^T (dropout(dP'^T) - D_i) dScore/dq.k, 0
   // where P is.
   Value droppedGrad =
@@ -481,22 +561,27 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
           })
           .getResult(0);
   // dK_j += dS^T Q_i, dQ_i^T += K_j^T dS^T.
-  Value keyGradTile = rowsOf(keyGrad, keyStart, kvTile);
+  Value keyGradTile = rowsOf(keyGrad, chunkRow, kvTile);
   keyGrad = insertRows(buildContraction(scoreGrad, qValue, keyGradTile),
-                       keyGrad, keyStart);
+                       keyGrad, chunkRow);
   queryGradT = buildContraction(
       packedTile(keyT, batch, kvHead, keyStart, 1, keys), scoreGrad,
       queryGradT);
   return {queryGradT, keyGrad, valueGrad};
 }
 
+/// Parallel iterations the backward's loop aims for: enough for the
+/// threads of a CPU to share (dynamically scheduled), few enough that each
+/// has whole key tiles to work on.
+static constexpr int64_t kMinParallelIterations = 16;
+
 /// attn.sdpa_grad -> the tiled loop nest. Ops with a block layout or block
 /// classes are left to the reference lowering.
 struct TileSdpaGrad : OpRewritePattern<SdpaGradOp> {
   TileSdpaGrad(MLIRContext *ctx, int64_t qTile, int64_t kvTile,
-               int64_t smallHeadKvTile)
+               int64_t smallHeadKvTile, int64_t keyChunks)
       : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile),
-        smallHeadKvTile(smallHeadKvTile) {}
+        smallHeadKvTile(smallHeadKvTile), keyChunks(keyChunks) {}
 
   LogicalResult matchAndRewrite(SdpaGradOp op,
                                 PatternRewriter &rewriter) const override {
@@ -506,20 +591,39 @@ struct TileSdpaGrad : OpRewritePattern<SdpaGradOp> {
     int64_t dv = op.getValue().getType().getDimSize(3);
     if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
       return rewriter.notifyMatchFailure(op, "dynamic head dimensions");
-    GradTileBuilder builder(op, rewriter, qTile,
-                            getKeyTileSize(d, dv, kvTile, smallHeadKvTile));
+    int64_t tile = getKeyTileSize(d, dv, kvTile, smallHeadKvTile);
+    GradTileBuilder builder(op, rewriter, qTile, tile, getChunks(op, tile));
     rewriter.replaceOp(op, builder.build());
     return success();
   }
 
-  int64_t qTile, kvTile, smallHeadKvTile;
+  /// Key chunks per (batch, key/value head): the option's, or enough for
+  /// kMinParallelIterations where B and Hkv are static (never more than
+  /// there are key tiles where Skv is static).
+  int64_t getChunks(SdpaGradOp op, int64_t tile) const {
+    if (keyChunks > 0)
+      return keyChunks;
+    RankedTensorType keyType = op.getKey().getType();
+    int64_t batches = op.getQuery().getType().getDimSize(0);
+    int64_t heads = keyType.getDimSize(1);
+    if (ShapedType::isDynamic(batches) || ShapedType::isDynamic(heads) ||
+        batches * heads == 0)
+      return 1;
+    int64_t chunks = llvm::divideCeil(kMinParallelIterations, batches * heads);
+    if (int64_t keys = keyType.getDimSize(2); !ShapedType::isDynamic(keys))
+      chunks = std::min(chunks, std::max<int64_t>(llvm::divideCeil(keys, tile), 1));
+    return chunks;
+  }
+
+  int64_t qTile, kvTile, smallHeadKvTile, keyChunks;
 };
 
 } // namespace
 
 void attn::populateTileSdpaGradPatterns(RewritePatternSet &patterns,
                                         int64_t qTile, int64_t kvTile,
-                                        int64_t smallHeadKvTile) {
+                                        int64_t smallHeadKvTile,
+                                        int64_t keyChunks) {
   patterns.add<TileSdpaGrad>(patterns.getContext(), qTile, kvTile,
-                             smallHeadKvTile);
+                             smallHeadKvTile, keyChunks);
 }

@@ -166,9 +166,10 @@ protected:
 };
 
 /// Adds the pattern tiling attn.sdpa_grad (TileAttentionGrad.cpp) for
-/// attn-tile.
+/// attn-tile; `keyChunks` as its grad-key-chunks option.
 void populateTileSdpaGradPatterns(RewritePatternSet &patterns, int64_t qTile,
-                                  int64_t kvTile, int64_t smallHeadKvTile);
+                                  int64_t kvTile, int64_t smallHeadKvTile,
+                                  int64_t keyChunks);
 
 } // namespace attn
 } // namespace mlir

@@ -1,8 +1,11 @@
 // RUN: attn-opt %s --attn-tile="q-tile=32 kv-tile=64" --split-input-file | FileCheck %s
 // RUN: not attn-opt %s --attn-tile="q-tile=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: attn-opt %s --attn-tile="q-tile=16 kv-tile=8" --split-input-file | FileCheck %s --check-prefix=GRAD
+// RUN: not attn-opt %s --attn-tile="grad-key-chunks=-2" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-CHUNKS
+// RUN: attn-opt %s --attn-tile="q-tile=16 kv-tile=8 grad-key-chunks=1" --split-input-file | FileCheck %s --check-prefix=GRAD
+// RUN: attn-opt %s --attn-tile="q-tile=16 kv-tile=8" --split-input-file | FileCheck %s --check-prefix=CHUNK
 
 // BAD: error: attn-tile: tile sizes must be positive, got q-tile = 0 and kv-tile = 64
+// BAD-CHUNKS: error: attn-tile: grad-key-chunks must be 0 (automatic) or positive, got -2
 
 // The loop nest: a parallel loop over (batch, head, query tile), a loop over
 // key tiles carrying the running max, sum and output tile, the score tile
@@ -321,6 +324,22 @@ func.func @lse(%q: tensor<2x4x70x32xf32>, %k: tensor<2x2x90x32xf32>, %v: tensor<
 // the forward, the partial key tiles (the diagonal's, and the last padded
 // one) are one masked loop over tile numbers, the full tiles a second loop
 // over key starts whose step evaluates no mask and bounds no key.
+// With the default grad-key-chunks, B x Hkv = 4 iterations are too few:
+// the keys are split into chunks (3 here: 16 / 4, bounded by the 3 key
+// tiles), each iteration owning its chunk's rows of dK and dV and writing
+// its share of dQ, summed after the loop.
+// CHUNK-LABEL: func.func @grad_causal_gqa
+// CHUNK: %[[SHARES:.*]] = tensor.empty() : tensor<3x2x4x32x16xf32>
+// CHUNK: %[[R:.*]]:3 = scf.forall (%[[B:.*]], %[[G:.*]], %[[C:.*]]) in (2, 2, 3) shared_outs(%[[DQ:.*]] = %[[SHARES]], %[[DK:.*]] = %{{.*}}, %[[DV:.*]] = %{{.*}}) -> (tensor<3x2x4x32x16xf32>, tensor<2x2x24x16xf32>, tensor<2x2x24x8xf32>)
+// CHUNK: %[[START:.*]] = arith.minui %{{.*}}, %c24 : index
+// CHUNK: %[[END:.*]] = arith.minui %{{.*}}, %c24 : index
+// CHUNK: %[[KEYS:.*]] = arith.subi %[[END]], %[[START]] : index
+// CHUNK: tensor.empty(%[[KEYS]]) : tensor<?x16xf32>
+// CHUNK: scf.forall.in_parallel
+// CHUNK-NEXT: tensor.parallel_insert_slice %{{.*}} into %[[DQ]][%[[C]], %[[B]], %{{.*}}, 0, 0] [1, 1, %c2, %c32, 16]
+// CHUNK-NEXT: tensor.parallel_insert_slice %{{.*}} into %[[DK]][%[[B]], %[[G]], %[[START]], 0] [1, 1, %[[KEYS]], 16]
+// CHUNK-NEXT: tensor.parallel_insert_slice %{{.*}} into %[[DV]][%[[B]], %[[G]], %[[START]], 0] [1, 1, %[[KEYS]], 8]
+// CHUNK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel", "parallel"]} ins(%[[R]]#0 : tensor<3x2x4x32x16xf32>)
 // GRAD-LABEL: func.func @grad_causal_gqa
 // GRAD: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 8, 0]
 // GRAD: %[[R:.*]]:3 = scf.forall (%[[B:.*]], %[[G:.*]]) in (2, 2) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<2x4x32x16xf32>, tensor<2x2x24x16xf32>, tensor<2x2x24x8xf32>)

@@ -206,6 +206,17 @@ def AttnTile : Pass<"attn-tile"> {
     attention reads key/value head `h / (Hq/Hkv)`
     for query head `h`. `attn.weights` is left alone: its result is the
     `Sq x Skv` matrix.
+
+    `attn.sdpa_grad` (without a block layout, static head sizes) becomes
+    the FlashAttention-2 backward: an `scf.forall` over (batch, key/value
+    head, key chunk), each iteration owning its chunk's rows of dK and dV
+    and its share of the group's dQ (the shares summed after the loop;
+    `grad-key-chunks` splits the keys where batch x heads gives fewer than
+    16 iterations), looping over the group's query heads and query tiles,
+    and for each over the visible key tiles of its chunk (the band of the
+    forward: full tiles in a loop without keep conditions): P recomputed
+    from lse, then dV, dP, dS, dQ and dK on transposed `[keys, rows]`
+    tiles, so that the five products are row-major.
   }];
   let options = [
     Option<"qTile", "q-tile", "int64_t", /*default=*/"128",
@@ -220,6 +231,10 @@ def AttnTile : Pass<"attn-tile"> {
     Option<"bf16Pairs", "bf16-pairs", "bool", /*default=*/"false",
            "Contract bf16 inputs as bf16 pairs of the reduced dimension "
            "(K and V packed into pairs) instead of widening them to f32">,
+    Option<"gradKeyChunks", "grad-key-chunks", "int64_t", /*default=*/"0",
+           "Key chunks per (batch, key/value head) in attn.sdpa_grad's "
+           "parallel loop (0: enough for 16 parallel iterations where B "
+           "and Hkv are static, else 1)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
