@@ -591,11 +591,17 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
                 auto [seenFrom, seenTo] =
                     buildRowsKeyRange(b, loc, masks.band, queryStart, last,
                                       values, keyCount, /*everyRow=*/false);
-                Value visible = arith::AndIOp::create(
-                    b, loc,
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                          seenFrom, blockLastKey),
-                    less(keyStart, seenTo));
+                // Keys [from, to) and the block's [keyStart, blockLastKey]:
+                // from <= x and y < to.
+                auto bounds = [&](Value from, Value x, Value y, Value to) {
+                  return arith::AndIOp::create(
+                      b, loc,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                            from, x),
+                      less(y, to));
+                };
+                // Some row sees some key of the block.
+                Value visible = bounds(seenFrom, blockLastKey, keyStart, seenTo);
                 auto ifVisible = scf::IfOp::create(b, loc, stepAcc.getTypes(),
                                                    visible,
                                                    /*withElseRegion=*/true);
@@ -610,11 +616,8 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
                   auto [fullFrom, fullTo] =
                       buildRowsKeyRange(b, loc, masks.band, queryStart, last,
                                         values, keyCount, /*everyRow=*/true);
-                  Value full = arith::AndIOp::create(
-                      b, loc,
-                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                            fullFrom, keyStart),
-                      less(blockLastKey, fullTo));
+                  // Every row sees every key of the block.
+                  Value full = bounds(fullFrom, keyStart, blockLastKey, fullTo);
                   auto ifFull = scf::IfOp::create(b, loc, stepAcc.getTypes(),
                                                   full,
                                                   /*withElseRegion=*/true);

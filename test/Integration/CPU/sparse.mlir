@@ -4,6 +4,9 @@
 // same masks densely. Shapes are not tile multiples (300 rows and keys).
 //   logsparse_causal    LogSparse-style CSR layout (own, previous, 2 and 4
 //                       blocks back) intersected with causal: run-time classes
+//   logsparse_causal_grad  the same forward with its lse, and its backward
+//                       (attn.sdpa_grad with the layout: the reference
+//                       backward, which evaluates it element by element)
 //   documents           document masking from a tensor of ids: run-time classes
 //   prefix_lm           mask_mod `kv < 45 or kv <= q`: a static band
 //   dilated_band        affine mask_mod with coefficients, unsigned compares
@@ -14,6 +17,8 @@
 //   dynamic_prefix_window, bool_mask_gqa (below)
 // RUN: attn-run %s --check --entry=logsparse_causal | FileCheck %s
 // RUN: attn-run %s --check --entry=logsparse_causal --cpu-pipeline="q-tile=16 kv-tile=8" | FileCheck %s
+// RUN: attn-run %s --check --entry=logsparse_causal_grad | FileCheck %s
+// RUN: attn-run %s --check --entry=logsparse_causal_grad --cpu-pipeline="q-tile=16 kv-tile=8" | FileCheck %s
 // RUN: attn-run %s --check --entry=documents | FileCheck %s
 // RUN: attn-run %s --check --entry=documents --cpu-pipeline="q-tile=16 kv-tile=8" | FileCheck %s
 // RUN: attn-run %s --check --entry=prefix_lm | FileCheck %s
@@ -40,6 +45,19 @@ func.func @logsparse_causal(%q: tensor<1x2x300x32xf32>, %k: tensor<1x2x300x32xf3
   %o = attn.sdpa %q, %k, %v blocks(%off, %idx : tensor<6xi32>, tensor<26xi32>) outs(%e) causal block_size = [64, 32]
      : tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32> -> tensor<1x2x300x32xf32>
   return %o : tensor<1x2x300x32xf32>
+}
+
+func.func @logsparse_causal_grad(%q: tensor<1x2x300x32xf32>, %k: tensor<1x2x300x32xf32>, %v: tensor<1x2x300x32xf32>, %do: tensor<1x2x300x32xf32>)
+    -> (tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>) {
+  %e = tensor.empty() : tensor<1x2x300x32xf32>
+  %el = tensor.empty() : tensor<1x2x300xf32>
+  %off = arith.constant dense<[0, 2, 6, 12, 18, 26]> : tensor<6xi32>
+  %idx = arith.constant dense<[0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 2, 3, 4, 5, 6, 7, 0, 1, 4, 5, 6, 7, 8, 9]> : tensor<26xi32>
+  %o, %lse = attn.sdpa %q, %k, %v blocks(%off, %idx : tensor<6xi32>, tensor<26xi32>) outs(%e) lse(%el : tensor<1x2x300xf32>) causal block_size = [64, 32]
+     : tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32> -> tensor<1x2x300x32xf32>, tensor<1x2x300xf32>
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse blocks(%off, %idx : tensor<6xi32>, tensor<26xi32>) outs(%e, %e, %e) causal block_size = [64, 32]
+     : tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>, tensor<1x2x300xf32>
+  return %o, %dq, %dk, %dv : tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>, tensor<1x2x300x32xf32>
 }
 
 func.func @documents(%q: tensor<1x2x300x32xf32>, %k: tensor<1x2x300x32xf32>, %v: tensor<1x2x300x32xf32>) -> tensor<1x2x300x32xf32> {
