@@ -77,9 +77,10 @@ def AttnLowerToGPU : Pass<"attn-lower-to-gpu", "::mlir::ModuleOp"> {
     Replaces every `attn.sdpa` the kernel supports (f16 or bf16 Q/K/V/O, a
     static head dimension D and value dimension Dv that are multiples of 16
     and at most 256, no block-sparse layout; with or without its `lse`
-    result) by a `gpu.launch` that computes it on tensor cores, and every
+    result; a run-time `dropout_seed` is read once per thread) by a
+    `gpu.launch` that computes it on tensor cores, and every
     `attn.sdpa_grad` the backward kernels support (the same, D and Dv at
-    most 128, the dropout seed an attribute) by two launches: dQ (which
+    most 128) by two launches: dQ (which
     also stores rowsum(dO O)), then dK and dV (docs/CUDA.md, "The backward
     kernels"). The rest are left for `attn-lower-to-linalg`. With
     `explain`, each op gets a remark saying which kernel it got and why.

@@ -76,11 +76,6 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
   auto qType = op.getQuery().getType(), kType = op.getKey().getType(),
        vType = op.getValue().getType();
   Type element = qType.getElementType();
-  if (op.getDropoutSeed()) {
-    os << "a run-time dropout seed (the tensor-core kernel takes the seed "
-       << "attribute only)";
-    return failure();
-  }
   if (!element.isF16() && !element.isBF16()) {
     os << "element type " << element << " (the tensor-core kernel takes f16 "
        << "or bf16)";
@@ -157,8 +152,8 @@ public:
 
 private:
   // Host-side values the kernel captures (`lse` only when the op returns
-  // the row log-sum-exp).
-  Value query, key, value, out, lse, mask, kvLens;
+  // the row log-sum-exp, `seed` only with a run-time dropout seed).
+  Value query, key, value, out, lse, mask, kvLens, seed;
   Value queryLength, keyCount, group;
   Log2ScoreScale scale;
 
@@ -194,6 +189,9 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
   batch = blocks.z;
   head = blocks.y;
   setLaneCoordinates(launch.getThreadIds().x);
+  // A run-time dropout seed, read once per thread from device memory.
+  if (seed)
+    sem.seedValue = memref::LoadOp::create(b, loc, seed, ValueRange{});
   kvHead = arith::DivUIOp::create(b, loc, head, group);
   rowStart = mul(blocks.x, config.getQueryTile());
   lastRow = arith::SubIOp::create(
@@ -427,6 +425,8 @@ SmallVector<Value> FlashKernelBuilder::build() {
     mask = toBuffer(m);
   if (Value lens = op.getKvLens())
     kvLens = toBuffer(lens);
+  if (Value s = op.getDropoutSeed())
+    seed = toBuffer(s);
 
   // The destination: a fresh buffer the kernel fills completely.
   auto resultType = op.getResult().getType();

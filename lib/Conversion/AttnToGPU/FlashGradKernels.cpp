@@ -51,11 +51,6 @@ FailureOr<GpuFlashGradConfig> attn::getGpuFlashGradConfig(SdpaGradOp op,
   llvm::raw_string_ostream os(why);
   RankedTensorType qType = op.getQuery().getType();
   Type element = qType.getElementType();
-  if (op.getDropoutSeed()) {
-    os << "a run-time dropout seed (the tensor-core kernels take the seed "
-       << "attribute only)";
-    return failure();
-  }
   if (!element.isF16() && !element.isBF16()) {
     os << "element type " << element << " (the tensor-core kernels take f16 "
        << "or bf16)";
@@ -128,7 +123,7 @@ private:
   MaskAnalysis masks;
 
   // Host-side values the kernels capture.
-  Value query, key, value, out, outGrad, lse, mask, kvLens;
+  Value query, key, value, out, outGrad, lse, mask, kvLens, seed;
   Value queryGrad, keyGrad, valueGrad, rowTerms;
   Value batches, queryHeads, keyHeads, queryLength, keyCount, group;
   Log2ScoreScale scale;
@@ -222,6 +217,9 @@ gpu::LaunchOp FlashGradBuilder::launch(Value gridX, Value gridY,
         memref::LoadOp::create(b, loc, kvLens, batch));
   lastQuery = arith::SubIOp::create(b, loc, queryLength, index(1));
   lastKey = arith::SubIOp::create(b, loc, keyCount, index(1));
+  // A run-time dropout seed, read once per thread from device memory.
+  if (seed)
+    sem.seedValue = memref::LoadOp::create(b, loc, seed, ValueRange{});
   return launchOp;
 }
 
@@ -664,6 +662,8 @@ SmallVector<Value> FlashGradBuilder::build() {
     mask = toBuffer(m);
   if (Value lens = op.getKvLens())
     kvLens = toBuffer(lens);
+  if (Value s = op.getDropoutSeed())
+    seed = toBuffer(s);
 
   // Fresh buffers the kernels fill completely (every row below Sq or Skv
   // is stored, zeros where no key or query takes part).

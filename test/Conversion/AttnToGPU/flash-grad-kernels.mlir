@@ -104,8 +104,19 @@ func.func @d256(%q: tensor<1x1x8x256xf16>, %lse: tensor<1x1x8xf32>) -> tensor<1x
 
 // -----
 
+// A run-time dropout seed: each launch reads it once per thread (a load of
+// its buffer, which canonicalization turns back into an extract of the
+// tensor; bufferization makes it a load again) and hashes with it (the
+// first mix adds 0x9E3779B97F4A7C15 to seed ^ batch, batch 0 here).
+// CHECK-LABEL: func.func @runtime_seed
+// CHECK:         gpu.launch
+// CHECK:           %[[S1:.*]] = tensor.extract %arg2[] : tensor<i64>
+// CHECK:           arith.addi %[[S1]], %c-7046029254386353131_i64
+// CHECK:         gpu.launch
+// CHECK:           %[[S2:.*]] = tensor.extract %arg2[] : tensor<i64>
+// CHECK:           arith.addi %[[S2]], %c-7046029254386353131_i64
 func.func @runtime_seed(%q: tensor<1x1x8x16xf16>, %lse: tensor<1x1x8xf32>, %s: tensor<i64>) -> tensor<1x1x8x16xf16> {
-  // expected-remark @+1 {{left for the reference lowering: a run-time dropout seed (the tensor-core kernels take the seed attribute only)}}
+  // expected-remark @+1 {{flash backward kernels}}
   %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %q, %q, %lse dropout_seed(%s : tensor<i64>) outs(%q, %q, %q) dropout = 0.5
     : tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8xf32>
   return %dq : tensor<1x1x8x16xf16>

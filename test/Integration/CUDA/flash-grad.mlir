@@ -2,8 +2,9 @@
 // GPU: each entry computes the forward with its lse and the backward in one
 // function (O, dQ, dK, dV), in the forms the kernels take (f16/bf16; causal
 // in both alignments, window with kv_lens, boolean and additive masks,
-// score_mod, dropout, GQA/MQA, Dv != D, D from 32 to 128, rows with no
-// visible key, sizes that are not tile multiples), against the float64
+// score_mod, dropout (the seed an attribute or an operand), GQA/MQA,
+// Dv != D, D from 32 to 128, rows with no visible key, sizes that are not
+// tile multiples), against the float64
 // reference on fresh random inputs with NaN-poisoned outputs. Without a GPU
 // the same entries compile to cubins with ptxas (cuda-kernels.test) and run
 // on the CPU pipeline (cpu.test).
@@ -16,6 +17,7 @@
 // RUN: attn-run --target=cuda %s --check --entry=float_mask_f16 | FileCheck %s
 // RUN: attn-run --target=cuda %s --check --entry=softcap_f16 | FileCheck %s
 // RUN: attn-run --target=cuda %s --check --entry=dropout_causal_f16 | FileCheck %s
+// RUN: attn-run --target=cuda %s --check --entry=runtime_seed_bf16 | FileCheck %s
 // RUN: attn-run --target=cuda %s --check --entry=cross_dv128_f16 | FileCheck %s
 // RUN: attn-run --target=cuda %s --check --entry=empty_rows_f16 | FileCheck %s
 // RUN: attn-run --target=cuda %s --check --entry=causal_mqa_bf16_d128 | FileCheck %s
@@ -141,6 +143,19 @@ func.func @dropout_causal_f16(%q: tensor<1x2x64x64xf16>, %k: tensor<1x1x80x64xf1
   %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse outs(%eq, %ek, %ev) causal align = <bottom_right> dropout = 0.1 seed = 7
      : tensor<1x2x64x64xf16>, tensor<1x1x80x64xf16>, tensor<1x1x80x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64xf32>
   return %o, %dq, %dk, %dv : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x1x80x64xf16>, tensor<1x1x80x64xf16>
+}
+
+func.func @runtime_seed_bf16(%q: tensor<2x2x70x64xbf16>, %k: tensor<2x2x70x64xbf16>, %v: tensor<2x2x70x64xbf16>, %do: tensor<2x2x70x64xbf16>, %s: tensor<i64>) -> (tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16>) {
+  %eo = tensor.empty() : tensor<2x2x70x64xbf16>
+  %el = tensor.empty() : tensor<2x2x70xf32>
+  %eq = tensor.empty() : tensor<2x2x70x64xbf16>
+  %ek = tensor.empty() : tensor<2x2x70x64xbf16>
+  %ev = tensor.empty() : tensor<2x2x70x64xbf16>
+  %o, %lse = attn.sdpa %q, %k, %v dropout_seed(%s : tensor<i64>) outs(%eo) lse(%el : tensor<2x2x70xf32>) dropout = 0.2
+     : tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16> -> tensor<2x2x70x64xbf16>, tensor<2x2x70xf32>
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse dropout_seed(%s : tensor<i64>) outs(%eq, %ek, %ev) dropout = 0.2
+     : tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70xf32>
+  return %o, %dq, %dk, %dv : tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16>, tensor<2x2x70x64xbf16>
 }
 
 func.func @cross_dv128_f16(%q: tensor<2x2x50x64xf16>, %k: tensor<2x2x77x64xf16>, %v: tensor<2x2x77x128xf16>, %do: tensor<2x2x50x128xf16>) -> (tensor<2x2x50x128xf16>, tensor<2x2x50x64xf16>, tensor<2x2x77x64xf16>, tensor<2x2x77x128xf16>) {

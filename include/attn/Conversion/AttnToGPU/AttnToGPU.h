@@ -68,9 +68,9 @@ FailureOr<GpuFlashConfig> getGpuFlashConfig(SdpaOp op, int64_t kvTile,
                                             std::string &why);
 
 /// The tile sizes of the two backward kernels of `op` (FlashGradKernels.cpp),
-/// or failure with the reason: those of the forward kernel, a run-time
-/// dropout seed, and head dimensions past 128 (the dK/dV accumulators and
-/// the operand fragments would not fit the registers).
+/// or failure with the reason: those of the forward kernel, and head
+/// dimensions past 128 (the dK/dV accumulators and the operand fragments
+/// would not fit the registers).
 struct GpuFlashGradConfig {
   static constexpr int64_t kWarps = 4;
   int64_t headDim = 0, valueDim = 0;

@@ -337,7 +337,8 @@ static Value mix64(OpBuilder &b, Location loc, Value z) {
 static Value dropoutUniform(OpBuilder &b, Location loc,
                             const ScoreSemantics &sem,
                             ArrayRef<Value> indices) {
-  Value h = sem.seedTensor
+  Value h = sem.seedValue ? sem.seedValue
+            : sem.seedTensor
                 ? Value(tensor::ExtractOp::create(b, loc, sem.seedTensor,
                                                   ValueRange{}))
                 : Value(arith::ConstantOp::create(

@@ -45,6 +45,9 @@ struct ScoreSemantics {
   /// The run-time seed (a 0-D i64 tensor) that replaces `seed`, if any;
   /// read where the dropout is evaluated.
   Value seedTensor;
+  /// The run-time seed already read (an i64), used in place of
+  /// `seedTensor`: a GPU kernel reads it once from its buffer.
+  Value seedValue;
 
   /// The same semantics for a tile in which every key is known to be
   /// visible: no keep condition left to evaluate (an additive mask, the
