@@ -72,7 +72,8 @@ class _Multihead:
     def _check_call(self, query, key, value, key_padding_mask, attn_mask, is_causal,
                     elem):
         """Checks a call's arguments against the module (parameters of
-        element `elem`); returns the three shapes and whether it is batched."""
+        element `elem`); returns the query's and key's shapes and whether
+        the call is batched (what the compiled forward needs)."""
         if is_causal and attn_mask is None:
             raise ValueError("is_causal is a hint that attn_mask is the causal mask: "
                              "attn_mask is required (PyTorch's rule)")
@@ -97,7 +98,7 @@ class _Multihead:
             if mask is not None and _arrays.element(mask) not in ("i1", elem):
                 raise TypeError(f"{name} must be bool or {elem}, got "
                                 f"{_arrays.element(mask)}")
-        return qs, ks, vs, batched
+        return qs, ks, batched
 
     def _compiled_forward(self, params, query, key, value, key_padding_mask, need_weights,
                           attn_mask, average_attn_weights, elem, qs, ks, batched):
@@ -336,11 +337,11 @@ class NumpyMultiheadAttention(_Multihead):
         """Returns (attn_output, attn_output_weights or None) as PyTorch does.
         Boolean masks: True = masked out; float masks are added."""
         elem = _arrays.element(np.empty(0, self._dtype))
-        shapes = self._check_call(query, key, value, key_padding_mask, attn_mask,
-                                  is_causal, elem)
+        qs, ks, batched = self._check_call(query, key, value, key_padding_mask,
+                                           attn_mask, is_causal, elem)
         return self._compiled_forward(self._params, query, key, value, key_padding_mask,
                                       need_weights, attn_mask, average_attn_weights,
-                                      elem, *shapes[:2], shapes[3])
+                                      elem, qs, ks, batched)
 
 
 def _mix64(z):
@@ -549,7 +550,7 @@ def _torch_multihead_class():
             does. Boolean masks: True = masked out; float masks are added."""
             params = dict(self.named_parameters())
             elem = _arrays.element(params["out_proj.weight"])
-            qs, ks, _, batched = self._check_call(query, key, value, key_padding_mask,
+            qs, ks, batched = self._check_call(query, key, value, key_padding_mask,
                                                   attn_mask, is_causal, elem)
             if _arrays.is_torch(query) and (torch.compiler.is_compiling() or (
                     torch.is_grad_enabled() and any(

@@ -89,18 +89,9 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
   GpuFlashConfig config;
   config.headDim = qType.getDimSize(3);
   config.valueDim = vType.getDimSize(3);
-  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"D", config.headDim},
-                           {"Dv", config.valueDim}}) {
-    if (ShapedType::isDynamic(dim) || dim % 16 != 0 || dim > 256) {
-      os << name << " = ";
-      if (ShapedType::isDynamic(dim))
-        os << "?";
-      else
-        os << dim;
-      os << " (the kernel needs a static multiple of 16, at most 256)";
-      return failure();
-    }
-  }
+  if (failed(checkMmaHeadDims(config.headDim, config.valueDim, 256,
+                              "the kernel needs", os)))
+    return failure();
   if (op.getBlockOffsets() || op.getBlockClasses()) {
     os << "a block-sparse layout or block classes (not supported by the GPU "
           "kernel yet)";
@@ -242,20 +233,18 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
   // S = Q K^T, one 16 x 8 tile per 8 keys. Q's fragments are registers,
   // or, for wide heads, loaded from shared memory one 16-column slice at a
   // time (so only that slice is live).
-  Value zeroF = f32Const(0);
-  SmallVector<Accumulators> scores(nTiles,
-                                  Accumulators{zeroF, zeroF, zeroF, zeroF});
+  SmallVector<Accumulators> scores = zeros(nTiles);
   Value warpRow = add(mul(warp, kGpuRowsPerWarp), g);
-  for (int64_t kc = 0; kc < config.headDim / 16; ++kc) {
-    std::array<Value, 4> aRegs =
-        config.queryInShared
-            ? loadAFragment(qTile, {},
-                            [&](int64_t r) { return add(warpRow, r); }, kc)
-            : queryFragments[kc];
-    for (int64_t nt = 0; nt < nTiles; ++nt)
-      scores[nt] = mma(aRegs, loadTransposedB(kTile, add(g, nt * 8), kc),
-                       scores[nt]);
-  }
+  accumulateTransposed(
+      scores, config.headDim / 16,
+      [&](int64_t kc) {
+        return config.queryInShared
+                   ? loadAFragment(qTile, {},
+                                   [&](int64_t r) { return add(warpRow, r); },
+                                   kc)
+                   : queryFragments[kc];
+      },
+      kTile);
 
   // Scores on global indices (log2 units), -inf past Skv.
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
@@ -322,11 +311,7 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
                    arith::MulFOp::create(b, loc, acc[4 * dt + 2], alphaB),
                    arith::MulFOp::create(b, loc, acc[4 * dt + 3], alphaB)});
   waitGroups(valueGroup, 0);
-  for (int64_t kc = 0; kc < config.kvTile / 16; ++kc) {
-    std::array<Value, 4> aRegs = accumulatorsAsA(probs, kc);
-    for (int64_t dt = 0; dt < vTiles; ++dt)
-      out[dt] = mma(aRegs, loadB(vTile, add(g, dt * 8), kc), out[dt]);
-  }
+  accumulateFromAccumulators(out, probs, vTile);
   // Every warp is done with this tile before the next copy overwrites it.
   gpu::BarrierOp::create(b, loc);
 

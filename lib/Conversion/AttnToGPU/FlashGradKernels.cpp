@@ -66,20 +66,9 @@ FailureOr<GpuFlashGradConfig> attn::getGpuFlashGradConfig(SdpaGradOp op,
   GpuFlashGradConfig config;
   config.headDim = qType.getDimSize(3);
   config.valueDim = op.getValue().getType().getDimSize(3);
-  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"D", config.headDim},
-                           {"Dv", config.valueDim}}) {
-    if (ShapedType::isDynamic(dim) || dim % 16 != 0 || dim == 0 ||
-        dim > 128) {
-      os << name << " = ";
-      if (ShapedType::isDynamic(dim))
-        os << "?";
-      else
-        os << dim;
-      os << " (the backward kernels need a static multiple of 16, at most "
-         << "128)";
-      return failure();
-    }
-  }
+  if (failed(checkMmaHeadDims(config.headDim, config.valueDim, 128,
+                              "the backward kernels need", os)))
+    return failure();
   if (op.getBlockOffsets() || op.getBlockClasses()) {
     os << "a block-sparse layout or block classes (not supported by the GPU "
           "kernels yet)";
@@ -159,12 +148,6 @@ private:
     return buildScoreGradient(b, loc, p,
                               buildDropout(b, loc, sem, probGrad, idx),
                               rowTerm, derivative);
-  }
-  /// Zero accumulators for `tiles` C tiles.
-  SmallVector<Accumulators> zeros(int64_t tiles) {
-    Value zero = f32Const(0);
-    return SmallVector<Accumulators>(tiles,
-                                     Accumulators{zero, zero, zero, zero});
   }
   /// Stores row `r` (0: the lane's row g, 1: g + 8) of C tiles `acc` into
   /// `dst`[batch, head, row, :] when row < rowCount.
@@ -343,10 +326,8 @@ void FlashGradBuilder::buildQueryGradKernel() {
         copyRows(value, kvHead, keyStart, keyCount, vTile, kvTile, dv);
     waitGroups(keyGroup, 1);
     SmallVector<Accumulators> scores = zeros(nTiles);
-    for (int64_t kc = 0; kc < d / 16; ++kc)
-      for (int64_t nt = 0; nt < nTiles; ++nt)
-        scores[nt] = mma(queryFragments[kc],
-                         loadTransposedB(kTile, add(g, nt * 8), kc), scores[nt]);
+    accumulateTransposed(
+        scores, d / 16, [&](int64_t kc) { return queryFragments[kc]; }, kTile);
     // Element i of tile nt: register i / 2 (row g or g + 8), element i % 2.
     SmallVector<Accumulators> probs(nTiles), derivatives(nTiles);
     auto keyAt = [&](int64_t nt, int64_t i) {
@@ -364,10 +345,9 @@ void FlashGradBuilder::buildQueryGradKernel() {
     waitGroups(valueGroup, 0);
     // dP = dO V^T, then dS in place of it.
     SmallVector<Accumulators> grads = zeros(nTiles);
-    for (int64_t kc = 0; kc < dv / 16; ++kc)
-      for (int64_t nt = 0; nt < nTiles; ++nt)
-        grads[nt] = mma(outGradFragments[kc],
-                        loadTransposedB(vTile, add(g, nt * 8), kc), grads[nt]);
+    accumulateTransposed(
+        grads, dv / 16, [&](int64_t kc) { return outGradFragments[kc]; },
+        vTile);
     for (int64_t nt = 0; nt < nTiles; ++nt)
       for (int64_t i = 0; i < 4; ++i)
         grads[nt][i] =
@@ -377,11 +357,7 @@ void FlashGradBuilder::buildQueryGradKernel() {
                        minIndex(keyAt(nt, i), lastKey)});
     // dQ += dS K; dS's C fragments are the A fragments over its keys.
     SmallVector<Accumulators> acc = unflatten(carried);
-    for (int64_t kc = 0; kc < kvTile / 16; ++kc) {
-      std::array<Value, 4> aRegs = accumulatorsAsA(grads, kc);
-      for (int64_t dt = 0; dt < d / 8; ++dt)
-        acc[dt] = mma(aRegs, loadB(kTile, add(g, dt * 8), kc), acc[dt]);
-    }
+    accumulateFromAccumulators(acc, grads, kTile);
     // Every warp is done with the tiles before the next copy.
     gpu::BarrierOp::create(b, loc);
     return flatten(acc);
@@ -482,12 +458,9 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
     waitGroups(queryGroup, 1);
     // S^T = K Q^T: rows are the warp's keys, columns the step's queries.
     SmallVector<Accumulators> scores = zeros(nTiles);
-    for (int64_t kc = 0; kc < d / 16; ++kc) {
-      std::array<Value, 4> aRegs = fragment(/*isKey=*/true, kc);
-      for (int64_t nt = 0; nt < nTiles; ++nt)
-        scores[nt] = mma(aRegs, loadTransposedB(qTile, add(g, nt * 8), kc),
-                         scores[nt]);
-    }
+    accumulateTransposed(
+        scores, d / 16, [&](int64_t kc) { return fragment(/*isKey=*/true, kc); },
+        qTile);
     SmallVector<Accumulators> probs(nTiles), dropped(nTiles),
         derivatives(nTiles);
     SmallVector<std::array<Value, 2>> rowTerm(nTiles);
@@ -521,24 +494,17 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
     MutableArrayRef<Accumulators> valueAcc(acc.data() + keyAcc.size(),
                                            withValue ? dv / 8 : 0);
     // dV += dropout(P)^T dO over the step's queries.
-    for (int64_t kc = 0; withValue && kc < queryStep / 16; ++kc) {
-      std::array<Value, 4> aRegs = accumulatorsAsA(dropped, kc);
-      for (int64_t dt = 0; dt < dv / 8; ++dt)
-        valueAcc[dt] =
-            mma(aRegs, loadB(gradTile, add(g, dt * 8), kc), valueAcc[dt]);
-    }
+    if (withValue)
+      accumulateFromAccumulators(valueAcc, dropped, gradTile);
     if (!withKey) {
       gpu::BarrierOp::create(b, loc);
       return flatten(acc);
     }
     // dP^T = V dO^T, then dS^T in place of it.
     SmallVector<Accumulators> grads = zeros(nTiles);
-    for (int64_t kc = 0; kc < dv / 16; ++kc) {
-      std::array<Value, 4> aRegs = fragment(/*isKey=*/false, kc);
-      for (int64_t nt = 0; nt < nTiles; ++nt)
-        grads[nt] = mma(aRegs, loadTransposedB(gradTile, add(g, nt * 8), kc),
-                        grads[nt]);
-    }
+    accumulateTransposed(
+        grads, dv / 16,
+        [&](int64_t kc) { return fragment(/*isKey=*/false, kc); }, gradTile);
     for (int64_t nt = 0; nt < nTiles; ++nt)
       for (int64_t i = 0; i < 4; ++i)
         grads[nt][i] = scoreGrad(
@@ -547,11 +513,7 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
             {batch, head, minIndex(queries[nt][i % 2], lastQuery),
              clamped[i / 2]});
     // dK += dS^T Q.
-    for (int64_t kc = 0; kc < queryStep / 16; ++kc) {
-      std::array<Value, 4> aRegs = accumulatorsAsA(grads, kc);
-      for (int64_t dt = 0; dt < d / 8; ++dt)
-        keyAcc[dt] = mma(aRegs, loadB(qTile, add(g, dt * 8), kc), keyAcc[dt]);
-    }
+    accumulateFromAccumulators(keyAcc, grads, qTile);
     gpu::BarrierOp::create(b, loc);
     return flatten(acc);
   };

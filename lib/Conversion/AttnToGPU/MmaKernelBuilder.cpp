@@ -17,6 +17,25 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+LogicalResult attn::checkMmaHeadDims(int64_t headDim, int64_t valueDim,
+                                     int64_t max, StringRef needs,
+                                     llvm::raw_ostream &why) {
+  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"D", headDim},
+                           {"Dv", valueDim}}) {
+    if (!ShapedType::isDynamic(dim) && dim % 16 == 0 && dim > 0 && dim <= max)
+      continue;
+    why << name << " = ";
+    if (ShapedType::isDynamic(dim))
+      why << "?";
+    else
+      why << dim;
+    why << " (" << needs << " a static multiple of 16, at most " << max
+        << ")";
+    return failure();
+  }
+  return success();
+}
+
 Value MmaKernelBuilder::toBuffer(Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
@@ -165,6 +184,26 @@ std::array<Value, 2> MmaKernelBuilder::loadB(Value tile, Value col,
     regs[reg] = loadColumnPair(tile, add(mul(t, 2), kc * 16 + at.row), col);
   }
   return regs;
+}
+
+void MmaKernelBuilder::accumulateTransposed(
+    MutableArrayRef<Accumulators> c, int64_t kSlices,
+    function_ref<std::array<Value, 4>(int64_t)> x, Value tile) {
+  for (int64_t kc = 0; kc < kSlices; ++kc) {
+    std::array<Value, 4> aRegs = x(kc);
+    for (auto [nt, tileAcc] : llvm::enumerate(c))
+      tileAcc = mma(aRegs, loadTransposedB(tile, add(g, int64_t(nt) * 8), kc),
+                    tileAcc);
+  }
+}
+
+void MmaKernelBuilder::accumulateFromAccumulators(
+    MutableArrayRef<Accumulators> c, ArrayRef<Accumulators> p, Value tile) {
+  for (int64_t kc = 0; kc < int64_t(p.size()) / 2; ++kc) {
+    std::array<Value, 4> aRegs = accumulatorsAsA(p, kc);
+    for (auto [dt, tileAcc] : llvm::enumerate(c))
+      tileAcc = mma(aRegs, loadB(tile, add(g, int64_t(dt) * 8), kc), tileAcc);
+  }
 }
 
 Value MmaKernelBuilder::copyRows(Value src, Value head, Value firstRow,

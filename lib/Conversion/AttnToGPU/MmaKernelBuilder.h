@@ -24,6 +24,12 @@
 namespace mlir {
 namespace attn {
 
+/// Whether head sizes D and Dv suit a tensor-core kernel: static multiples
+/// of 16 (the k of an MMA), at most `max`. Otherwise writes the reason to
+/// `why` ("D = 72 (<needs> a static multiple of 16, at most 256)").
+LogicalResult checkMmaHeadDims(int64_t headDim, int64_t valueDim, int64_t max,
+                               StringRef needs, llvm::raw_ostream &why);
+
 /// A lane's four accumulators of one 16 x 8 C tile: rows g (0, 1) and g + 8
 /// (2, 3), columns 2t and 2t + 1 each.
 using Accumulators = std::array<Value, 4>;
@@ -99,6 +105,22 @@ protected:
   /// The B fragment (k in [16 kc, 16 kc + 16)) of a product `X Y` with Y
   /// stored row-major [k, n], for the lane's column `col`.
   std::array<Value, 2> loadB(Value tile, Value col, int64_t kc);
+
+  /// Zero accumulators for `tiles` C tiles.
+  SmallVector<Accumulators> zeros(int64_t tiles) {
+    Value zero = f32Const(0);
+    return SmallVector<Accumulators>(tiles,
+                                     Accumulators{zero, zero, zero, zero});
+  }
+  /// C += X Y^T over k in [0, 16 kSlices): `x(kc)` is X's A fragment of
+  /// slice kc, Y is row-major [n, k] in `tile`, one C tile per 8 columns n.
+  void accumulateTransposed(MutableArrayRef<Accumulators> c, int64_t kSlices,
+                            function_ref<std::array<Value, 4>(int64_t)> x,
+                            Value tile);
+  /// C += P Y with P's C tiles as its A fragments (k over P's columns, 16
+  /// per two tiles), Y row-major [k, n] in `tile`, one C tile per 8 n.
+  void accumulateFromAccumulators(MutableArrayRef<Accumulators> c,
+                                  ArrayRef<Accumulators> p, Value tile);
 
   /// Copies `rows` rows of `dim` elements of `src`[batch, head], from
   /// `firstRow` on, into the shared tile `dst` with cp.async; rows at or
