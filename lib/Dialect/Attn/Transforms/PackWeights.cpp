@@ -237,6 +237,82 @@ static std::optional<WeightOperand> getWeightOperand(linalg::LinalgOp op,
   return std::nullopt;
 }
 
+/// The input of a contraction on tensors (one K dimension, the result's
+/// innermost dimension an N one) that carries its M dimensions, when it
+/// reads its K dimension other than innermost: the `dY^T` of a weight
+/// gradient `dW[n, k] += dY[m, n] * X[m, k]`. Null otherwise.
+static OpOperand *getKMajorLeftOperand(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op) ||
+      op.getNumDpsInits() != 1 || op.getNumDpsInputs() != 2 ||
+      op.hasIndexSemantics())
+    return nullptr;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->k.size() != 1)
+    return nullptr;
+  AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto n = dyn_cast<AffineDimExpr>(resultMap.getResults().back());
+  if (!n || !llvm::is_contained(dims->n, n.getPosition()))
+    return nullptr;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isProjectedPermutation() || map.getNumResults() < 2 ||
+        map.isFunctionOfDim(n.getPosition()))
+      continue;
+    std::optional<unsigned> k = map.getResultPosition(
+        getAffineDimExpr(dims->k[0], op.getContext()));
+    if (k && *k + 1 != map.getNumResults())
+      return input;
+  }
+  return nullptr;
+}
+
+/// A contraction reading its left operand K-major reads a transpose of it
+/// with K innermost instead: attn-vectorize-tiles register-blocks rows of
+/// the left operand, and attn-parallelize-contractions transposes each row
+/// block's share (a strided read of whole columns once, not a strided
+/// scalar read per multiply-add).
+struct TransposeKMajorLeftOperand
+    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<linalg::GenericOp>(op) || op->getParentOfType<scf::ForallOp>())
+      return rewriter.notifyMatchFailure(op, "not a generic outside loops");
+    OpOperand *left = getKMajorLeftOperand(op);
+    if (!left)
+      return rewriter.notifyMatchFailure(op, "no K-major left operand");
+    AffineMap map = op.getMatchingIndexingMap(left);
+    unsigned k = *map.getResultPosition(getAffineDimExpr(
+        linalg::inferContractionDims(op)->k[0], op.getContext()));
+    // Every dimension in its order, K moved last.
+    SmallVector<int64_t> perm;
+    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
+      if (i != k)
+        perm.push_back(i);
+    perm.push_back(k);
+    Location loc = op.getLoc();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, left->get());
+    applyPermutationToVector(sizes, perm);
+    Type element = getElementTypeOrSelf(left->get().getType());
+    Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, element);
+    Value transposed =
+        linalg::TransposeOp::create(rewriter, loc, left->get(), empty, perm)
+            .getResult()[0];
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    maps[left->getOperandNumber()] = map.getSubMap(
+        llvm::to_vector_of<unsigned>(perm));
+    rewriter.modifyOpInPlace(op, [&] {
+      left->set(transposed);
+      cast<linalg::GenericOp>(op).setIndexingMapsAttr(
+          rewriter.getAffineMapArrayAttr(maps));
+    });
+    return success();
+  }
+};
+
 /// `y[.., n] += x[.., k] * w[k, n]` becomes
 /// `y'[.., n0, n1] += x[.., k] * panels[n0, k, n1]` with
 /// y' = y expanded to [.., N / panel, panel]; the body is unchanged.
@@ -559,7 +635,7 @@ struct AttnPackWeightsPass
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (!isa<linalg::GenericOp>(op) &&
           !op->getParentOfType<scf::ForallOp>() &&
-          getWeightOperand(op, panel))
+          (getWeightOperand(op, panel) || getKMajorLeftOperand(op)))
         named.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -567,6 +643,9 @@ struct AttnPackWeightsPass
       rewriter.setInsertionPoint(op);
       (void)linalg::generalizeNamedOp(rewriter, op);
     }
+    RewritePatternSet leftOperands(&getContext());
+    leftOperands.add<TransposeKMajorLeftOperand>(&getContext());
+    walkAndApplyPatterns(getOperation(), std::move(leftOperands));
     RewritePatternSet patterns(&getContext());
     patterns.add<PackWeightOperand>(&getContext(), panel);
     walkAndApplyPatterns(getOperation(), std::move(patterns));

@@ -272,3 +272,43 @@ func.func @tiles_permuted(%x: tensor<2x3x40x16xf32>) -> tensor<2x3x16x40xf32> {
   %m = linalg.transpose ins(%r : tensor<2x3x40x16xf32>) outs(%et : tensor<2x3x16x40xf32>) permutation = [0, 1, 3, 2]
   return %m : tensor<2x3x16x40xf32>
 }
+
+// -----
+
+// A weight gradient dW[n, k] += dY[m, n] * X[m, k] reads dY K-major: it
+// reads dY^T instead (rows of the register block contiguous), and X as the
+// weight, from panels.
+// CHECK-LABEL: func.func @weight_grad
+// CHECK-SAME: (%[[DY:.*]]: tensor<100x192xf32>, %[[X:.*]]: tensor<100x128xf32>)
+// CHECK-DAG: %[[T:.*]] = linalg.transpose ins(%[[DY]] : tensor<100x192xf32>) outs(%{{.*}} : tensor<192x100xf32>) permutation = [1, 0]
+// CHECK-DAG: %[[P:.*]] = linalg.pack %[[X]] outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [64] into %{{.*}} : tensor<100x128xf32> -> tensor<2x100x64xf32>
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+// CHECK-SAME: ins(%[[T]], %[[P]] : tensor<192x100xf32>, tensor<2x100x64xf32>)
+func.func @weight_grad(%dy: tensor<100x192xf32>, %x: tensor<100x128xf32>) -> tensor<192x128xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<192x128xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<192x128xf32>) -> tensor<192x128xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(n, k, m) -> (m, n)>, affine_map<(n, k, m) -> (m, k)>, affine_map<(n, k, m) -> (n, k)>]
+      ins(%dy, %x : tensor<100x192xf32>, tensor<100x128xf32>) outs(%f : tensor<192x128xf32>) -> tensor<192x128xf32>
+  return %r : tensor<192x128xf32>
+}
+
+// -----
+
+// The same with a dynamic M (tokens) and an N that fills no panel: the
+// transpose takes its size from dY; nothing is packed.
+// CHECK-LABEL: func.func @weight_grad_dynamic
+// CHECK-SAME: (%[[DY:.*]]: tensor<?x192xf32>, %[[X:.*]]: tensor<?x100xf32>)
+// CHECK: %[[M:.*]] = tensor.dim %[[DY]], %{{.*}} : tensor<?x192xf32>
+// CHECK: %[[E:.*]] = tensor.empty(%[[M]]) : tensor<192x?xf32>
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[DY]] : tensor<?x192xf32>) outs(%[[E]] : tensor<192x?xf32>) permutation = [1, 0]
+// CHECK-NOT: linalg.pack
+// CHECK: linalg.generic {{.*}} ins(%[[T]], %[[X]] : tensor<192x?xf32>, tensor<?x100xf32>) outs(%{{.*}} : tensor<192x100xf32>)
+func.func @weight_grad_dynamic(%dy: tensor<?x192xf32>, %x: tensor<?x100xf32>) -> tensor<192x100xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<192x100xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<192x100xf32>) -> tensor<192x100xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(n, k, m) -> (m, n)>, affine_map<(n, k, m) -> (m, k)>, affine_map<(n, k, m) -> (n, k)>]
+      ins(%dy, %x : tensor<?x192xf32>, tensor<?x100xf32>) outs(%f : tensor<192x100xf32>) -> tensor<192x100xf32>
+  return %r : tensor<192x100xf32>
+}

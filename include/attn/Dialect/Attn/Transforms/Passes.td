@@ -433,6 +433,15 @@ def AttnPackWeights : Pass<"attn-pack-weights"> {
     of docs/CpuABI.md. Contractions inside `scf.forall` (the tiled
     attention) are left alone, and so are weights whose N is dynamic or not
     a multiple of `panel`.
+
+    Such a contraction that reads its left operand (the one carrying M)
+    with K not innermost, such as the `dY^T` of a weight gradient
+    `dW[n, k] += dY[m, n] * X[m, k]`, reads a `linalg.transpose` of it with
+    K innermost instead, whatever its N: attn-vectorize-tiles
+    register-blocks rows of the left operand, and
+    attn-parallelize-contractions transposes each row block's share once
+    (read K-major, every multiply-add loaded one strided element: 5x
+    slower).
   }];
   let options = [
     Option<"panel", "panel", "int64_t", /*default=*/"64",
