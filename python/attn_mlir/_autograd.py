@@ -4,16 +4,19 @@
 #
 # scaled_dot_product_attention and flex_attention as two torch custom ops:
 # the forward (attn.sdpa with its row log-sum-exp) and the backward
-# (attn.sdpa_grad), joined by a registered autograd formula. flex_attention's
-# traced modifiers travel as their IR text, the tensors they capture as
-# inputs (which get no gradient). Fake-tensor implementations give
-# their output shapes, so torch.compile traces a call as one op instead of
-# breaking its graph there. The ops are defined the first time a call needs
+# (attn.sdpa_grad), joined by a registered autograd formula; functional.linear
+# (_linear) and nn.MultiheadAttention's attention core on its projections
+# (_heads) the same way. flex_attention's traced modifiers travel as their
+# IR text, the tensors they capture as inputs (which get no gradient).
+# Fake-tensor implementations give their output shapes, so torch.compile
+# traces a call as one op instead of breaking its graph there. The ops are defined the first time a call needs
 # them: this module never imports torch itself.
 #
 # ===----------------------------------------------------------------------=== #
 
-from . import _arrays
+import numpy as np
+
+from . import _arrays, _ir, _linear
 
 _ops = None
 
@@ -114,4 +117,106 @@ def _define():
                 None, None)
 
     sdpa_forward.register_autograd(backward, setup_context=setup_context)
-    return SimpleNamespace(sdpa_forward=sdpa_forward, sdpa_backward=sdpa_backward)
+
+    # functional.linear: the compiled product and its compiled backward.
+    @torch.library.custom_op("attn_mlir::linear_forward", mutates_args=())
+    def linear_forward(input: Tensor, weight: Tensor, bias: Optional[Tensor], target: str,
+                       dynamic: Optional[bool]) -> Tensor:
+        return _linear.forward(input, weight, bias, target, dynamic)
+
+    @linear_forward.register_fake
+    def _(input, weight, bias, target, dynamic):
+        _linear.check(input, weight, bias)
+        return input.new_empty(input.shape[:-1] + weight.shape[:1])
+
+    # Gradients not asked for come back as empty tensors (a custom op
+    # returns tensors, not None).
+    @torch.library.custom_op("attn_mlir::linear_backward", mutates_args=())
+    def linear_backward(out_grad: Tensor, input: Tensor, weight: Tensor, needs: List[bool],
+                        target: str, dynamic: Optional[bool]) -> Tuple[Tensor, Tensor, Tensor]:
+        grads = iter(_linear.backward(out_grad.contiguous(), input, weight, needs, target,
+                                      dynamic))
+        return tuple(next(grads) if need else input.new_empty(0) for need in needs)
+
+    @linear_backward.register_fake
+    def _(out_grad, input, weight, needs, target, dynamic):
+        shapes = (input.shape, weight.shape, weight.shape[:1])
+        return tuple(input.new_empty(shape if need else (0,))
+                     for shape, need in zip(shapes, needs))
+
+    def linear_setup_context(ctx, inputs, output):
+        input, weight, bias, target, dynamic = inputs
+        ctx.save_for_backward(input, weight)
+        ctx.has_bias, ctx.target, ctx.dynamic = bias is not None, target, dynamic
+
+    def linear_backward_formula(ctx, out_grad):
+        input, weight = ctx.saved_tensors
+        needs = [bool(n) for n in ctx.needs_input_grad[:3]]
+        needs[2] = needs[2] and ctx.has_bias
+        if not any(needs):
+            return None, None, None, None, None
+        grads = linear_backward(out_grad, input, weight, needs, ctx.target, ctx.dynamic)
+        return (*(g if need else None for g, need in zip(grads, needs)), None, None)
+
+    linear_forward.register_autograd(linear_backward_formula,
+                                     setup_context=linear_setup_context)
+
+    # nn.MultiheadAttention's attention core on its projections' outputs
+    # (_heads): `refs` holds (source, first column) of Q, K and V, flattened.
+    def heads_call(sources, refs, heads, head_dim, mask, dropout_p, seed):
+        from ._heads import HeadSplitCall
+        call = HeadSplitCall(sources, list(zip(refs[0::2], refs[1::2])), heads, head_dim,
+                             _arrays.element(sources[0]))
+        if mask is not None:
+            call.add_input("m", mask, _arrays.shape(mask), _arrays.element(mask), "v.vv")
+        if dropout_p > 0:
+            call.attrs.append(f"dropout = {_ir.float_literal(dropout_p)}")
+            call.add_input("ds", np.array(seed, np.int64), (), "i64")
+        return call
+
+    @torch.library.custom_op("attn_mlir::heads_forward", mutates_args=())
+    def heads_forward(sources: List[Tensor], refs: List[int], heads: int, head_dim: int,
+                      mask: Optional[Tensor], dropout_p: float, seed: Optional[int],
+                      target: str, dynamic: Optional[bool]) -> Tuple[Tensor, Tensor]:
+        call = heads_call(sources, refs, heads, head_dim, mask, dropout_p, seed)
+        return call.run(target, dynamic)
+
+    @heads_forward.register_fake
+    def _(sources, refs, heads, head_dim, *rest):
+        query = sources[refs[0]]
+        stat = torch.float64 if query.dtype == torch.float64 else torch.float32
+        n, L = query.shape[:2]
+        return (query.new_empty((n, L, heads * head_dim)),
+                query.new_empty((n, heads, L), dtype=stat))
+
+    @torch.library.custom_op("attn_mlir::heads_backward", mutates_args=())
+    def heads_backward(out_grad: Tensor, sources: List[Tensor], refs: List[int], heads: int,
+                       head_dim: int, out: Tensor, lse: Tensor, mask: Optional[Tensor],
+                       dropout_p: float, seed: Optional[int], target: str,
+                       dynamic: Optional[bool]) -> List[Tensor]:
+        call = heads_call(sources, refs, heads, head_dim, mask, dropout_p, seed)
+        return call.run_grad(out, out_grad.contiguous(), lse, target, dynamic)
+
+    @heads_backward.register_fake
+    def _(out_grad, sources, *rest):
+        return [x.new_empty(x.shape) for x in sources]
+
+    def heads_setup_context(ctx, inputs, output):
+        sources, refs, heads, head_dim, mask, dropout_p, seed, target, dynamic = inputs
+        out, lse = output
+        ctx.save_for_backward(out, lse, mask, *sources)
+        ctx.params = (refs, heads, head_dim)
+        ctx.rest = (dropout_p, seed, target, dynamic)
+        ctx.mark_non_differentiable(lse)
+
+    def heads_backward_formula(ctx, out_grad, lse_grad):
+        out, lse, mask, *sources = ctx.saved_tensors
+        grads = heads_backward(out_grad, sources, *ctx.params, out, lse, mask, *ctx.rest)
+        return (grads, *([None] * 8))
+
+    heads_forward.register_autograd(heads_backward_formula,
+                                    setup_context=heads_setup_context)
+
+    return SimpleNamespace(sdpa_forward=sdpa_forward, sdpa_backward=sdpa_backward,
+                           linear_forward=linear_forward, linear_backward=linear_backward,
+                           heads_forward=heads_forward, heads_backward=heads_backward)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from . import _arrays, _autograd, _ir
+from . import _arrays, _autograd, _ir, _linear
 from ._compile import compile_shaped
 
 # f64 computes in float64 throughout (torch.autograd.gradcheck's inputs).
@@ -76,6 +76,21 @@ class _SdpaCall:
             clauses += f"dropout_seed(%ds : {types['ds']}) "
         return clauses
 
+    def sdpa_line(self, values, outs, result_types, types, regions):
+        """`values = attn.sdpa %q, %k, %v ...` of this call, `types` giving
+        the types of its operands by name."""
+        return (f"{values} = attn.sdpa %q, %k, %v {self._mask_operand(types)}{outs} "
+                f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']} "
+                f"-> {result_types}{regions}")
+
+    def grad_line(self, types, regions):
+        """`%dq, %dk, %dv = attn.sdpa_grad` of this call into %eq, %ek, %ev,
+        from %o, %do and %lse."""
+        return (f"%dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse "
+                f"{self._mask_operand(types)}outs(%eq, %ek, %ev) "
+                f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']}, "
+                f"{types['o']}, {types['lse']}{regions}")
+
     def source(self, regions, dynamic, lse=False):
         """The function's text; with `dynamic`, the batch size and sequence
         lengths are left to run time (a shape-generic build). With `lse`,
@@ -92,9 +107,7 @@ class _SdpaCall:
             outs += f" lse(%l : {lse_type})"
             result_types += f", {lse_type}"
         values = ", ".join(v for v, _ in results)
-        body.append(f"{values} = attn.sdpa %q, %k, %v {self._mask_operand(types)}{outs} "
-                    f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']} "
-                    f"-> {result_types}{regions}")
+        body.append(self.sdpa_line(values, outs, result_types, types, regions))
         return _ir.function("sdpa", [(name, types[name]) for name, *_ in self.args],
                             results, body)
 
@@ -106,10 +119,7 @@ class _SdpaCall:
         body = []
         grad_types = [self._empty(f"e{name}", shape, self.elem, name, dynamic, types, body)
                       for name, shape in (("q", self.q4), ("k", self.k4), ("v", self.v4))]
-        body.append(f"%dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse "
-                    f"{self._mask_operand(types)}outs(%eq, %ek, %ev) "
-                    f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']}, "
-                    f"{types['o']}, {types['lse']}{regions}")
+        body.append(self.grad_line(types, regions))
         return _ir.function("sdpa_grad", [(name, types[name]) for name, *_ in self.args],
                             list(zip(("%dq", "%dk", "%dv"), grad_types)), body)
 
@@ -288,3 +298,24 @@ def _broadcast(x, target_shape):
     if _arrays.is_torch(x):
         return x.broadcast_to(tuple(target_shape)).contiguous()
     return np.ascontiguousarray(np.broadcast_to(x, tuple(target_shape)))
+
+
+def linear(input, weight, bias=None, target="cpu", dynamic=None):
+    """torch.nn.functional.linear, compiled: input (..., K) times weight
+    (N, K) transposed, plus bias (N), -> (..., N); float32 or float64.
+
+    Differentiable: with torch tensors that require grad, the call is the
+    custom op `torch.ops.attn_mlir.linear_forward`, whose backward computes
+    the gradients asked for (input's dY W, weight's dY^T X, bias's column
+    sums) in one compiled function. What it is for: a training step whose
+    products all run in the compiled code's threads does not hand the cores
+    back and forth between two OpenMP runtimes (attn_mlir.nn's modules use
+    it). `dynamic` as scaled_dot_product_attention's (the varying size is
+    the product of input's leading dimensions)."""
+    if _arrays.is_torch(input):
+        torch = _arrays._torch()
+        tracked = torch.is_grad_enabled() and any(
+            x is not None and x.requires_grad for x in (input, weight, bias))
+        if tracked or torch.compiler.is_compiling():
+            return _autograd.ops().linear_forward(input, weight, bias, target, dynamic)
+    return _linear.forward(input, weight, bias, target, dynamic)

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from . import _arrays, _autograd, _ir, _packing, functional
+from . import _arrays, _autograd, _ir, _linear, _packing, functional
 from ._compile import compile_shaped
 
 # PyTorch's parameter names, in its module's order.
@@ -377,6 +377,16 @@ def _decomposed_forward(mha, query, key, value, key_padding_mask, need_weights,
 
     E, H, D = mha.embed_dim, mha.num_heads, mha.head_dim
 
+    # The projections compiled too where they can be (CPU, f32/f64): the
+    # whole step then runs in the compiled code's threads.
+    compiled = (mha.target == "cpu" and
+                _arrays.element(mha.out_proj.weight) in _linear.ELEMENTS)
+
+    def linear(x, w, b):
+        if compiled:
+            return functional.linear(x, w, b, target=mha.target, dynamic=mha.dynamic)
+        return F.linear(x, w, b)
+
     def batch_first(x):  # [N, L, E]
         if not batched:
             return x.unsqueeze(0)
@@ -385,22 +395,26 @@ def _decomposed_forward(mha, query, key, value, key_padding_mask, need_weights,
     q_in, k_in, v_in = (batch_first(x) for x in (query, key, value))
     b = mha.in_proj_bias
     bias = (lambda i, n: None) if b is None else (lambda i, n: b[i * E:(i + n) * E])
+    # The projections' outputs, and (which, first column) of Q, K and V.
+    refs = [(0, 0), (1, 0), (2, 0)]
     if mha._qkv_same_embed_dim:
         w = mha.in_proj_weight
         weight = lambda i, n: w[i * E:(i + n) * E]
         # One product for the inputs that are one tensor, as torch does.
         if key is query and value is query:
-            q, k, v = F.linear(q_in, w, b).chunk(3, -1)
+            projected, refs = [linear(q_in, w, b)], [(0, 0), (0, E), (0, 2 * E)]
         elif value is key:
-            q = F.linear(q_in, weight(0, 1), bias(0, 1))
-            k, v = F.linear(k_in, weight(1, 2), bias(1, 2)).chunk(2, -1)
+            projected = [linear(q_in, weight(0, 1), bias(0, 1)),
+                         linear(k_in, weight(1, 2), bias(1, 2))]
+            refs = [(0, 0), (1, 0), (1, E)]
         else:
-            q, k, v = (F.linear(x, weight(i, 1), bias(i, 1))
-                       for i, x in enumerate((q_in, k_in, v_in)))
+            projected = [linear(x, weight(i, 1), bias(i, 1))
+                         for i, x in enumerate((q_in, k_in, v_in))]
     else:
-        q, k, v = (F.linear(x, w, bias(i, 1)) for i, (x, w) in enumerate(
+        projected = [linear(x, w, bias(i, 1)) for i, (x, w) in enumerate(
             ((q_in, mha.q_proj_weight), (k_in, mha.k_proj_weight),
-             (v_in, mha.v_proj_weight))))
+             (v_in, mha.v_proj_weight)))]
+    q, k, v = (projected[i][..., c:c + E] for i, c in refs)
     N, L, S = q.shape[0], q.shape[1], k.shape[1]
 
     # Masks as [N or 1, H or 1, L or 1, S], True or -inf = masked out.
@@ -417,6 +431,37 @@ def _decomposed_forward(mha, query, key, value, key_padding_mask, need_weights,
     def pad_masks():  # one more key that every mask lets through
         masks[:] = [F.pad(m, (0, 1)) for m in masks]
 
+    # The combined mask: bool (True takes part, SDPA's sense) when every
+    # mask is bool, else additive.
+    def minus_inf(masked):
+        return torch.zeros(masked.shape, dtype=q.dtype).masked_fill(masked, float("-inf"))
+
+    def combined():
+        if masks and all(m.dtype == torch.bool for m in masks):
+            masked = masks[0] if len(masks) == 1 else masks[0] | masks[1]
+            return ~masked, minus_inf(masked)
+        if masks:
+            additive = sum(minus_inf(m) if m.dtype == torch.bool else m for m in masks)
+            return additive, additive
+        return None, None
+
+    dropout = mha.dropout if mha.training else 0.0
+    seed = None
+    if dropout > 0:
+        seed = mha.seed if mha.seed is not None else functional._draw_seed(query)
+
+    def merged_output(out):  # [N, L, E] -> the query's layout, projected
+        out = linear(out, mha.out_proj.weight, mha.out_proj.bias)
+        return out.squeeze(0) if not batched else out if mha.batch_first else out.transpose(0, 1)
+
+    if compiled and mha.bias_k is None and not mha.add_zero_attn and not need_weights:
+        # The heads split from the projections and merged again inside the
+        # compiled attention (_heads): no torch op between the compiled ones.
+        out, _ = _autograd.ops().heads_forward(
+            projected, [x for ref in refs for x in ref], H, D, combined()[0], float(dropout),
+            seed, mha.target, mha.dynamic)
+        return merged_output(out), None
+
     if mha.bias_k is not None:
         k, v = extend((k, v), mha.bias_k.expand(N, 1, E), mha.bias_v.expand(N, 1, E), 1)
         pad_masks()
@@ -425,29 +470,11 @@ def _decomposed_forward(mha, query, key, value, key_padding_mask, need_weights,
         zeros = k.new_zeros(N, H, 1, D)
         k, v = extend((k, v), zeros, zeros, 2)
         pad_masks()
-
-    # The combined mask: bool (True takes part, SDPA's sense) when every
-    # mask is bool, else additive.
-    def minus_inf(masked):
-        return torch.zeros(masked.shape, dtype=q.dtype).masked_fill(masked, float("-inf"))
-
-    additive = sdpa_mask = None
-    if masks and all(m.dtype == torch.bool for m in masks):
-        masked = masks[0] if len(masks) == 1 else masks[0] | masks[1]
-        sdpa_mask, additive = ~masked, minus_inf(masked)
-    elif masks:
-        additive = sdpa_mask = sum(minus_inf(m) if m.dtype == torch.bool else m
-                                   for m in masks)
-    dropout = mha.dropout if mha.training else 0.0
-    seed = None
-    if dropout > 0:
-        seed = mha.seed if mha.seed is not None else functional._draw_seed(query)
+    sdpa_mask, additive = combined()
     out = functional.scaled_dot_product_attention(
         q, k, v, attn_mask=sdpa_mask, dropout_p=dropout, target=mha.target,
         dynamic=mha.dynamic, seed=seed)
-    out = F.linear(out.transpose(1, 2).reshape(N, L, E), mha.out_proj.weight,
-                   mha.out_proj.bias)
-    out = out.squeeze(0) if not batched else out if mha.batch_first else out.transpose(0, 1)
+    out = merged_output(out.transpose(1, 2).reshape(N, L, E))
     if not need_weights:
         return out, None
 
