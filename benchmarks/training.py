@@ -33,8 +33,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import ROOT, cpu_model, time_interleaved  # noqa: E402
 
 
-# name, N, L, E, H
-MHAS = [("BERT-base", 4, 512, 768, 12), ("N8 L128 E512 H8", 8, 128, 512, 8),
+# name, N, L, E, H: issue 18's configurations, BERT-base, a long sequence.
+MHAS = [("N32 L10 E512 H8", 32, 10, 512, 8), ("N8 L128 E512 H8", 8, 128, 512, 8),
+        ("N4 L512 E768 H12", 4, 512, 768, 12), ("BERT-base N1 L512 E768 H12", 1, 512, 768, 12),
         ("N2 L2048 E512 H8", 2, 2048, 512, 8)]
 
 

@@ -101,6 +101,8 @@ def test_gradients_match_torch_float64(rng, kwargs, dtype):
     for average in (True, False):
         compare(rng, mine, ref, random_inputs(rng, kwargs), tol, key_padding_mask=kpm,
                 attn_mask=amask, average_attn_weights=average)
+    compare(rng, mine, ref, random_inputs(rng, kwargs), tol, key_padding_mask=kpm,
+            attn_mask=amask, need_weights=False)
     compare(rng, mine, ref, random_inputs(rng, kwargs, batched=False), tol,
             need_weights=False)
 
@@ -110,7 +112,8 @@ def test_gradients_match_torch_float64(rng, kwargs, dtype):
 @pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask")
 @pytest.mark.parametrize("case", ["float-masks", "per-head-mask", "self-attention",
                                   "shared-kv", "unbatched-masks", "causal"])
-def test_gradients_of_other_forms(rng, case):
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_gradients_of_other_forms(rng, case, need_weights):
     kwargs = dict(batch_first=True) if case == "per-head-mask" else {}
     mine, ref = pair(rng, **kwargs)
     inputs = random_inputs(rng, kwargs)
@@ -134,9 +137,59 @@ def test_gradients_of_other_forms(rng, case):
             rng.standard_normal((4, 5, 7))))
     elif case == "causal":
         inputs = random_inputs(rng, kwargs, S=5)
-        call = dict(attn_mask=torch.ones(5, 5, dtype=torch.bool).triu(1), is_causal=True,
-                    need_weights=False)
-    compare(rng, mine, ref, inputs, 1e-5, **call)
+        call = dict(attn_mask=torch.ones(5, 5, dtype=torch.bool).triu(1), is_causal=True)
+    compare(rng, mine, ref, inputs, 1e-5, need_weights=need_weights, **call)
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_training_step_runs_no_torch_op_between_compiled_ones(rng, batch_first):
+    """Without weights to return, a step's autograd graph is the compiled
+    ops only (the projections, the attention core on their outputs) and
+    the leaves' accumulation: the head split and merge, the slices of the
+    packed projection and the gradients' concatenation are inside the
+    compiled functions (torch's ops between them woke torch's threads,
+    whose spinning took the cores from the next compiled call). Seq-first
+    inputs add only the transposes of the layout."""
+    mine, ref = pair(rng, batch_first=batch_first)
+    x = torch.from_numpy(rng.standard_normal((3, 5, 16))).float().requires_grad_()
+    out = mine(x, x, x, need_weights=False)[0]
+    seen, todo = set(), [out.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        todo += [next_fn for next_fn, _ in node.next_functions]
+    names = {type(node).__name__ for node in seen}
+    allowed = {"AccumulateGrad"} | ({"TransposeBackward0"} if not batch_first else set())
+    others = {n for n in names if "attn_mlir" not in n} - allowed
+    assert not others, f"torch ops in the step: {sorted(others)}"
+    assert any("heads_forward" in n for n in names), sorted(names)
+    assert sum("linear_forward" in n for n in names) >= 1, sorted(names)
+    compare(rng, mine, ref, [x.detach().double()] * 3, 1e-5, need_weights=False)
+
+
+def test_dropout_without_weights_drops_what_the_weights_show(rng):
+    """With a fixed seed, the step that returns no weights (the attention
+    core on the projections' outputs) drops the same elements as the one
+    that returns them: same outputs, same gradients."""
+    mine = attn_mlir.nn.MultiheadAttention(16, 4, dropout=0.4, seed=5, batch_first=True)
+    mine.load_state_dict(pair(rng, batch_first=True)[1].state_dict())
+    x = torch.from_numpy(rng.standard_normal((2, 6, 16)).astype(np.float32))
+    g = torch.from_numpy(rng.standard_normal((2, 6, 16)).astype(np.float32))
+    results = []
+    for need_weights in (True, False):
+        mine.zero_grad()
+        xs = x.clone().requires_grad_()
+        out = mine(xs, xs, xs, need_weights=need_weights)[0]
+        out.backward(g)
+        results.append((out.detach(), xs.grad, {n: p.grad.clone()
+                                                for n, p in mine.named_parameters()}))
+    (out, dx, grads), (out2, dx2, grads2) = results
+    assert relative(out2, out.double()) < 1e-5
+    assert relative(dx2, dx.double()) < 1e-5
+    for name in grads:
+        assert relative(grads2[name], grads[name].double()) < 1e-5, name
 
 
 def test_is_a_torch_module(rng):

@@ -575,6 +575,23 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
 /// has whole key tiles to work on.
 static constexpr int64_t kMinParallelIterations = 16;
 
+/// A tile no longer than a static sequence it is used on: its rows (the
+/// innermost dimension of the transposed [keys, rows] tiles, the register
+/// blocks' columns) a power of two of at least 16 (the register blocks'
+/// remainders of other widths measured up to 8x slower: 48 rows), its keys
+/// a multiple of 16. Every tile is padded to its full size, and 10 rows of
+/// a 128-row tile are 13x the work (a multi-head layer's short sequences).
+static int64_t shrinkRows(int64_t tile, int64_t length) {
+  if (ShapedType::isDynamic(length) || length >= tile)
+    return tile;
+  return std::min<int64_t>(tile, llvm::PowerOf2Ceil(std::max<int64_t>(length, 16)));
+}
+static int64_t shrinkKeys(int64_t tile, int64_t length) {
+  if (ShapedType::isDynamic(length) || length >= tile)
+    return tile;
+  return std::min<int64_t>(tile, llvm::alignTo(std::max<int64_t>(length, 1), 16));
+}
+
 /// attn.sdpa_grad -> the tiled loop nest. Ops with a block layout or block
 /// classes are left to the reference lowering.
 struct TileSdpaGrad : OpRewritePattern<SdpaGradOp> {
@@ -591,8 +608,10 @@ struct TileSdpaGrad : OpRewritePattern<SdpaGradOp> {
     int64_t dv = op.getValue().getType().getDimSize(3);
     if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
       return rewriter.notifyMatchFailure(op, "dynamic head dimensions");
-    int64_t tile = getKeyTileSize(d, dv, kvTile, smallHeadKvTile);
-    GradTileBuilder builder(op, rewriter, qTile, tile, getChunks(op, tile));
+    int64_t tile = shrinkKeys(getKeyTileSize(d, dv, kvTile, smallHeadKvTile),
+                              op.getKey().getType().getDimSize(2));
+    int64_t rows = shrinkRows(qTile, op.getQuery().getType().getDimSize(2));
+    GradTileBuilder builder(op, rewriter, rows, tile, getChunks(op, tile));
     rewriter.replaceOp(op, builder.build());
     return success();
   }

@@ -376,3 +376,25 @@ func.func @grad_causal_gqa(%q: tensor<2x4x24x16xf32>, %k: tensor<2x2x20x16xf32>,
      : tensor<2x4x24x16xf32>, tensor<2x2x20x16xf32>, tensor<2x2x20x8xf32>, tensor<2x4x24x8xf32>, tensor<2x4x24xf32>
   return %dq, %dk, %dv : tensor<2x4x24x16xf32>, tensor<2x2x20x16xf32>, tensor<2x2x20x8xf32>
 }
+
+// -----
+
+// Sequences shorter than a tile shrink the backward's tiles: 10 rows take
+// a 16-row tile (a power of two, at least 16), not a 32-row one, and 12
+// keys a 16-key one (whole multiples of 16), not a 64-key one: every tile
+// is padded to its full size.
+// CHECK-LABEL: func.func @grad_short
+// CHECK: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 6, 0]
+// CHECK: } : tensor<3x2x10x16xf32> to tensor<3x2x16x16xf32>
+// CHECK: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 4, 0]
+// CHECK: } : tensor<3x2x12x16xf32> to tensor<3x2x16x16xf32>
+// CHECK-NOT: tensor<3x2x32x16xf32>
+// CHECK-NOT: tensor<3x2x64x16xf32>
+// CHECK: return
+func.func @grad_short(%q: tensor<3x2x10x16xf32>, %k: tensor<3x2x12x16xf32>, %v: tensor<3x2x12x16xf32>,
+                      %o: tensor<3x2x10x16xf32>, %do: tensor<3x2x10x16xf32>, %lse: tensor<3x2x10xf32>)
+    -> (tensor<3x2x10x16xf32>, tensor<3x2x12x16xf32>, tensor<3x2x12x16xf32>) {
+  %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse outs(%q, %k, %v)
+     : tensor<3x2x10x16xf32>, tensor<3x2x12x16xf32>, tensor<3x2x12x16xf32>, tensor<3x2x10x16xf32>, tensor<3x2x10xf32>
+  return %dq, %dk, %dv : tensor<3x2x10x16xf32>, tensor<3x2x12x16xf32>, tensor<3x2x12x16xf32>
+}
