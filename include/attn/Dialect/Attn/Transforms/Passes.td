@@ -216,7 +216,10 @@ def AttnTile : Pass<"attn-tile"> {
     and for each over the visible key tiles of its chunk (the band of the
     forward: full tiles in a loop without keep conditions): P recomputed
     from lse, then dV, dP, dS, dQ and dK on transposed `[keys, rows]`
-    tiles, so that the five products are row-major.
+    tiles, so that the five products are row-major. Rows and keys are
+    padded to whole tiles, so a static sequence shorter than a tile takes
+    a tile of its own length (rows: a power of two of at least 16; keys: a
+    multiple of 16): 10 rows padded to 128 were 13x the work.
   }];
   let options = [
     Option<"qTile", "q-tile", "int64_t", /*default=*/"128",
