@@ -80,17 +80,34 @@ class HeadSplitCall(_SdpaCall):
         types[name] = heads
         return n, t
 
-    def _merge(self, name, heads_name, n, t, T, dynamic, body):
+    def _merge(self, name, heads_name, n, t, T, dynamic, body, into=None):
         """`%name` = [N, T, E] of the heads `%heads_name` [N, H, T, D];
-        returns its type."""
+        returns its type. With `into` = (tensor, its type, first column),
+        the heads are written into those columns of that [N, T, W] tensor
+        (a view of its slice, so that the result is computed in place) and
+        `%name` is the tensor with them."""
         rows, split, heads = self._types(T, dynamic)
         dyn = [x for x in (n, t) if x.startswith("%")]
-        body += [f"%{name}_e = tensor.empty({', '.join(dyn)}) : {split}",
-                 f"%{name}_t = linalg.transpose ins(%{heads_name} : {heads}) "
+        if into is None:
+            body.append(f"%{name}_e = tensor.empty({', '.join(dyn)}) : {split}")
+        else:
+            dest, dest_type, column = into
+            window = f"[0, 0, {column}] [{n}, {t}, {self.embed}] [1, 1, 1]"
+            body += [f"%{name}_slot = tensor.extract_slice %{dest}{window} : "
+                     f"{dest_type} to {rows}",
+                     f"%{name}_e = tensor.expand_shape %{name}_slot [[0], [1], [2, 3]] "
+                     f"output_shape [{n}, {t}, {self.heads}, {self.head_dim}] : "
+                     f"{rows} into {split}"]
+        merged = f"{name}_m" if into else name
+        body += [f"%{name}_t = linalg.transpose ins(%{heads_name} : {heads}) "
                  f"outs(%{name}_e : {split}) permutation = [0, 2, 1, 3]",
-                 f"%{name} = tensor.collapse_shape %{name}_t [[0], [1], [2, 3]] : "
+                 f"%{merged} = tensor.collapse_shape %{name}_t [[0], [1], [2, 3]] : "
                  f"{split} into {rows}"]
-        return rows
+        if into is None:
+            return rows
+        body.append(f"%{name} = tensor.insert_slice %{merged} into %{dest}{window} : "
+                    f"{rows} into {dest_type}")
+        return dest_type
 
     def _operands(self, dynamic, body, types):
         """%q, %k, %v from the sources; returns the query's (N, L) and the
@@ -153,10 +170,8 @@ class HeadSplitCall(_SdpaCall):
                 current = f"g{i}_z"
             T = shape[1]
             for j, (column, name) in enumerate(columns):
-                rows = self._merge(f"d{name}m", f"d{name}", sn, st, T, dynamic, body)
-                body.append(f"%g{i}_{j + 1} = tensor.insert_slice %d{name}m into %{current}"
-                            f"[0, 0, {column}] [{sn}, {st}, {self.embed}] [1, 1, 1] : "
-                            f"{rows} into {types[source]}")
+                self._merge(f"g{i}_{j + 1}", f"d{name}", sn, st, T, dynamic, body,
+                            into=(current, types[source], column))
                 current = f"g{i}_{j + 1}"
             results.append((f"%{current}", types[source]))
         return _ir.function("mha_core_grad", [(a[0], types[a[0]]) for a in self.args],

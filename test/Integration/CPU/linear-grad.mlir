@@ -7,8 +7,15 @@
 // RUN: attn-run %s --check --entry=grad | FileCheck %s
 // RUN: attn-run %s --check --entry=grad_dynamic --input-shapes=77x100,77x96,100x96 | FileCheck %s
 // RUN: attn-run %s --check --entry=grad_dynamic --input-shapes=300x100,300x96,100x96 | FileCheck %s
+// The same as attn_mlir.functional.linear writes it (python/attn_mlir/_linear.py):
+// linalg.matmul reading the torch-layout weight [N, K] and dY K-major through
+// indexing maps, the bias broadcast, the column sums a linalg.reduce.
+// RUN: attn-run %s --check --entry=named_grad --input-shapes=77x100,77x96,100x96 | FileCheck %s
+// RUN: attn-run %s --check --entry=named_forward --input-shapes=77x96,192x96,192 | FileCheck %s --check-prefix=ONE
 // CHECK-COUNT-3: relative error {{.*}} ok
 // CHECK-NOT: relative error
+// ONE-COUNT-1: relative error {{.*}} ok
+// ONE-NOT: relative error
 
 #dy_mn = affine_map<(m, k, n) -> (m, n)>
 #w_nk = affine_map<(m, k, n) -> (n, k)>
@@ -84,3 +91,33 @@ func.func @grad_dynamic(%dy: tensor<?x100xf32>, %x: tensor<?x96xf32>, %w: tensor
   } -> tensor<100xf32>
   return %dx, %dw, %db : tensor<?x96xf32>, tensor<100x96xf32>, tensor<100xf32>
 }
+
+func.func @named_forward(%x: tensor<?x96xf32>, %w: tensor<192x96xf32>, %b: tensor<192xf32>) -> (tensor<?x192xf32>) {
+  %e_c0 = arith.constant 0 : index
+  %e_m = tensor.dim %x, %e_c0 : tensor<?x96xf32>
+  %e = tensor.empty(%e_m) : tensor<?x192xf32>
+  %init = linalg.broadcast ins(%b : tensor<192xf32>) outs(%e : tensor<?x192xf32>) dimensions = [0]
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%x, %w : tensor<?x96xf32>, tensor<192x96xf32>) outs(%init : tensor<?x192xf32>) -> tensor<?x192xf32>
+  return %y : tensor<?x192xf32>
+}
+
+func.func @named_grad(%dy: tensor<?x100xf32>, %x: tensor<?x96xf32>, %w: tensor<100x96xf32>) -> (tensor<?x96xf32>, tensor<100x96xf32>, tensor<100xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ex_c0 = arith.constant 0 : index
+  %ex_m = tensor.dim %dy, %ex_c0 : tensor<?x100xf32>
+  %ex = tensor.empty(%ex_m) : tensor<?x96xf32>
+  %fx = linalg.fill ins(%zero : f32) outs(%ex : tensor<?x96xf32>) -> tensor<?x96xf32>
+  %dx = linalg.matmul indexing_maps = [affine_map<(m, k, n) -> (m, n)>, affine_map<(m, k, n) -> (n, k)>, affine_map<(m, k, n) -> (m, k)>] ins(%dy, %w : tensor<?x100xf32>, tensor<100x96xf32>) outs(%fx : tensor<?x96xf32>) -> tensor<?x96xf32>
+  %ew = tensor.empty() : tensor<100x96xf32>
+  %fw = linalg.fill ins(%zero : f32) outs(%ew : tensor<100x96xf32>) -> tensor<100x96xf32>
+  %dw = linalg.matmul indexing_maps = [affine_map<(n, k, m) -> (m, n)>, affine_map<(n, k, m) -> (m, k)>, affine_map<(n, k, m) -> (n, k)>] ins(%dy, %x : tensor<?x100xf32>, tensor<?x96xf32>) outs(%fw : tensor<100x96xf32>) -> tensor<100x96xf32>
+  %eb = tensor.empty() : tensor<100xf32>
+  %fb = linalg.fill ins(%zero : f32) outs(%eb : tensor<100xf32>) -> tensor<100xf32>
+  %db = linalg.reduce ins(%dy : tensor<?x100xf32>) outs(%fb : tensor<100xf32>) dimensions = [0]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %dx, %dw, %db : tensor<?x96xf32>, tensor<100x96xf32>, tensor<100xf32>
+}
+

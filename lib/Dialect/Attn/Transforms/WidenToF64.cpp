@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir {
@@ -125,6 +126,22 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
 
+    // Named structured ops (linalg.matmul, transpose, broadcast, reduce, ...)
+    // as the generics they are, whose bodies are then checked and retyped
+    // like any generic's. linalg.fill keeps its form (its scalar is widened
+    // below).
+    SmallVector<linalg::LinalgOp> named;
+    module.walk([&](linalg::LinalgOp op) {
+      if (!isa<linalg::GenericOp, linalg::FillOp>(op) &&
+          touchesNarrowFloats(op) && !isInModifierRegion(op))
+        named.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : named) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
+    }
+
     // Report every op the retyping cannot follow before touching anything,
     // so the user sees all of them and the module stays as it was. Ops in
     // modifier regions compute on f32 scalars and are left alone.
@@ -144,8 +161,8 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
               << "has float tensors but no float64 form; a float64 reference "
                  "can only be built for modules of attn ops, func ops, tensor "
                  "shape ops (empty, dim, cast, reshapes, slices, concat), "
-                 "linalg.fill, linalg.generic with float arithmetic only and "
-                 "dense constants";
+                 "linalg.fill, linalg ops (named or generic) with float "
+                 "arithmetic only and dense constants";
           unsupported = true;
         });
     if (unsupported)

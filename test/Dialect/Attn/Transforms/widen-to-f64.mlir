@@ -84,3 +84,42 @@ func.func @projection(%e: tensor<4x16xf32>, %k: tensor<16x8xf32>) -> tensor<4x8x
   } -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// Named linalg ops become the generics they are, retyped with their
+// bodies: a matmul reading its left operand transposed, a transpose, a
+// broadcast and a reduce (a linear layer's forward and backward).
+// CHECK-LABEL: func.func @named
+// CHECK-SAME: (%[[DY:.*]]: tensor<6x4xf64>, %[[X:.*]]: tensor<6x3xf64>, %[[B:.*]]: tensor<4xf64>)
+// CHECK-NOT: linalg.matmul
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: linalg.broadcast
+// CHECK-NOT: linalg.reduce
+// CHECK: linalg.generic {{.*}} ins(%[[DY]], %[[X]] : tensor<6x4xf64>, tensor<6x3xf64>) outs(%{{.*}} : tensor<4x3xf64>)
+// CHECK-NEXT: ^bb0(%{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64):
+// CHECK: linalg.generic {{.*}} ins(%[[DY]] : tensor<6x4xf64>) outs(%{{.*}} : tensor<4x6xf64>)
+// CHECK: linalg.generic {{.*}} ins(%[[B]] : tensor<4xf64>) outs(%{{.*}} : tensor<6x4xf64>)
+// CHECK: linalg.generic {{.*}} ins(%[[DY]] : tensor<6x4xf64>) outs(%{{.*}} : tensor<4xf64>)
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK: return %{{.*}} : tensor<4x3xf64>, tensor<4x6xf64>, tensor<6x4xf64>, tensor<4xf64>
+func.func @named(%dy: tensor<6x4xf32>, %x: tensor<6x3xf32>, %b: tensor<4xf32>)
+    -> (tensor<4x3xf32>, tensor<4x6xf32>, tensor<6x4xf32>, tensor<4xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x3xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %dw = linalg.matmul indexing_maps = [affine_map<(n, k, m) -> (m, n)>, affine_map<(n, k, m) -> (m, k)>, affine_map<(n, k, m) -> (n, k)>]
+      ins(%dy, %x : tensor<6x4xf32>, tensor<6x3xf32>) outs(%f : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %et = tensor.empty() : tensor<4x6xf32>
+  %t = linalg.transpose ins(%dy : tensor<6x4xf32>) outs(%et : tensor<4x6xf32>) permutation = [1, 0]
+  %eb = tensor.empty() : tensor<6x4xf32>
+  %bb = linalg.broadcast ins(%b : tensor<4xf32>) outs(%eb : tensor<6x4xf32>) dimensions = [0]
+  %er = tensor.empty() : tensor<4xf32>
+  %fr = linalg.fill ins(%z : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %db = linalg.reduce ins(%dy : tensor<6x4xf32>) outs(%fr : tensor<4xf32>) dimensions = [0]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %dw, %t, %bb, %db : tensor<4x3xf32>, tensor<4x6xf32>, tensor<6x4xf32>, tensor<4xf32>
+}

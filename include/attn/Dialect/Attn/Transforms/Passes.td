@@ -53,7 +53,9 @@ def AttnWidenToF64 : Pass<"attn-widen-to-f64", "::mlir::ModuleOp"> {
     `linalg.fill`, dense float constants, and `linalg.generic` ops whose
     bodies are float arithmetic alone (add, sub, mul, div, max, min, neg,
     float constants: contractions such as Linformer's projections), whose
-    bodies are retyped to f64 with them. The attn lowering then computes
+    bodies are retyped to f64 with them. Named linalg ops (`linalg.matmul`,
+    `linalg.transpose`, `linalg.broadcast`, `linalg.reduce`, ...) are
+    rewritten as the generics they are first, and follow the same rule. The attn lowering then computes
     in f64 (its accumulator type for f64 inputs), which is the float64
     reference `attn-run --check` compares compiled code against. Score and
     mask modifier regions keep their documented f32 signature.
