@@ -4,7 +4,7 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 #   python3 benchmarks/training.py [--seq 1024 2048 4096 8192] [--head-dim 64 128]
-#                                  [--repeat 3] [--burst 2] [--mha]
+#                                  [--repeat 3] [--burst 2] [--mha [--only SUBSTRING]]
 #
 # f32 scaled dot-product attention, B1 H8, as a training step runs it:
 # forward, then backward for a random output gradient, through
@@ -43,6 +43,8 @@ def mha_steps(attn_mlir, torch, args):
     print("| config | ours fwd+bwd ms | torch fwd+bwd ms | torch / ours |")
     print("|---|---|---|---|", flush=True)
     for name, N, L, E, H in MHAS:
+        if args.only and args.only not in name:
+            continue
         torch.manual_seed(L + E)
         ref = torch.nn.MultiheadAttention(E, H, batch_first=True)
         mine = attn_mlir.nn.MultiheadAttention(E, H, batch_first=True)
@@ -81,6 +83,8 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--mha", action="store_true",
                    help="nn.MultiheadAttention training steps instead of SDPA")
+    p.add_argument("--only", help="with --mha, run only the configs whose name contains "
+                   "this string")
     args = p.parse_args()
     os.environ["ATTN_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-training-bench-")
     sys.path.insert(0, os.path.join(args.build, "python_packages"))
