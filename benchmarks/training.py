@@ -5,6 +5,7 @@
 #
 #   python3 benchmarks/training.py [--seq 1024 2048 4096 8192] [--head-dim 64 128]
 #                                  [--repeat 3] [--burst 2] [--mha [--only SUBSTRING]]
+#                                  [--linear]
 #
 # f32 scaled dot-product attention, B1 H8, as a training step runs it:
 # forward, then backward for a random output gradient, through
@@ -21,6 +22,10 @@
 # against torch.nn.MultiheadAttention with the same weights, batch-first
 # self-attention, need_weights=False (as nn.TransformerEncoderLayer calls
 # it), forward + backward.
+#
+# --linear: attn_mlir.functional.linear forward + backward (input, weight
+# and bias gradients) against torch.nn.functional.linear on the
+# projections' shapes (tokens x in -> out).
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -73,6 +78,41 @@ def mha_steps(attn_mlir, torch, args):
               f"{best['torch'] / best['ours']:.2f} |", flush=True)
 
 
+# tokens, in_features, out_features: the in- and out-projections of N8 L128
+# E512 and of BERT-base (N4 L512 E768), and N32 L10's in-projection.
+LINEARS = [(1024, 512, 1536), (1024, 512, 512), (2048, 768, 2304), (2048, 768, 768),
+           (320, 512, 1536)]
+
+
+def linear_steps(attn_mlir, torch, args):
+    print("| tokens x in -> out | ours fwd+bwd ms | torch fwd+bwd ms | torch / ours |")
+    print("|---|---|---|---|", flush=True)
+    for M, K, N in LINEARS:
+        torch.manual_seed(M + K + N)
+        mine = [torch.randn(s, requires_grad=True) for s in ((M, K), (N, K), (N,))]
+        theirs = [t.detach().clone().requires_grad_() for t in mine]
+        grad = torch.randn(M, N)
+
+        def step(fn, leaves):
+            def run():
+                for t in leaves:
+                    t.grad = None
+                fn(*leaves).backward(grad)
+            return run
+
+        ours = step(attn_mlir.functional.linear, mine)
+        ref = step(torch.nn.functional.linear, theirs)
+        ours()
+        ref()
+        for a, b in zip(mine, theirs):
+            error = float((a.grad - b.grad).norm() / b.grad.norm())
+            if error > 1e-4:
+                raise SystemExit(f"{M}x{K}->{N}: a gradient differs from torch's by {error:.1e}")
+        best = time_interleaved({"ours": ours, "torch": ref}, args.repeat, burst=args.burst)
+        print(f"| {M} x {K} -> {N} | {best['ours'] * 1e3:.1f} | {best['torch'] * 1e3:.1f} | "
+              f"{best['torch'] / best['ours']:.2f} |", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description="attention forward + backward")
     p.add_argument("--seq", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
@@ -85,6 +125,8 @@ def main():
                    help="nn.MultiheadAttention training steps instead of SDPA")
     p.add_argument("--only", help="with --mha, run only the configs whose name contains "
                    "this string")
+    p.add_argument("--linear", action="store_true",
+                   help="functional.linear forward + backward instead of SDPA")
     args = p.parse_args()
     os.environ["ATTN_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-training-bench-")
     sys.path.insert(0, os.path.join(args.build, "python_packages"))
@@ -95,6 +137,8 @@ def main():
           f"{torch.get_num_threads()} threads; f32; bursts of {args.burst}")
     if args.mha:
         return mha_steps(attn_mlir, torch, args)
+    if args.linear:
+        return linear_steps(attn_mlir, torch, args)
     print(f"B1 H{args.heads}")
     print("| S | D | causal | ours fwd+bwd ms | torch fwd+bwd ms | torch / ours | "
           "ours fwd ms | ours bwd / fwd |")
