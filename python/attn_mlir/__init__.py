@@ -10,13 +10,14 @@
 #
 # ===----------------------------------------------------------------------=== #
 
-from ._compile import (CompiledFunction, TuningWarning, __version__, cache_dir, clear_cache,
-                       compile, empty_cache, stats, tuning_cache_path)
+from ._compile import (CacheWarning, CompiledFunction, TuningWarning, __version__, cache_dir,
+                       clear_cache, compile, empty_cache, stats, tuning_cache_path)
 from .functional import scaled_dot_product_attention
 from .flex import flex_attention
 from . import flex, nn, viz
 
 __all__ = [
+    "CacheWarning",
     "CompiledFunction",
     "TuningWarning",
     "cache_dir",

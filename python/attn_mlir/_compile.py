@@ -15,12 +15,22 @@
 #     $ATTN_MLIR_CACHE_DIR (default ~/.cache/attn_mlir), so a second process
 #     loads it instead of compiling. ATTN_MLIR_DISK_CACHE=0 turns the disk
 #     cache off (functions are then JIT-compiled in memory).
+# Loading a library runs its code, so the disk cache is used only in a
+# directory no other user can write (created 0700, owned by this user,
+# neither group- nor world-writable; otherwise one warning and functions
+# stay in memory), and a library is loaded only when its content matches
+# the SHA-256 recorded next to it when it was written (a truncated or
+# corrupted entry, or one from a process that died mid-write, is compiled
+# again). Entries are written to a temporary file and renamed into place,
+# the recorded hash first: a process that sees a library sees its hash.
 #
 # ===----------------------------------------------------------------------=== #
 
 import ctypes
 import hashlib
+import hmac
 import os
+import stat
 import tempfile
 import time
 import warnings
@@ -40,7 +50,14 @@ _shape_families = {}
 _shaped_calls = {}
 _stats = {"dynamic_compiles": 0, "compiles": 0, "cache_hits": 0, "disk_hits": 0, "compile_seconds": 0.0,
           "last_compile_seconds": None, "autotune_runs": 0, "tuning_cache_hits": 0,
-          "weight_packs": 0}
+          "weight_packs": 0, "disk_rejects": 0}
+# Cache directories already warned about (one warning each per process).
+_untrusted_dirs = set()
+
+
+class CacheWarning(UserWarning):
+    """The disk cache directory is not private to this user (or cannot be
+    created): compiled functions are kept in memory instead."""
 
 
 class TuningWarning(UserWarning):
@@ -258,6 +275,90 @@ def _compiler_identity():
     return f"{__version__}:{st.st_size}:{st.st_mtime_ns}"
 
 
+def _private_directory(directory):
+    """`directory` (created 0700 when missing) if only this user can write
+    to it: owned by the effective user and neither group- nor
+    world-writable. Otherwise None, with one CacheWarning per directory: a
+    library someone else could have written there would run as this
+    user."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        info = os.stat(directory)
+    except OSError as error:
+        problem = f"it cannot be created or read ({error})"
+    else:
+        problem = None
+        if not stat.S_ISDIR(info.st_mode):
+            problem = "it is not a directory"
+        elif info.st_uid != os.geteuid():
+            problem = (f"it belongs to user id {info.st_uid}, not to this process's "
+                       f"({os.geteuid()})")
+        elif info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            problem = f"other users can write to it (mode {info.st_mode & 0o777:o})"
+    if problem is None:
+        return directory
+    if directory not in _untrusted_dirs:
+        _untrusted_dirs.add(directory)
+        warnings.warn(f"attn_mlir: not using the disk cache {directory}: {problem}; "
+                      "compiled functions stay in memory (set ATTN_MLIR_CACHE_DIR to a "
+                      "directory only you can write, or ATTN_MLIR_DISK_CACHE=0)",
+                      CacheWarning, stacklevel=3)
+    return None
+
+
+def _content_hash(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _verified(path):
+    """Whether the library at `path` may be loaded: it exists, is this
+    user's, is not writable by others, and its content has the SHA-256
+    recorded in `path`.sha256 when it was written."""
+    try:
+        info = os.stat(path)
+        if info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return False
+        with open(path + ".sha256") as f:
+            recorded = f.read().strip()
+        return hmac.compare_digest(recorded, _content_hash(path))
+    except OSError:
+        return False
+
+
+def _write_atomically(directory, path, write):
+    """Calls write(temporary path) for a file in `directory`, then renames
+    it to `path` (readers see all of it or nothing)."""
+    fd, partial = tempfile.mkstemp(suffix=".part", dir=directory)
+    os.close(fd)
+    try:
+        write(partial)
+        os.replace(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+
+
+def _store_library(directory, path, emit):
+    """Writes the library `emit(file)` makes to `path`, its content's
+    SHA-256 to `path`.sha256 first."""
+    fd, library = tempfile.mkstemp(suffix=".so", dir=directory)
+    os.close(fd)
+    try:
+        emit(library)
+        digest = _content_hash(library)
+
+        def write_hash(file):
+            with open(file, "w") as f:
+                f.write(digest + "\n")
+
+        _write_atomically(directory, path + ".sha256", write_hash)
+        os.replace(library, path)
+    finally:
+        if os.path.exists(library):
+            os.unlink(library)
+
+
 _scratch = None
 
 
@@ -319,26 +420,22 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=Non
         pipeline = _autotune(program, pipeline, opt_level)
     disk_key = (ir, target, entry, pipeline, opt_level, gpu_arch)
     directory = cache_dir()
+    if directory is not None:
+        directory = _private_directory(directory)
     if directory is None and target == "cuda":
-        directory = _scratch_dir()
+        directory = _scratch_dir()  # mkdtemp's: 0700, this user's
     if directory is None:
         backend = program.jit(pipeline, opt_level)
         compiled = True
     else:
         digest = hashlib.sha256(repr((disk_key, _compiler_identity())).encode()).hexdigest()[:40]
         path = os.path.join(directory, digest + ".so")
-        compiled = not os.path.exists(path)
+        compiled = not _verified(path)
         if compiled:
-            os.makedirs(directory, exist_ok=True)
-            fd, partial = tempfile.mkstemp(suffix=".so", dir=directory)
-            os.close(fd)
-            try:
-                program.emit_shared(partial, pipeline, opt_level, target,
-                                    gpu_arch or "sm_90a")
-                os.replace(partial, path)  # atomic: other processes see all or nothing
-            finally:
-                if os.path.exists(partial):
-                    os.unlink(partial)
+            if os.path.exists(path):
+                _stats["disk_rejects"] += 1
+            _store_library(directory, path, lambda file: program.emit_shared(
+                file, pipeline, opt_level, target, gpu_arch or "sm_90a"))
         backend = (_CudaLibrary if target == "cuda" else _SharedLibrary)(path, program.name)
     seconds = time.perf_counter() - start
     if compiled:
@@ -404,8 +501,10 @@ def stats():
     (those of shape-generic functions compile_shaped chose), cache_hits (in
     process), disk_hits (loaded from the on-disk cache), compile_seconds
     (total), last_compile_seconds, autotune_runs (candidates timed) and
-    tuning_cache_hits (sizes taken from the tuning cache) and weight_packs
-    (module parameters packed into panels: once per parameter array); and
+    tuning_cache_hits (sizes taken from the tuning cache), weight_packs
+    (module parameters packed into panels: once per parameter array) and
+    disk_rejects (disk cache entries not loaded because their content did
+    not match the hash recorded with them: compiled again); and
     the caching allocator of compiled CPU code: allocator_reused (blocks
     handed out again), allocator_fresh (blocks taken from the system) and
     allocator_cached_bytes (free blocks it holds, see empty_cache)."""
