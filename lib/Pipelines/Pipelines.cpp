@@ -192,6 +192,9 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
 
 void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
                                        const CpuPipelineOptions &options) {
+  // Entry points check the sizes and strides of the buffers they are
+  // given before touching them (attn_abi_error reports a mismatch).
+  pm.addPass(createAttnCheckAbi());
   pm.addPass(createConvertBufferizationToMemRefPass());
   // The (batch, head, query tile) loop: OpenMP threads, or sequential.
   if (options.threads)

@@ -44,8 +44,8 @@ lowerCopy(ModuleOp module, function_ref<void(OpPassManager &)> build,
 //===----------------------------------------------------------------------===//
 
 JitFunction::JitFunction(std::unique_ptr<ExecutionEngine> engine,
-                         FunctionAbi abi)
-    : engine(std::move(engine)), abi(std::move(abi)) {}
+                         FunctionAbi abi, bool checksAbi)
+    : engine(std::move(engine)), abi(std::move(abi)), checksAbi(checksAbi) {}
 
 JitFunction::~JitFunction() = default;
 
@@ -99,7 +99,8 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
     return setAllocator.takeError();
   reinterpret_cast<void (*)(void *(*)(uint64_t), void (*)(void *))>(
       *setAllocator)(attnCpuAlloc, attnCpuFree);
-  return std::unique_ptr<JitFunction>(new JitFunction(std::move(*engine), abi));
+  return std::unique_ptr<JitFunction>(
+      new JitFunction(std::move(*engine), abi, /*checksAbi=*/true));
 }
 
 llvm::Expected<std::unique_ptr<JitFunction>>
@@ -119,7 +120,8 @@ JitFunction::compileCuda(ModuleOp module, const FunctionAbi &abi,
   auto engine = createEngine(**copy, host, runtimes);
   if (!engine)
     return engine.takeError();
-  return std::unique_ptr<JitFunction>(new JitFunction(std::move(*engine), abi));
+  return std::unique_ptr<JitFunction>(
+      new JitFunction(std::move(*engine), abi, /*checksAbi=*/false));
 }
 
 llvm::Error JitFunction::call(MutableArrayRef<HostArray> arrays) {
@@ -179,7 +181,22 @@ llvm::Error JitFunction::call(ArrayRef<Buffer> buffers) {
     descriptorPtrs[i] = desc.data();
     args.push_back(&descriptorPtrs[i]);
   }
-  return engine->invokePacked(abi.getCInterfaceSymbol(), args);
+  if (!checksAbi)
+    return engine->invokePacked(abi.getCInterfaceSymbol(), args);
+  // The packed wrapper writes the status through one more pointer.
+  int32_t status = 0;
+  args.push_back(&status);
+  if (llvm::Error error = engine->invokePacked(abi.getCInterfaceSymbol(), args))
+    return error;
+  if (status == 0)
+    return llvm::Error::success();
+  auto query = engine->lookup(kAbiErrorFunction);
+  if (!query)
+    return query.takeError();
+  int64_t info[5] = {0, 0, 0, 0, 0};
+  reinterpret_cast<int (*)(int64_t *)>(*query)(info);
+  return llvm::createStringError("@" + abi.name + " refused its buffers: " +
+                                 describeAbiMismatch(abi, info));
 }
 
 //===----------------------------------------------------------------------===//

@@ -69,14 +69,27 @@ def _format_shape(shape):
     return "x".join("?" if d < 0 else str(d) for d in shape)
 
 
+# What attn_abi_error's kind field means (docs/CpuABI.md).
+_ABI_MISMATCHES = {0: "size", 1: "stride", 2: "data pointer", 3: "offset"}
+
+
 class _SharedLibrary:
     """A function in a shared library, called through its C interface
-    (`_mlir_ciface_<name>` taking one memref descriptor per parameter)."""
+    (`_mlir_ciface_<name>` taking one memref descriptor per parameter). CPU
+    code checks the buffers it is given and returns a status (0: ran);
+    attn_abi_error says why it refused them."""
+
+    _checks_abi = True
 
     def __init__(self, path, name):
         library = ctypes.CDLL(path)
+        self._name = name
         self._function = getattr(library, "_mlir_ciface_" + name)
-        self._function.restype = None
+        self._function.restype = ctypes.c_int32 if self._checks_abi else None
+        if self._checks_abi:
+            self._abi_error = library.attn_abi_error
+            self._abi_error.restype = ctypes.c_int
+            self._abi_error.argtypes = [ctypes.POINTER(ctypes.c_int64)]
         self._types = {}
         # CPU code: temporaries from the caching allocator (docs/CpuABI.md).
         set_allocator = getattr(library, "attn_set_allocator", None)
@@ -104,7 +117,15 @@ class _SharedLibrary:
 
     def call(self, arrays):
         descriptors = [self._descriptor(a) for a in arrays]
-        self._function(*[ctypes.byref(d) for d in descriptors])
+        status = self._function(*[ctypes.byref(d) for d in descriptors])
+        if status:
+            info = (ctypes.c_int64 * 5)()
+            self._abi_error(info)
+            argument, dimension, kind, expected, actual = info
+            raise RuntimeError(
+                f"@{self._name} refused its buffers: argument #{argument} (shape "
+                f"{_format_shape(_arrays.shape(arrays[argument]))}), dimension {dimension}: "
+                f"{_ABI_MISMATCHES.get(kind, kind)} {actual}, expected {expected}")
 
 
 class _CudaLibrary(_SharedLibrary):
@@ -115,6 +136,7 @@ class _CudaLibrary(_SharedLibrary):
     CUDA call that failed) becomes a RuntimeError."""
 
     _runtime = None
+    _checks_abi = False
 
     def __init__(self, path, name):
         # Loaded at the first call: loading initialises the driver and the

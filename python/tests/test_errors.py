@@ -122,3 +122,19 @@ def test_call_checks_arguments():
         f(np.ones((1, 1, 4, 8), np.float16))
     with pytest.raises(ValueError, match="input #0 of @f has shape 1x1x5x8, the function takes 1x1x4x8"):
         f(np.ones((1, 1, 5, 8), np.float32))
+
+
+def test_compiled_code_refuses_buffers_it_was_not_compiled_for(monkeypatch, tmp_path):
+    """Past the package's own checks, the compiled entry point checks its
+    buffers (attn-check-abi): one of another size is refused, nothing is
+    written, and the error gives the numbers."""
+    monkeypatch.setenv("ATTN_MLIR_CACHE_DIR", str(tmp_path))  # a shared library
+    attn_mlir.clear_cache()
+    f = attn_mlir.compile(TINY_SDPA)
+    out = np.full((1, 1, 4, 8), np.nan, np.float32)
+    with pytest.raises(RuntimeError, match=r"@f refused its buffers: argument #0 \(shape "
+                                           r"1x1x5x8\), dimension 2: size 5, expected 4"):
+        f._backend.call([np.ones((1, 1, 5, 8), np.float32), out])
+    assert np.isnan(out).all()
+    f._backend.call([np.ones((1, 1, 4, 8), np.float32), out])  # the next call runs
+    assert np.allclose(out, 1.0)

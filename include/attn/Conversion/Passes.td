@@ -132,6 +132,42 @@ def AttnLowerToGPU : Pass<"attn-lower-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnCheckAbi : Pass<"attn-check-abi", "::mlir::ModuleOp"> {
+  let summary = "Make public functions check the buffers they are given";
+  let description = [{
+    Runs on a bufferized module (memrefs, before the lowering to LLVM).
+    Every public function with buffer arguments (with the identity layout)
+    and no results (the out-parameter ABI of docs/CpuABI.md) takes them as
+    fully dynamic strided memrefs of the same rank and element type,
+    returns an `i32`, and starts by checking each buffer against the type
+    it was compiled for: every static size equal, no negative dynamic size,
+    every stride that of a dense row-major buffer of the sizes given
+    (dimensions of size 1 may have any stride), offset 0 (the compiled type
+    has none), no null data pointer for a non-empty buffer. Only then are the buffers cast back to their
+    compiled types and the body runs, and the function returns 0;
+    otherwise it records the first mismatch and returns 1 without touching
+    any buffer. The record is read with the function the pass exports:
+
+        int attn_abi_error(int64_t info[5]);
+
+    which returns 1 and fills `info` (if not null) with (argument index,
+    dimension, kind, expected, actual) of the last refused call (kind 0: a
+    size, 1: a stride, 2: a null pointer, 3: an offset, dimension -1 for
+    the last two), and forgets it; 0
+    if none was refused since. The status a call returns is its own; the
+    record is one per library (concurrent refused calls keep one of
+    theirs). The checks cost a few comparisons per buffer and call;
+    without them a buffer of the wrong size is read or written out of
+    bounds.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def AttnCpuAllocatorHooks
     : Pass<"attn-cpu-allocator-hooks", "::mlir::ModuleOp"> {
   let summary = "Route CPU code's heap allocations through a replaceable allocator";

@@ -58,7 +58,8 @@ public:
 
   /// Calls the function on `buffers`: one per ABI parameter, inputs then
   /// outputs. Fails, without calling, if a buffer's element kind or a
-  /// static dimension disagrees with the ABI.
+  /// static dimension disagrees with the ABI; fails with the compiled
+  /// code's own report (attn_abi_error) if it refused the buffers.
   llvm::Error call(ArrayRef<Buffer> buffers);
   llvm::Error call(MutableArrayRef<HostArray> arrays);
 
@@ -66,10 +67,14 @@ public:
   const FunctionAbi &getAbi() const { return abi; }
 
 private:
-  JitFunction(std::unique_ptr<ExecutionEngine> engine, FunctionAbi abi);
+  JitFunction(std::unique_ptr<ExecutionEngine> engine, FunctionAbi abi,
+              bool checksAbi);
 
   std::unique_ptr<ExecutionEngine> engine;
   FunctionAbi abi;
+  /// CPU code checks its buffers (attn-check-abi): its entry point returns
+  /// a status, and attn_abi_error says why it refused a call.
+  bool checksAbi;
 };
 
 /// Evaluates tensor dimensions and index values of one function for

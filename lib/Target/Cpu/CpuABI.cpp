@@ -193,6 +193,43 @@ FailureOr<SmallVector<FunctionAbi>> attn::getModuleAbi(ModuleOp module) {
   return abis;
 }
 
+std::string attn::describeAbiMismatch(const FunctionAbi &abi,
+                                      ArrayRef<int64_t> info) {
+  int64_t argument = info[0], dimension = info[1], kind = info[2];
+  int64_t expected = info[3], actual = info[4];
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (argument < 0 || argument >= static_cast<int64_t>(abi.params.size()))
+    return (os << "argument #" << argument << " (the function has "
+               << abi.params.size() << ")", text);
+  const AbiParam &param = abi.params[argument];
+  unsigned index = argument;
+  os << (param.isOutput ? "output #" : "input #")
+     << (param.isOutput ? index - abi.numInputs : index) << " ("
+     << formatTensorType(param.shape, param.element) << "): ";
+  switch (static_cast<AbiMismatch>(kind)) {
+  case AbiMismatch::Size:
+    if (param.getRank() > dimension && !ShapedType::isDynamic(param.shape[dimension]))
+      os << "dimension " << dimension << " has size " << actual
+         << ", the function was compiled for " << expected;
+    else
+      os << "dimension " << dimension << " has the negative size " << actual;
+    break;
+  case AbiMismatch::Stride:
+    os << "dimension " << dimension << " has stride " << actual
+       << " elements, a dense row-major buffer of its sizes has " << expected;
+    break;
+  case AbiMismatch::Null:
+    os << "the data pointer is null but the buffer is not empty";
+    break;
+  case AbiMismatch::Offset:
+    os << "the offset is " << actual << " elements, the function reads "
+       << "buffers from their aligned pointer (offset 0)";
+    break;
+  }
+  return text;
+}
+
 //===----------------------------------------------------------------------===//
 // C header
 //===----------------------------------------------------------------------===//
@@ -230,7 +267,9 @@ static void emitDescriptor(const AbiParam &param, llvm::raw_ostream &os) {
   os << "} " << name << ";\n#endif\n\n";
 }
 
-static void emitFunction(const FunctionAbi &abi, llvm::raw_ostream &os) {
+static void emitFunction(const FunctionAbi &abi, llvm::raw_ostream &os,
+                         bool checked) {
+  StringRef status = checked ? "int32_t" : "void";
   // What each parameter is.
   os << "/* " << abi.name << "\n";
   for (auto [i, param] : llvm::enumerate(abi.params))
@@ -239,7 +278,7 @@ static void emitFunction(const FunctionAbi &abi, llvm::raw_ostream &os) {
   os << " */\n";
 
   // The exported descriptor entry point.
-  os << "void " << abi.getCInterfaceSymbol() << "(";
+  os << status << " " << abi.getCInterfaceSymbol() << "(";
   for (auto [i, param] : llvm::enumerate(abi.params)) {
     os << (i ? ", " : "");
     if (param.isBuffer)
@@ -255,7 +294,7 @@ static void emitFunction(const FunctionAbi &abi, llvm::raw_ostream &os) {
   os << "/* " << abi.name
      << " on contiguous row-major buffers; `<name>_sizes` (all dimensions)\n"
         " * is taken only for buffers whose type has dynamic dimensions. */\n";
-  os << "static inline void attn_" << abi.name << "(";
+  os << "static inline " << status << " attn_" << abi.name << "(";
   for (auto [i, param] : llvm::enumerate(abi.params)) {
     std::string name = getParamName(abi, i);
     os << (i ? ", " : "");
@@ -293,7 +332,8 @@ static void emitFunction(const FunctionAbi &abi, llvm::raw_ostream &os) {
       os << "  attn_set_contiguous_strides(" << param.getRank() << ", d_"
          << name << ".sizes, d_" << name << ".strides);\n";
   }
-  os << "  " << abi.getCInterfaceSymbol() << "(";
+  os << "  " << (checked ? "return " : "") << abi.getCInterfaceSymbol()
+     << "(";
   for (auto [i, param] : llvm::enumerate(abi.params))
     os << (i ? ", " : "") << (param.isBuffer ? "&d_" : "")
        << getParamName(abi, i);
@@ -347,8 +387,19 @@ void attn::emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard,
     for (const AbiParam &param : abi.params)
       if (param.isBuffer && emitted.insert(getDescriptorName(param)).second)
         emitDescriptor(param, os);
+  if (!deviceBuffers)
+    os << "#ifndef ATTN_ABI_ERROR\n"
+       << "#define ATTN_ABI_ERROR\n"
+       << "/* Why the last call of the library that returned 1 refused its\n"
+       << " * buffers: returns 1 and fills info (if not null) with (argument,\n"
+       << " * dimension, kind, expected, actual), kind 0 a size, 1 a stride\n"
+       << " * (in elements), 2 a null data pointer, 3 an offset other than 0;\n"
+       << " * 0 when no call was refused\n"
+       << " * since the last query (docs/CpuABI.md). */\n"
+       << "int " << kAbiErrorFunction << "(int64_t info[5]);\n"
+       << "#endif\n\n";
   for (const FunctionAbi &abi : abis)
-    emitFunction(abi, os);
+    emitFunction(abi, os, /*checked=*/!deviceBuffers);
 
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
 }

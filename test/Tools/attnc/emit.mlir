@@ -19,8 +19,8 @@
 
 // MLIR: llvm.func @_mlir_ciface_fixed(
 // MLIR: llvm.func @_mlir_ciface_dynamic(
-// LLVM: define void @_mlir_ciface_fixed(ptr
-// LLVM: define void @_mlir_ciface_dynamic(ptr
+// LLVM: define {{.*}}i32 @_mlir_ciface_fixed(ptr
+// LLVM: define {{.*}}i32 @_mlir_ciface_dynamic(ptr
 // ASM: _mlir_ciface_fixed:
 // WIDE: %{{[yz]}}mm
 // NARROW-NOT: %{{[yz]}}mm
@@ -47,10 +47,10 @@
 // HEADER-NEXT:  *   in2: tensor<1x2x6x8xf16>
 // HEADER-NEXT:  *   in3: tensor<1xi32>
 // HEADER-NEXT:  *   out0: tensor<1x2x4x8xf16>  (written by the call)
-// HEADER: void _mlir_ciface_fixed(attn_memref_f16_4d *in0, attn_memref_f16_4d *in1, attn_memref_f16_4d *in2, attn_memref_i32_1d *in3, attn_memref_f16_4d *out0);
-// HEADER: static inline void attn_fixed(const uint16_t *in0, const uint16_t *in1, const uint16_t *in2, const int32_t *in3, uint16_t *out0) {
-// HEADER: void _mlir_ciface_dynamic(attn_memref_f32_4d *in0, attn_memref_f32_4d *in1, attn_memref_f32_4d *in2, attn_memref_f32_4d *out0);
-// HEADER: static inline void attn_dynamic(const float *in0, const int64_t *in0_sizes, const float *in1, const int64_t *in1_sizes, const float *in2, const int64_t *in2_sizes, float *out0, const int64_t *out0_sizes) {
+// HEADER: int32_t _mlir_ciface_fixed(attn_memref_f16_4d *in0, attn_memref_f16_4d *in1, attn_memref_f16_4d *in2, attn_memref_i32_1d *in3, attn_memref_f16_4d *out0);
+// HEADER: static inline int32_t attn_fixed(const uint16_t *in0, const uint16_t *in1, const uint16_t *in2, const int32_t *in3, uint16_t *out0) {
+// HEADER: int32_t _mlir_ciface_dynamic(attn_memref_f32_4d *in0, attn_memref_f32_4d *in1, attn_memref_f32_4d *in2, attn_memref_f32_4d *out0);
+// HEADER: static inline int32_t attn_dynamic(const float *in0, const int64_t *in0_sizes, const float *in1, const int64_t *in1_sizes, const float *in2, const int64_t *in2_sizes, float *out0, const int64_t *out0_sizes) {
 // HEADER: attn_memref_f32_4d d_in0 = {(float *)in0, (float *)in0, 0, {in0_sizes[0], 2, in0_sizes[2], 8}, {0}};
 // HEADER: _mlir_ciface_dynamic(&d_in0, &d_in1, &d_in2, &d_out0);
 // HEADER: #endif

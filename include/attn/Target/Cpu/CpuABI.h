@@ -83,12 +83,29 @@ FailureOr<FunctionAbi> getFunctionAbi(func::FuncOp func);
 /// (with diagnostics) if one cannot be described or there is none.
 FailureOr<SmallVector<FunctionAbi>> getModuleAbi(ModuleOp module);
 
+/// The function compiled CPU code exports (attn-check-abi) to say why a
+/// call refused its buffers: `int attn_abi_error(int64_t info[5])`, info =
+/// (argument, dimension, kind, expected, actual).
+constexpr llvm::StringLiteral kAbiErrorFunction = "attn_abi_error";
+
+/// The kinds of mismatch attn_abi_error reports.
+enum class AbiMismatch : int64_t { Size = 0, Stride = 1, Null = 2, Offset = 3 };
+
+/// What `attn_abi_error` reported for a call of `abi` (its five fields:
+/// argument, dimension, kind, expected, actual; docs/CpuABI.md), in words
+/// with the numbers: "output #0 (tensor<4x8xf32>): dimension 1 has size 6,
+/// the function was compiled for 8".
+std::string describeAbiMismatch(const FunctionAbi &abi,
+                                ArrayRef<int64_t> info);
+
 /// Writes a self-contained C header declaring every function of `abis`: the
 /// descriptor structs, the `_mlir_ciface_` entry points and a plain-pointer
 /// convenience wrapper `attn_<name>` for each. `guard` names the include
 /// guard; `source` is quoted in the banner, which says, with
 /// `deviceBuffers` (code compiled for CUDA), that pointers are device
-/// memory.
+/// memory. CPU entry points return their attn-check-abi status (0: ran, 1:
+/// refused their buffers; `attn_abi_error` says why); CUDA ones return
+/// nothing.
 void emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard, StringRef source,
                  llvm::raw_ostream &os, bool deviceBuffers = false);
 

@@ -123,9 +123,41 @@ int main(void) {
     attn_set_contiguous_strides(4, dk.sizes, dk.strides);
     attn_set_contiguous_strides(4, dv.sizes, dv.strides);
     attn_set_contiguous_strides(4, dout.sizes, dout.strides);
-    _mlir_ciface_static_gqa_causal(&dq, &dk, &dv, &dout);
+    int32_t status = _mlir_ciface_static_gqa_causal(&dq, &dk, &dv, &dout);
     double *want = reference(q, k, v, 2, 4, 2, 5, 7, 8, 8, /*causal=*/1);
     failures += check("static_gqa_causal", o, want, 2 * 4 * 5 * 8);
+    failures += status != 0 || attn_abi_error(NULL) != 0;
+
+    /* Buffers that do not match what the function was compiled for are
+     * refused, untouched, with the numbers: a wrong size, a transposed
+     * layout's strides, a null pointer. */
+    int64_t info[5];
+    float *canary = poisoned_buffer(2 * 4 * 5 * 8);
+    attn_memref_f32_4d small = {canary, canary, 0, {2, 4, 3, 8}, {0}};
+    attn_set_contiguous_strides(4, small.sizes, small.strides);
+    status = _mlir_ciface_static_gqa_causal(&dq, &dk, &dv, &small);
+    int error = attn_abi_error(info);
+    printf("refused size: status %d error %d argument %lld dimension %lld kind %lld "
+           "expected %lld actual %lld\n", status, error, (long long)info[0],
+           (long long)info[1], (long long)info[2], (long long)info[3],
+           (long long)info[4]);
+    printf("refused size: output %s\n", isnan(canary[0]) ? "untouched" : "WRITTEN");
+    printf("after the query: %d\n", attn_abi_error(NULL));
+    attn_memref_f32_4d transposed = dk;
+    transposed.strides[2] = 1, transposed.strides[3] = 7;
+    status = _mlir_ciface_static_gqa_causal(&dq, &transposed, &dv, &dout);
+    error = attn_abi_error(info);
+    printf("refused stride: status %d error %d argument %lld dimension %lld kind %lld "
+           "expected %lld actual %lld\n", status, error, (long long)info[0],
+           (long long)info[1], (long long)info[2], (long long)info[3],
+           (long long)info[4]);
+    attn_memref_f32_4d null = dv;
+    null.allocated = null.aligned = NULL;
+    status = _mlir_ciface_static_gqa_causal(&dq, &dk, &null, &dout);
+    error = attn_abi_error(info);
+    printf("refused null: status %d error %d argument %lld kind %lld\n", status, error,
+           (long long)info[0], (long long)info[2]);
+    free(canary);
     free(q), free(k), free(v), free(o), free(want);
   }
 
@@ -137,9 +169,13 @@ int main(void) {
                   vs[4] = {3, 2, 6, 4}, os[4] = {3, 2, 9, 4};
     float *q = random_buffer(3 * 2 * 9 * 16), *k = random_buffer(3 * 2 * 6 * 16),
           *v = random_buffer(3 * 2 * 6 * 4), *o = poisoned_buffer(3 * 2 * 9 * 4);
-    attn_dynamic(q, qs, k, ks, v, vs, o, os);
+    failures += attn_dynamic(q, qs, k, ks, v, vs, o, os) != 0;
     double *want = reference(q, k, v, 3, 2, 2, 9, 6, 16, 4, /*causal=*/0);
     failures += check("dynamic", o, want, 3 * 2 * 9 * 4);
+    /* A negative size through the wrapper: refused. */
+    const int64_t bad[4] = {3, 2, -9, 4};
+    printf("refused negative: status %d\n", attn_dynamic(q, qs, k, ks, v, vs, o, bad));
+    attn_abi_error(NULL);
     free(q), free(k), free(v), free(o), free(want);
   }
   printf("allocator: %s\n", allocations > 0 && allocations == releases

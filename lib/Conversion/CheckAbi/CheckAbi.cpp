@@ -1,0 +1,317 @@
+//===- CheckAbi.cpp - entry points check the buffers they are given -------===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// A compiled function reads the sizes and strides of its buffers from its
+// type: a caller passing a buffer of other sizes (a C program with a
+// wrong length, a header from another compile) gets memory read or
+// written out of bounds. This pass makes each public function take its
+// buffers as fully dynamic memrefs, compare what it is given with what it
+// was compiled for, and only then view them as their compiled types and run; a mismatch is
+// recorded for `attn_abi_error` and the function returns. See the pass
+// description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/CheckAbi/CheckAbi.h"
+
+#include "attn/Target/Cpu/CpuABI.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNCHECKABI
+#include "attn/Conversion/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr StringLiteral kRecordFunction = "__attn_abi_mismatch";
+
+/// The record and its two functions, in the LLVM dialect: internal but for
+/// the query, so that each library has its own.
+constexpr StringLiteral kDefinitions = R"mlir(
+llvm.mlir.global internal @__attn_abi_info(dense<0> : tensor<6xi64>) : !llvm.array<6 x i64>
+llvm.func internal @__attn_abi_mismatch(%argument: i64, %dimension: i64, %kind: i64,
+                                         %expected: i64, %actual: i64) {
+  %info = llvm.mlir.addressof @__attn_abi_info : !llvm.ptr
+  %one = llvm.mlir.constant(1 : i64) : i64
+  llvm.store %one, %info : i64, !llvm.ptr
+  %values = llvm.getelementptr %info[1] : (!llvm.ptr) -> !llvm.ptr, i64
+  llvm.store %argument, %values : i64, !llvm.ptr
+  %p1 = llvm.getelementptr %info[2] : (!llvm.ptr) -> !llvm.ptr, i64
+  llvm.store %dimension, %p1 : i64, !llvm.ptr
+  %p2 = llvm.getelementptr %info[3] : (!llvm.ptr) -> !llvm.ptr, i64
+  llvm.store %kind, %p2 : i64, !llvm.ptr
+  %p3 = llvm.getelementptr %info[4] : (!llvm.ptr) -> !llvm.ptr, i64
+  llvm.store %expected, %p3 : i64, !llvm.ptr
+  %p4 = llvm.getelementptr %info[5] : (!llvm.ptr) -> !llvm.ptr, i64
+  llvm.store %actual, %p4 : i64, !llvm.ptr
+  llvm.return
+}
+llvm.func @attn_abi_error(%out: !llvm.ptr) -> i32 {
+  %info = llvm.mlir.addressof @__attn_abi_info : !llvm.ptr
+  %flag = llvm.load %info : !llvm.ptr -> i64
+  %zero = llvm.mlir.constant(0 : i64) : i64
+  %none = llvm.icmp "eq" %flag, %zero : i64
+  llvm.cond_br %none, ^clear, ^report
+^report:
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %c5 = llvm.mlir.constant(5 : i64) : i64
+  %null = llvm.mlir.zero : !llvm.ptr
+  %nowhere = llvm.icmp "eq" %out, %null : !llvm.ptr
+  %count = llvm.select %nowhere, %zero, %c5 : i1, i64
+  llvm.br ^copy(%zero : i64)
+^copy(%i: i64):
+  %more = llvm.icmp "slt" %i, %count : i64
+  llvm.cond_br %more, ^step, ^done
+^step:
+  %j = llvm.add %i, %c1 : i64
+  %from = llvm.getelementptr %info[%j] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  %value = llvm.load %from : !llvm.ptr -> i64
+  %to = llvm.getelementptr %out[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+  llvm.store %value, %to : i64, !llvm.ptr
+  llvm.br ^copy(%j : i64)
+^done:
+  llvm.store %zero, %info : i64, !llvm.ptr
+  %yes = llvm.mlir.constant(1 : i32) : i32
+  llvm.return %yes : i32
+^clear:
+  %no = llvm.mlir.constant(0 : i32) : i32
+  llvm.return %no : i32
+}
+)mlir";
+
+/// The first failing check of a function's entry, as SSA values: whether
+/// one failed, and its (argument, dimension, kind, expected, actual).
+struct Mismatch {
+  Value failed;
+  SmallVector<Value, 5> info;
+
+  /// Records (argument, dimension, kind, expected, actual) where `cond`
+  /// holds and no earlier check failed.
+  void check(OpBuilder &b, Location loc, Value cond, ArrayRef<Value> fields) {
+    Value first = arith::AndIOp::create(
+        b, loc, cond,
+        arith::XOrIOp::create(b, loc, failed,
+                              arith::ConstantIntOp::create(b, loc, 1, 1)));
+    for (auto [slot, value] : llvm::zip(info, fields))
+      slot = arith::SelectOp::create(b, loc, first, value, slot);
+    failed = arith::OrIOp::create(b, loc, failed, cond);
+  }
+};
+
+/// The fully dynamic strided memref of `type`'s rank and element type.
+MemRefType getDynamicType(MemRefType type) {
+  SmallVector<int64_t> dynamic(type.getRank(), ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic,
+                                       dynamic);
+  return MemRefType::get(dynamic, type.getElementType(), layout,
+                         type.getMemorySpace());
+}
+
+/// Whether `type` is what the out-parameter ABI passes: a memref with the
+/// identity layout (dense row-major), which a dynamic memref can be cast
+/// back to.
+bool isAbiBuffer(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  return memref && memref.getLayout().isIdentity();
+}
+
+/// Makes `fn` (one block, ending in a return of nothing) take its buffers
+/// dynamically, check them, and run its body, inside an scf.if, only with
+/// the buffers reinterpreted as their compiled types and when every check
+/// passed; otherwise record the
+/// mismatch. It returns the status. (One block with structured control
+/// flow rather than a branch: later conversions of the body's OpenMP
+/// regions expect their buffers defined in the entry block.)
+void addChecks(func::FuncOp fn) {
+  Location loc = fn.getLoc();
+  MLIRContext *ctx = fn.getContext();
+  Block *body = &fn.front();
+  auto ret = cast<func::ReturnOp>(body->getTerminator());
+  Operation *firstOp = &body->front();
+  unsigned numArgs = body->getNumArguments();
+
+  OpBuilder b = OpBuilder::atBlockBegin(body);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto i64 = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+  };
+  Mismatch mismatch;
+  mismatch.failed = arith::ConstantIntOp::create(b, loc, 0, 1);
+  for (int k = 0; k < 5; ++k)
+    mismatch.info.push_back(arith::ConstantIntOp::create(b, loc, 0, 64));
+  auto kindValue = [&](AbiMismatch kind) -> Value {
+    return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(kind),
+                                        64);
+  };
+
+  SmallVector<Type> argTypes;
+  for (unsigned position = 0; position < numArgs; ++position) {
+    BlockArgument arg = body->getArgument(position);
+    Type type = arg.getType();
+    if (!isAbiBuffer(type)) {
+      argTypes.push_back(type);
+      arg.replaceAllUsesWith(body->addArgument(type, arg.getLoc()));
+      continue;
+    }
+    auto compiled = cast<MemRefType>(type);
+    MemRefType dynamic = getDynamicType(compiled);
+    argTypes.push_back(dynamic);
+    Value given = body->addArgument(dynamic, arg.getLoc());
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, given);
+    Value argument = arith::ConstantIntOp::create(b, loc, position, 64);
+    int64_t rank = compiled.getRank();
+    // Sizes the type fixes, then dense row-major strides of the sizes
+    // given (any stride for a dimension of size 1: it is never stepped).
+    Value elements = index(1);
+    SmallVector<Value> expectedStrides(rank);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      expectedStrides[d] = elements;
+      elements = arith::MulIOp::create(b, loc, elements,
+                                       metadata.getSizes()[d]);
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      Value size = metadata.getSizes()[d];
+      Value dimension = arith::ConstantIntOp::create(b, loc, d, 64);
+      if (!compiled.isDynamicDim(d)) {
+        Value expected = index(compiled.getDimSize(d));
+        Value differs = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ne, size, expected);
+        mismatch.check(b, loc, differs,
+                       {argument, dimension, kindValue(AbiMismatch::Size),
+                        i64(expected), i64(size)});
+      } else {
+        Value negative = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, size, index(0));
+        mismatch.check(b, loc, negative,
+                       {argument, dimension, kindValue(AbiMismatch::Size),
+                        i64(index(0)), i64(size)});
+      }
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      Value stride = metadata.getStrides()[d];
+      Value stepped = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne, metadata.getSizes()[d], index(1));
+      Value differs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                            stride, expectedStrides[d]);
+      mismatch.check(
+          b, loc, arith::AndIOp::create(b, loc, stepped, differs),
+          {argument, arith::ConstantIntOp::create(b, loc, d, 64),
+           kindValue(AbiMismatch::Stride), i64(expectedStrides[d]),
+           i64(stride)});
+    }
+    // The compiled type's offset is 0: a view into a larger buffer would be
+    // read from its start.
+    Value none = arith::ConstantIntOp::create(b, loc, -1, 64);
+    Value shifted = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                          metadata.getOffset(), index(0));
+    mismatch.check(b, loc, shifted,
+                   {argument, none, kindValue(AbiMismatch::Offset),
+                    i64(index(0)), i64(metadata.getOffset())});
+    Value pointer =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, given);
+    Value null = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, pointer,
+                              index(0)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, elements,
+                              index(0)));
+    mismatch.check(b, loc, null,
+                   {argument, none, kindValue(AbiMismatch::Null),
+                    arith::ConstantIntOp::create(b, loc, 1, 64),
+                    arith::ConstantIntOp::create(b, loc, 0, 64)});
+    // The buffer as its compiled type: a reinterpret_cast with the checked
+    // sizes and strides (a memref.cast would be folded into its users,
+    // which would then read the dynamic buffer).
+    SmallVector<int64_t> staticStrides;
+    int64_t staticOffset;
+    if (failed(compiled.getStridesAndOffset(staticStrides, staticOffset)))
+      llvm_unreachable("identity layouts have strides");
+    SmallVector<OpFoldResult> sizes, strides;
+    for (int64_t d = 0; d < rank; ++d) {
+      sizes.push_back(compiled.isDynamicDim(d)
+                          ? OpFoldResult(metadata.getSizes()[d])
+                          : OpFoldResult(b.getIndexAttr(compiled.getDimSize(d))));
+      strides.push_back(ShapedType::isDynamic(staticStrides[d])
+                            ? OpFoldResult(expectedStrides[d])
+                            : OpFoldResult(b.getIndexAttr(staticStrides[d])));
+    }
+    arg.replaceAllUsesWith(memref::ReinterpretCastOp::create(
+        b, loc, compiled, given, b.getIndexAttr(0), sizes, strides));
+  }
+  body->eraseArguments(0, numArgs);
+
+  // The old body (from its first op to the return) runs in the `else`
+  // region: when no check failed.
+  auto guard = scf::IfOp::create(b, loc, mismatch.failed,
+                                 /*withElseRegion=*/true);
+  Block *run = &guard.getElseRegion().front();
+  run->getOperations().splice(run->begin(), body->getOperations(),
+                              firstOp->getIterator(), ret->getIterator());
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  LLVM::CallOp::create(b, loc, TypeRange{},
+                       FlatSymbolRefAttr::get(ctx, kRecordFunction),
+                       mismatch.info);
+  b.setInsertionPoint(ret);
+  Value status = arith::ExtUIOp::create(b, loc, b.getI32Type(),
+                                        mismatch.failed);
+  ret->setOperands(ValueRange{status});
+  fn.setFunctionType(FunctionType::get(ctx, argTypes, {b.getI32Type()}));
+}
+
+struct AttnCheckAbiPass : attn::impl::AttnCheckAbiBase<AttnCheckAbiPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    for (StringRef name : {StringRef(kRecordFunction), StringRef(kAbiErrorFunction),
+                           StringRef("__attn_abi_info")})
+      if (Operation *existing = module.lookupSymbol(name)) {
+        existing->emitOpError("attn-check-abi: the symbol ")
+            << name << " is taken";
+        return signalPassFailure();
+      }
+    // Public functions with buffers and no results: the entry points.
+    bool checked = false;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal() || !fn.isPublic() || fn.getNumResults() != 0 ||
+          !llvm::any_of(fn.getArgumentTypes(), isAbiBuffer))
+        continue;
+      if (!fn.getBody().hasOneBlock()) {
+        fn.emitOpError("attn-check-abi: expected one block (structured "
+                       "control flow) in a public function's body");
+        return signalPassFailure();
+      }
+      addChecks(fn);
+      checked = true;
+    }
+    if (!checked)
+      return;
+    OwningOpRef<ModuleOp> definitions =
+        parseSourceString<ModuleOp>(kDefinitions, ParserConfig(ctx));
+    if (!definitions) {
+      module.emitError("attn-check-abi: the record's definitions do not parse");
+      return signalPassFailure();
+    }
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    for (Operation &op :
+         llvm::make_early_inc_range(definitions->getBody()->getOperations()))
+      op.moveBefore(builder.getInsertionBlock(), builder.getInsertionPoint());
+  }
+};
+
+} // namespace

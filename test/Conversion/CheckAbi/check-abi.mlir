@@ -1,0 +1,63 @@
+// RUN: attn-opt %s --attn-check-abi --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-check-abi --split-input-file --canonicalize | FileCheck %s --check-prefix=CANON
+
+// A public function with buffers takes them fully dynamic, returns a
+// status (0: ran, 1: refused its buffers), reads their sizes and strides,
+// compares the static size (4), the dense strides of the sizes given, the
+// offset (0) and the data pointer, and runs its old body only when all
+// match, on the buffers viewed as their compiled types; otherwise it records the first
+// mismatch. Non-buffer arguments pass through.
+// CHECK-LABEL: func.func @entry
+// CHECK-SAME: (%[[A:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %[[N:.*]]: index, %[[OUT:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>) -> i32
+// CHECK: %{{.*}}, %[[OFFSET:.*]], %[[SIZES:.*]]:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[A]]
+// CHECK: arith.cmpi ne, %[[SIZES]]#0, %c4
+// CHECK: arith.cmpi slt, %[[SIZES]]#1
+// CHECK: arith.cmpi ne, %[[STRIDES]]#0, %{{.*}}
+// CHECK: arith.cmpi ne, %[[STRIDES]]#1, %{{.*}}
+// CHECK: arith.cmpi ne, %[[OFFSET]], %{{.*}}
+// CHECK: memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK: %[[CA:.*]] = memref.reinterpret_cast %[[A]] to offset: [0], sizes: [4, %[[SIZES]]#1], strides: [%{{.*}}, 1] : memref<?x?xf32, strided<[?, ?], offset: ?>> to memref<4x?xf32>
+// CHECK: memref.extract_strided_metadata %[[OUT]]
+// CHECK: %[[CO:.*]] = memref.reinterpret_cast %[[OUT]] to offset: [0], sizes: [4, %{{.*}}], strides: [%{{.*}}, 1] : memref<?x?xf32, strided<[?, ?], offset: ?>> to memref<4x?xf32>
+// CHECK: scf.if %[[FAILED:.*]] {
+// CHECK-NEXT: llvm.call @__attn_abi_mismatch(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i64, i64, i64, i64, i64) -> ()
+// CHECK-NEXT: } else {
+// CHECK-NEXT: memref.copy %[[CA]], %[[CO]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[STATUS:.*]] = arith.extui %[[FAILED]] : i1 to i32
+// CHECK-NEXT: return %[[STATUS]] : i32
+// Private functions, functions with results and buffers of other layouts
+// are left as they are.
+// CHECK: func.func private @helper(%{{.*}}: memref<4xf32>)
+// CHECK: func.func @with_result(%{{.*}}: memref<4xf32>) -> index
+// CHECK: func.func @strided(%{{.*}}: memref<4xf32, strided<[2]>>)
+// The record and the query the library exports.
+// CHECK: llvm.mlir.global internal @__attn_abi_info
+// CHECK: llvm.func internal @__attn_abi_mismatch
+// CHECK: llvm.func @attn_abi_error(%{{.*}}: !llvm.ptr) -> i32
+// CANON-LABEL: func.func @entry
+// CANON: memref.reinterpret_cast
+// CANON: scf.if
+func.func @entry(%a: memref<4x?xf32>, %n: index, %out: memref<4x?xf32>) {
+  memref.copy %a, %out : memref<4x?xf32> to memref<4x?xf32>
+  return
+}
+func.func private @helper(%a: memref<4xf32>) {
+  return
+}
+func.func @with_result(%a: memref<4xf32>) -> index {
+  %c = arith.constant 4 : index
+  return %c : index
+}
+func.func @strided(%a: memref<4xf32, strided<[2]>>) {
+  return
+}
+
+// -----
+
+// Nothing to check: nothing added.
+// CHECK-LABEL: func.func @scalars
+// CHECK-NOT: attn_abi
+func.func @scalars(%x: f32) {
+  return
+}
