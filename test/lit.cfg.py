@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -45,13 +46,26 @@ llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_to
 config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
 config.substitutions.append(("%python", '"%s"' % config.python_executable))
 
+# A sanitized build (-DATTN_SANITIZE=ON, docs/Testing.md): any report fails
+# the test. Leaks are not checked (LLVM's and Python's own allocations at
+# exit). The Python module is instrumented but Python is not: its
+# interpreter gets the sanitizer runtime preloaded.
+if config.attn_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("sanitized")
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=0"
+    config.environment["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
+    runtime = subprocess.check_output(
+        [config.host_cc, "-print-file-name=libclang_rt.asan-x86_64.so"], text=True).strip()
+    config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
+    config.substitutions.append(
+        ("%python", 'env LD_PRELOAD="%s" "%s"' % (runtime, config.python_executable)))
+
 # What scripts/deps.sh installs is required, not optional: a test that
 # skips for want of it would report untested code as fine. Only hardware
 # (the host's vector ISA, a GPU) and the CUDA toolkit decide what runs.
 missing_deps = []
 
 # Integration tests compute float64 references with NumPy.
-import subprocess
 if subprocess.call([config.python_executable, "-c", "import numpy"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("numpy")
