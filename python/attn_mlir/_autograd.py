@@ -21,16 +21,25 @@ from . import _arrays, _ir, _linear
 _ops = None
 
 
+def _tracked(*tensors):
+    """Whether autograd records a call on `tensors` (None entries ignored)."""
+    return _arrays._torch().is_grad_enabled() and any(
+        x is not None and x.requires_grad for x in tensors)
+
+
 def wanted(query, key, value, attn_mask):
     """Whether a call on torch tensors goes through the custom ops: when
     autograd records it, or when torch.compile is tracing it."""
-    torch = _arrays._torch()
-    tracked = torch.is_grad_enabled() and any(
-        x.requires_grad for x in (query, key, value))
+    tracked = _tracked(query, key, value)
     if tracked and attn_mask is not None and attn_mask.requires_grad:
         raise ValueError("attn_mask requires grad, but attn-mlir computes no gradient "
                          "for masks: pass attn_mask.detach()")
-    return tracked or torch.compiler.is_compiling()
+    return tracked or _arrays._torch().compiler.is_compiling()
+
+
+def wanted_linear(input, weight, bias):
+    """wanted() for functional.linear's arguments."""
+    return _tracked(input, weight, bias) or _arrays._torch().compiler.is_compiling()
 
 
 def ops():

@@ -348,10 +348,10 @@ def _verified(path):
         return False
 
 
-def _write_atomically(directory, path, write):
+def _write_atomically(directory, path, write, suffix=".part"):
     """Calls write(temporary path) for a file in `directory`, then renames
     it to `path` (readers see all of it or nothing)."""
-    fd, partial = tempfile.mkstemp(suffix=".part", dir=directory)
+    fd, partial = tempfile.mkstemp(suffix=suffix, dir=directory)
     os.close(fd)
     try:
         write(partial)
@@ -364,9 +364,7 @@ def _write_atomically(directory, path, write):
 def _store_library(directory, path, emit):
     """Writes the library `emit(file)` makes to `path`, its content's
     SHA-256 to `path`.sha256 first."""
-    fd, library = tempfile.mkstemp(suffix=".so", dir=directory)
-    os.close(fd)
-    try:
+    def write_library(library):
         emit(library)
         digest = _content_hash(library)
 
@@ -375,10 +373,8 @@ def _store_library(directory, path, emit):
                 f.write(digest + "\n")
 
         _write_atomically(directory, path + ".sha256", write_hash)
-        os.replace(library, path)
-    finally:
-        if os.path.exists(library):
-            os.unlink(library)
+
+    _write_atomically(directory, path, write_library, suffix=".so")
 
 
 _scratch = None

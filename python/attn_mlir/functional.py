@@ -312,10 +312,6 @@ def linear(input, weight, bias=None, target="cpu", dynamic=None):
     back and forth between two OpenMP runtimes (attn_mlir.nn's modules use
     it). `dynamic` as scaled_dot_product_attention's (the varying size is
     the product of input's leading dimensions)."""
-    if _arrays.is_torch(input):
-        torch = _arrays._torch()
-        tracked = torch.is_grad_enabled() and any(
-            x is not None and x.requires_grad for x in (input, weight, bias))
-        if tracked or torch.compiler.is_compiling():
-            return _autograd.ops().linear_forward(input, weight, bias, target, dynamic)
+    if _arrays.is_torch(input) and _autograd.wanted_linear(input, weight, bias):
+        return _autograd.ops().linear_forward(input, weight, bias, target, dynamic)
     return _linear.forward(input, weight, bias, target, dynamic)

@@ -199,9 +199,11 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
   int64_t expected = info[3], actual = info[4];
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (argument < 0 || argument >= static_cast<int64_t>(abi.params.size()))
-    return (os << "argument #" << argument << " (the function has "
-               << abi.params.size() << ")", text);
+  if (argument < 0 || argument >= static_cast<int64_t>(abi.params.size())) {
+    os << "argument #" << argument << " (the function has "
+       << abi.params.size() << ")";
+    return text;
+  }
   const AbiParam &param = abi.params[argument];
   unsigned index = argument;
   os << (param.isOutput ? "output #" : "input #")
