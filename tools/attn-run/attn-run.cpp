@@ -17,10 +17,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Runner/CudaDevice.h"
 #include "attn/Runner/JitRunner.h"
 #include "attn/Runner/RandomInputs.h"
+#include "attn/Runner/Reference.h"
 #include "attn/Tools/DriverSupport.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -33,7 +33,6 @@
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
-#include <cmath>
 #include <optional>
 #include <random>
 
@@ -98,30 +97,6 @@ CudaCompileFlags cudaFlags(category);
 LogicalResult reportError(const Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
   return failure();
-}
-
-/// Relative errors tolerated by --check for an output element kind: of the
-/// whole output, and of any one row. A row's error fluctuates more than the
-/// average over thousands of rows (Linformer's f32 rows, whose projections
-/// sum 1024 products, reach 1.1e-5); ten times the whole-output tolerance
-/// (twice for f16/bf16, whose output rounding alone is 2e-3 per row) still
-/// fails a row that is wrong.
-struct Tolerance {
-  double whole = 0, row = 0;
-};
-
-Tolerance getTolerance(AbiElement element) {
-  switch (element) {
-  case AbiElement::f16:
-  case AbiElement::bf16:
-    return {1e-2, 2e-2};
-  case AbiElement::f32:
-    return {1e-5, 1e-4};
-  case AbiElement::f64:
-    return {1e-12, 1e-11};
-  default:
-    return {0, 0};
-  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -237,90 +212,6 @@ getRandomInputShapes(const FunctionAbi &abi) {
 //===----------------------------------------------------------------------===//
 
 /// How far an output is from its reference.
-struct Comparison {
-  /// ||got - want|| / ||want|| (Frobenius); infinite if any value of
-  /// either is not finite.
-  double relativeError = 0;
-  /// The largest error of one row (the last dimension: one query's output
-  /// features): ||got_row - want_row|| / max(||want_row||, a tenth of the
-  /// root mean square row norm), absolute where the whole reference is 0.
-  /// One wrong row among thousands barely moves the Frobenius error.
-  double maxRowError = 0;
-  /// The index of that row (the output's leading dimensions).
-  SmallVector<int64_t> worstRow;
-  /// Elements where `got` or `want` is NaN or infinite: attention of finite
-  /// inputs is finite (a fully masked row gives 0), so such a value is an
-  /// element the code never wrote (outputs start as NaN) or an overflow.
-  int64_t nonFinite = 0;
-
-  bool passes(Tolerance tolerance) const {
-    return relativeError <= tolerance.whole && maxRowError <= tolerance.row;
-  }
-};
-
-Comparison compare(const HostArray &got, const HostArray &want) {
-  Comparison result;
-  ArrayRef<int64_t> shape = want.getShape();
-  int64_t rowLength = shape.empty() ? 1 : shape.back();
-  int64_t elements = want.getNumElements();
-  double diff = 0, norm = 0;
-  int64_t worst = 0, firstNonFinite = -1;
-  // A row is measured against its own norm, or a tenth of a typical row's
-  // (the root mean square of the reference's nonzero row norms) where its
-  // own is smaller: a gradient row that cancels to almost nothing (dQ of a
-  // query that sees one key) holds only rounding, and relative to itself
-  // that is any size. As test/lib/attn_check.py measures.
-  double squares = 0;
-  int64_t nonzeroRows = 0;
-  for (int64_t row = 0; rowLength > 0 && row * rowLength < elements; ++row) {
-    double rowNorm = 0;
-    for (int64_t i = row * rowLength, e = i + rowLength; i < e; ++i)
-      if (double w = want.get(i); std::isfinite(w))
-        rowNorm += w * w;
-    squares += rowNorm;
-    nonzeroRows += rowNorm > 0;
-  }
-  double floor = nonzeroRows ? 0.1 * std::sqrt(squares / nonzeroRows) : 0;
-  for (int64_t row = 0; rowLength > 0 && row * rowLength < elements; ++row) {
-    double rowDiff = 0, rowNorm = 0;
-    for (int64_t i = row * rowLength, e = i + rowLength; i < e; ++i) {
-      double g = got.get(i), w = want.get(i);
-      if (!std::isfinite(g) || !std::isfinite(w)) {
-        ++result.nonFinite;
-        if (firstNonFinite < 0)
-          firstNonFinite = row;
-        continue;
-      }
-      rowDiff += (g - w) * (g - w);
-      rowNorm += w * w;
-    }
-    diff += rowDiff;
-    norm += rowNorm;
-    double rowScale = std::max(std::sqrt(rowNorm), floor);
-    double rowError = std::sqrt(rowDiff) / (rowScale > 0 ? rowScale : 1.0);
-    if (rowError > result.maxRowError) {
-      result.maxRowError = rowError;
-      worst = row;
-    }
-  }
-  result.relativeError =
-      result.nonFinite ? INFINITY
-                       : std::sqrt(diff) / (norm > 0 ? std::sqrt(norm) : 1.0);
-  // With non-finite values, the first row that has one.
-  if (result.nonFinite) {
-    result.maxRowError = INFINITY;
-    worst = firstNonFinite;
-  }
-  // The row's index in the leading dimensions, outermost first.
-  result.worstRow.assign(shape.empty() ? 0 : shape.size() - 1, 0);
-  for (int64_t d = static_cast<int64_t>(result.worstRow.size()) - 1; d >= 0;
-       --d) {
-    result.worstRow[d] = shape[d] ? worst % shape[d] : 0;
-    worst = shape[d] ? worst / shape[d] : 0;
-  }
-  return result;
-}
-
 /// With --dump, writes arrays [first, end) as `<prefix>N.npy`.
 LogicalResult dumpArrays(ArrayRef<HostArray> arrays, unsigned first,
                          StringRef prefix) {
@@ -360,44 +251,19 @@ FailureOr<SmallVector<HostArray>> loadExpected(const FunctionAbi &abi,
   return expected;
 }
 
-/// The results of `func`'s float64 reference (the reference lowering of
-/// the module widened to f64) on `arrays`' inputs.
+/// The results of `func`'s float64 reference on `arrays`' inputs; with
+/// --dump, also written as refN.npy.
 FailureOr<SmallVector<HostArray>>
 computeReference(ModuleOp module, func::FuncOp func, const FunctionAbi &abi,
                  ArrayRef<HostArray> arrays,
                  const CpuCompileSettings &settings) {
-  OwningOpRef<ModuleOp> wide = module.clone();
-  PassManager pm(module.getContext());
-  pm.addPass(createAttnWidenToF64());
-  if (failed(pm.run(*wide)))
-    return reportError("--check: no float64 reference for this module "
-                       "(diagnostics above)");
-  auto wideFunc = wide->lookupSymbol<func::FuncOp>(func.getSymName());
-  FailureOr<FunctionAbi> wideAbi = getFunctionAbi(wideFunc);
-  if (failed(wideAbi))
-    return failure();
-  // The reference is always the reference lowering, whatever the code
-  // under test was compiled with.
-  CpuPipelineOptions referenceLowering;
-  referenceLowering.lowering = SdpaLowering::Reference;
-  auto reference = JitFunction::compile(*wide, *wideAbi, settings.target,
-                                        settings.model, referenceLowering);
+  auto reference = computeFloat64Reference(module, func, abi, arrays,
+                                           settings.target, settings.model);
   if (!reference)
-    return reportError(llvm::toString(reference.takeError()));
-
-  SmallVector<HostArray> wideArrays;
-  for (auto [i, param] : llvm::enumerate(wideAbi->params)) {
-    wideArrays.push_back(convertArray(arrays[i], param.element));
-    if (param.isOutput)
-      wideArrays.back().poison();
-  }
-  if (llvm::Error err = (*reference)->call(wideArrays))
-    return reportError(llvm::toString(std::move(err)));
-  if (failed(dumpArrays(wideArrays, abi.numInputs, "ref")))
+    return reportError("--check: " + llvm::toString(reference.takeError()));
+  if (failed(dumpArrays(*reference, 0, "ref")))
     return failure();
-  return SmallVector<HostArray>(
-      std::make_move_iterator(wideArrays.begin() + abi.numInputs),
-      std::make_move_iterator(wideArrays.end()));
+  return std::move(*reference);
 }
 
 /// Compares each output in `arrays` with the --expected arrays, or with the
@@ -415,7 +281,7 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
   bool ok = true;
   for (unsigned i = abi.numInputs; i < abi.params.size(); ++i) {
     const AbiParam &param = abi.params[i];
-    Comparison comparison = compare(arrays[i], (*expected)[i - abi.numInputs]);
+    Comparison comparison = compareArrays(arrays[i], (*expected)[i - abi.numInputs]);
     Tolerance tolerance = getTolerance(param.element);
     bool pass = comparison.passes(tolerance);
     ok &= pass;

@@ -451,6 +451,44 @@ struct UnitKContractToOuterProduct : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// A contraction of narrower floats into a wider accumulator (a
+/// linalg.matmul of f16 operands into f32, whose vectorised form keeps the
+/// mixed types on vector.contract) with its operands extended first: the
+/// outer-product and contraction lowerings take one element type, and a
+/// mixed contraction would otherwise reach LLVM unlowered. Below
+/// PairContractToDotBF16, which contracts bf16 pairs as they are.
+struct ExtendContractOperands : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accElement = dyn_cast<FloatType>(getElementTypeOrSelf(op.getAccType()));
+    if (!accElement)
+      return rewriter.notifyMatchFailure(op, "not a float accumulator");
+    auto extend = [&](Value v) -> Value {
+      auto type = cast<VectorType>(v.getType());
+      auto element = dyn_cast<FloatType>(type.getElementType());
+      if (element == accElement)
+        return v;
+      if (!element || element.getWidth() >= accElement.getWidth())
+        return Value();
+      return arith::ExtFOp::create(rewriter, op.getLoc(),
+                                   type.clone(accElement), v);
+    };
+    if (op.getLhsType().getElementType() == accElement &&
+        op.getRhsType().getElementType() == accElement)
+      return rewriter.notifyMatchFailure(op, "one element type");
+    Value lhs = extend(op.getLhs()), rhs = extend(op.getRhs());
+    if (!lhs || !rhs)
+      return rewriter.notifyMatchFailure(op, "operands not narrower floats");
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getLhsMutable().assign(lhs);
+      op.getRhsMutable().assign(rhs);
+    });
+    return success();
+  }
+};
+
 /// Whether `slice` takes a contiguous run of its source's elements in
 /// row-major order: every dimension after its first non-unit one whole.
 static bool isContiguousSlice(tensor::ExtractSliceOp slice) {
@@ -762,7 +800,8 @@ struct AttnVectorizeTilesPass
       RewritePatternSet patterns(&getContext());
       vector::populateVectorReductionToContractPatterns(patterns);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-      patterns.add<UnitKContractToOuterProduct>(&getContext());
+      patterns.add<UnitKContractToOuterProduct, ExtendContractOperands>(
+          &getContext());
       if (bf16Dot) {
         patterns.add<PairContractToDotBF16>(&getContext(), /*benefit=*/2);
         // The vectoriser widens bf16 after broadcasting and transposing the

@@ -1,0 +1,75 @@
+//===- Reference.h - the float64 reference and how outputs are compared ---===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// What `attn-run --check` and the program fuzzer (attn-gen-fuzzer) hold
+// compiled code to: the same module widened to f64 by attn-widen-to-f64 and
+// compiled with the reference lowering, on the same inputs, compared as a
+// whole and row by row within a tolerance of the output's element type.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNNER_REFERENCE_H
+#define ATTN_RUNNER_REFERENCE_H
+
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Runner/HostArray.h"
+#include "attn/Target/Cpu/CpuABI.h"
+#include "attn/Target/Cpu/CpuCompiler.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
+
+namespace mlir {
+namespace attn {
+
+/// Relative errors tolerated for an output element kind: of the whole
+/// output, and of any one row. A row's error fluctuates more than the
+/// average over thousands of rows (Linformer's f32 rows, whose projections
+/// sum 1024 products, reach 1.1e-5); ten times the whole-output tolerance
+/// (twice for f16/bf16, whose output rounding alone is 2e-3 per row) still
+/// fails a row that is wrong.
+struct Tolerance {
+  double whole = 0, row = 0;
+};
+
+Tolerance getTolerance(AbiElement element);
+
+struct Comparison {
+  /// ||got - want|| / ||want|| (Frobenius); infinite if any value of
+  /// either is not finite.
+  double relativeError = 0;
+  /// The largest error of one row (the last dimension: one query's output
+  /// features): ||got_row - want_row|| / max(||want_row||, a tenth of the
+  /// root mean square row norm), absolute where the whole reference is 0.
+  /// One wrong row among thousands barely moves the Frobenius error.
+  double maxRowError = 0;
+  /// The index of that row (the output's leading dimensions).
+  SmallVector<int64_t> worstRow;
+  /// Elements where `got` or `want` is NaN or infinite: attention of finite
+  /// inputs is finite (a fully masked row gives 0), so such a value is an
+  /// element the code never wrote (outputs start as NaN) or an overflow.
+  int64_t nonFinite = 0;
+
+  bool passes(Tolerance tolerance) const {
+    return relativeError <= tolerance.whole && maxRowError <= tolerance.row;
+  }
+};
+
+/// Compares `got` with `want` (same shape and element count).
+Comparison compareArrays(const HostArray &got, const HostArray &want);
+
+/// The results (f64) of `func`'s float64 reference on the inputs among
+/// `arrays` (inputs, then outputs, as `abi` orders them): `module` widened
+/// by attn-widen-to-f64, compiled with the reference lowering for `target`
+/// and `model` (which must be the host), called with NaN-poisoned outputs.
+/// Fails if the module has no f64 form or the reference cannot run.
+llvm::Expected<SmallVector<HostArray>>
+computeFloat64Reference(ModuleOp module, func::FuncOp func,
+                        const FunctionAbi &abi, ArrayRef<HostArray> arrays,
+                        const CpuTargetOptions &target,
+                        const CpuTargetModel &model);
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_RUNNER_REFERENCE_H

@@ -1,0 +1,145 @@
+//===- attn-parse-fuzzer.cpp - bytes as MLIR through the CPU pipeline -----===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// libFuzzer target: the input is parsed as MLIR text with every dialect
+// the drivers register; a module that parses and verifies, and is written
+// in the CPU pipeline's input language, is compiled by the CPU pipeline
+// and translated to LLVM IR for one of several targets (chosen by a hash
+// of the input). Every step must succeed or emit an error diagnostic; a
+// failure without one, a crash, or LLVM IR that does not verify is a
+// finding. Seed corpus: test/ and examples/ (docs/Testing.md, "Fuzzing").
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzSupport.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/Cpu/CpuCompiler.h"
+#include "attn/Target/Cpu/CpuTargetModel.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <cstdint>
+#include <memory>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The targets the pipeline is run for: the host, x86-64 without AVX, the
+/// AVX2 and AVX-512 CPUs of this project's machines, and an AArch64 CPU.
+struct FuzzTarget {
+  CpuTargetOptions options;
+  CpuTargetModel model;
+  std::unique_ptr<llvm::TargetMachine> machine;
+};
+
+SmallVector<FuzzTarget, 6> &getTargets() {
+  static SmallVector<FuzzTarget, 6> targets = [] {
+    SmallVector<FuzzTarget, 6> result;
+    const std::pair<const char *, const char *> names[] = {
+        {"", ""},
+        {"x86_64-unknown-linux-gnu", "x86-64"},
+        {"x86_64-unknown-linux-gnu", "znver3"},
+        {"x86_64-unknown-linux-gnu", "skylake-avx512"},
+        {"x86_64-unknown-linux-gnu", "sapphirerapids"},
+        {"aarch64-unknown-linux-gnu", "neoverse-v2"}};
+    for (auto [triple, cpu] : names) {
+      FuzzTarget target;
+      target.options.triple = triple;
+      target.options.cpu = cpu;
+      auto model = CpuTargetModel::get(target.options);
+      auto machine = createCpuTargetMachine(target.options);
+      if (!model || !machine) {
+        llvm::errs() << "attn-parse-fuzzer: no target " << triple << " "
+                     << cpu << "\n";
+        llvm::consumeError(model.takeError());
+        llvm::consumeError(machine.takeError());
+        continue;
+      }
+      target.model = std::move(*model);
+      target.machine = std::move(*machine);
+      result.push_back(std::move(target));
+    }
+    return result;
+  }();
+  return targets;
+}
+
+/// Whether every op of `module` is of a dialect the CPU pipeline takes as
+/// input: attn, and the func/arith/math/tensor/linalg ops around it. Other
+/// dialects (gpu, llvm, memref, ...) are upstream's to fuzz.
+bool isPipelineInput(ModuleOp module) {
+  static const llvm::StringSet<> dialects = {"builtin", "func",   "attn",
+                                             "arith",   "math",   "tensor",
+                                             "linalg"};
+  WalkResult result = module->walk([](Operation *op) {
+    Dialect *dialect = op->getDialect();
+    return dialect && dialects.contains(dialect->getNamespace())
+               ? WalkResult::advance()
+               : WalkResult::interrupt();
+  });
+  return !result.wasInterrupted();
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  getFuzzRegistry();
+  getTargets();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  // The parser reads a null-terminated buffer.
+  std::string source(reinterpret_cast<const char *>(data), size);
+  MLIRContext context(getFuzzRegistry(), MLIRContext::Threading::DISABLED);
+  DiagnosticRecorder diagnostics(context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&context), "input");
+  if (!module) {
+    if (!diagnostics.getErrorCount())
+      reportFinding("the parser failed without an error", "", source);
+    return 0;
+  }
+  if (!isPipelineInput(*module))
+    return 0;
+
+  SmallVector<FuzzTarget, 6> &targets = getTargets();
+  FuzzTarget &target = targets[llvm::hash_value(source) % targets.size()];
+  CpuPipelineOptions options;
+  PassManager pm(&context);
+  buildCpuPipeline(pm, options, target.model);
+  if (failed(pm.run(*module))) {
+    if (!diagnostics.getErrorCount())
+      reportFinding("the CPU pipeline failed without an error",
+                    target.options.cpu, source);
+    if (isFuzzVerbose())
+      llvm::errs() << diagnostics.getText();
+    return 0;
+  }
+  llvm::LLVMContext llvmContext;
+  auto llvmModule = translateToLLVMIR(*module, llvmContext, *target.machine);
+  // What the pipeline makes must translate: it is what attnc emits.
+  if (!llvmModule)
+    reportFinding("the CPU pipeline's output does not translate to LLVM IR",
+                  llvm::toString(llvmModule.takeError()) + "\n" +
+                      diagnostics.getText(),
+                  source);
+  std::string broken;
+  llvm::raw_string_ostream os(broken);
+  if (llvm::verifyModule(**llvmModule, &os))
+    reportFinding("the LLVM IR does not verify", broken, source);
+  if (isFuzzVerbose())
+    llvm::errs() << "compiled for " << target.options.cpu << "\n";
+  return 0;
+}
