@@ -36,6 +36,8 @@ tools = [
     "attn-translate",
     "attnc",
     "attn-mma-layout-check",
+    "attn-parse-fuzzer",
+    "attn-gen-fuzzer",
     # The C compiler the C ABI tests build their programs with.
     ToolSubst("%cc", config.host_cc, unresolved="fatal"),
 ]
@@ -120,6 +122,14 @@ if config.cuda_runtime_library:
     if os.path.exists(stub):
         config.available_features.add("cuda-stub")
         config.substitutions.append(("%cuda_stub", stub))
+
+# The fuzz targets are libFuzzer binaries where the compiler links libFuzzer
+# (compiler-rt's libclang-rt-22-dev); elsewhere they only replay inputs.
+if config.attn_have_libfuzzer.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("libfuzzer")
+else:
+    missing_deps.append("libFuzzer (libclang-rt-22-dev, found when CMake "
+                        "configured the build)")
 
 if missing_deps:
     lit_config.fatal("missing test dependencies: %s; scripts/deps.sh installs "

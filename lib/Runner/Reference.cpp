@@ -30,7 +30,27 @@ Tolerance attn::getTolerance(AbiElement element) {
 }
 
 
-Comparison attn::compareArrays(const HostArray &got, const HostArray &want) {
+/// The root mean square of the nonzero row norms of `array` (rows along its
+/// last dimension, non-finite values left out): the size of a typical row.
+static double getTypicalRowNorm(const HostArray &array) {
+  ArrayRef<int64_t> shape = array.getShape();
+  int64_t rowLength = shape.empty() ? 1 : shape.back();
+  int64_t elements = array.getNumElements();
+  double squares = 0;
+  int64_t nonzeroRows = 0;
+  for (int64_t row = 0; rowLength > 0 && row * rowLength < elements; ++row) {
+    double rowNorm = 0;
+    for (int64_t i = row * rowLength, e = i + rowLength; i < e; ++i)
+      if (double w = array.get(i); std::isfinite(w))
+        rowNorm += w * w;
+    squares += rowNorm;
+    nonzeroRows += rowNorm > 0;
+  }
+  return nonzeroRows ? std::sqrt(squares / nonzeroRows) : 0;
+}
+
+Comparison attn::compareArrays(const HostArray &got, const HostArray &want,
+                               double scale) {
   Comparison result;
   ArrayRef<int64_t> shape = want.getShape();
   int64_t rowLength = shape.empty() ? 1 : shape.back();
@@ -38,25 +58,20 @@ Comparison attn::compareArrays(const HostArray &got, const HostArray &want) {
   double diff = 0, norm = 0;
   int64_t worst = 0, firstNonFinite = -1;
   // A row is measured against its own norm, or a tenth of a typical row's
-  // (the root mean square of the reference's nonzero row norms) where its
-  // own is smaller: a gradient row that cancels to almost nothing (dQ of a
-  // query that sees one key) holds only rounding, and relative to itself
-  // that is any size. As test/lib/attn_check.py measures.
-  double squares = 0;
-  int64_t nonzeroRows = 0;
-  for (int64_t row = 0; rowLength > 0 && row * rowLength < elements; ++row) {
-    double rowNorm = 0;
-    for (int64_t i = row * rowLength, e = i + rowLength; i < e; ++i)
-      if (double w = want.get(i); std::isfinite(w))
-        rowNorm += w * w;
-    squares += rowNorm;
-    nonzeroRows += rowNorm > 0;
-  }
-  double floor = nonzeroRows ? 0.1 * std::sqrt(squares / nonzeroRows) : 0;
+  // (or `scale` if larger) where its own is smaller: a gradient row that
+  // cancels to almost nothing (dQ of a query that sees one key) holds only
+  // rounding, and relative to itself that is any size. As
+  // test/lib/attn_check.py measures.
+  double floor = std::max(0.1 * getTypicalRowNorm(want), scale);
+
   for (int64_t row = 0; rowLength > 0 && row * rowLength < elements; ++row) {
     double rowDiff = 0, rowNorm = 0;
     for (int64_t i = row * rowLength, e = i + rowLength; i < e; ++i) {
       double g = got.get(i), w = want.get(i);
+      // The same infinity in both agrees: the log-sum-exp of a row in
+      // which no key takes part is -inf.
+      if (std::isinf(w) && g == w)
+        continue;
       if (!std::isfinite(g) || !std::isfinite(w)) {
         ++result.nonFinite;
         if (firstNonFinite < 0)
@@ -75,9 +90,12 @@ Comparison attn::compareArrays(const HostArray &got, const HostArray &want) {
       worst = row;
     }
   }
+  int64_t rows = rowLength > 0 ? elements / rowLength : 0;
+  double wholeScale =
+      std::max(std::sqrt(norm), scale * std::sqrt(static_cast<double>(rows)));
   result.relativeError =
       result.nonFinite ? INFINITY
-                       : std::sqrt(diff) / (norm > 0 ? std::sqrt(norm) : 1.0);
+                       : std::sqrt(diff) / (wholeScale > 0 ? wholeScale : 1.0);
   // With non-finite values, the first row that has one.
   if (result.nonFinite) {
     result.maxRowError = INFINITY;
@@ -89,6 +107,22 @@ Comparison attn::compareArrays(const HostArray &got, const HostArray &want) {
        --d) {
     result.worstRow[d] = shape[d] ? worst % shape[d] : 0;
     worst = shape[d] ? worst / shape[d] : 0;
+  }
+  return result;
+}
+
+SmallVector<Comparison> attn::compareOutputs(ArrayRef<HostArray> got,
+                                            ArrayRef<HostArray> want) {
+  SmallVector<double> typical;
+  for (const HostArray &array : want)
+    typical.push_back(getTypicalRowNorm(array));
+  double largest = typical.empty() ? 0 : *llvm::max_element(typical);
+  SmallVector<Comparison> result;
+  for (auto [i, array] : llvm::enumerate(want)) {
+    // Zero up to the reference's own rounding everywhere: measured against
+    // the largest output (see the header).
+    double scale = typical[i] < 1e-6 * largest ? largest : 0.0;
+    result.push_back(compareArrays(got[i], array, scale));
   }
   return result;
 }

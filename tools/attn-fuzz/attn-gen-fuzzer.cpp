@@ -112,9 +112,10 @@ void runAndCheck(ModuleOp module, const GeneratedProgram &program,
                       llvm::toString(reference.takeError()) + "\n" +
                       diagnostics.getText(),
                   program.source);
+  SmallVector<Comparison> comparisons = compareOutputs(
+      ArrayRef(arrays).drop_front(abi->numInputs), *reference);
   for (unsigned i = abi->numInputs; i < abi->params.size(); ++i) {
-    Comparison comparison =
-        compareArrays(arrays[i], (*reference)[i - abi->numInputs]);
+    const Comparison &comparison = comparisons[i - abi->numInputs];
     Tolerance tolerance = getTolerance(abi->params[i].element);
     if (isFuzzVerbose())
       llvm::errs() << llvm::formatv("  result #{0}: relative error {1:e}, "

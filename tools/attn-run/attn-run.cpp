@@ -278,10 +278,12 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
   if (failed(expected))
     return failure();
 
+  SmallVector<Comparison> comparisons =
+      compareOutputs(ArrayRef(arrays).drop_front(abi.numInputs), *expected);
   bool ok = true;
   for (unsigned i = abi.numInputs; i < abi.params.size(); ++i) {
     const AbiParam &param = abi.params[i];
-    Comparison comparison = compareArrays(arrays[i], (*expected)[i - abi.numInputs]);
+    const Comparison &comparison = comparisons[i - abi.numInputs];
     Tolerance tolerance = getTolerance(param.element);
     bool pass = comparison.passes(tolerance);
     ok &= pass;

@@ -45,9 +45,11 @@ struct Comparison {
   double maxRowError = 0;
   /// The index of that row (the output's leading dimensions).
   SmallVector<int64_t> worstRow;
-  /// Elements where `got` or `want` is NaN or infinite: attention of finite
-  /// inputs is finite (a fully masked row gives 0), so such a value is an
-  /// element the code never wrote (outputs start as NaN) or an overflow.
+  /// Elements where `got` or `want` is NaN or infinite, other than the same
+  /// infinity in both (the -inf log-sum-exp of a row in which no key takes
+  /// part): attention of finite inputs is otherwise finite (a fully masked
+  /// row gives 0), so such a value is an element the code never wrote
+  /// (outputs start as NaN) or an overflow.
   int64_t nonFinite = 0;
 
   bool passes(Tolerance tolerance) const {
@@ -55,8 +57,20 @@ struct Comparison {
   }
 };
 
-/// Compares `got` with `want` (same shape and element count).
-Comparison compareArrays(const HostArray &got, const HostArray &want);
+/// Compares `got` with `want` (same shape and element count). Every row
+/// (and the whole, per row) is measured against at least `scale`, a row
+/// norm, where its own norm is smaller.
+Comparison compareArrays(const HostArray &got, const HostArray &want,
+                         double scale = 0);
+
+/// Compares each of a call's outputs with its reference. An output whose
+/// reference is zero up to rounding everywhere, a millionth of the largest
+/// output's typical row or less, is measured against that row size: its
+/// exact value is a cancellation (dQ and dK where every query sees one key:
+/// P (dP - rowsum(dO O)) is 0), so what the code computes is rounding of
+/// the size of the terms that cancelled, not of the result.
+SmallVector<Comparison> compareOutputs(ArrayRef<HostArray> got,
+                                       ArrayRef<HostArray> want);
 
 /// The results (f64) of `func`'s float64 reference on the inputs among
 /// `arrays` (inputs, then outputs, as `abi` orders them): `module` widened
