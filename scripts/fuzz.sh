@@ -56,6 +56,11 @@ flags=(-max_total_time="$seconds" -timeout=300 -rss_limit_mb=8192
 [[ "$target" == gen ]] && flags+=(-len_control=0 -max_len=2048)
 [[ "$target" == parse ]] && flags+=(-max_len=65536)
 
+if grep -q '^ATTN_SANITIZE:BOOL=ON' "$BUILD_DIR/CMakeCache.txt"; then
+  # libFuzzer's C++ library comes before the sanitizer runtime in the
+  # fuzzers' libraries, which ASan refuses unless the runtime is preloaded.
+  export LD_PRELOAD="$(/usr/lib/llvm-22/bin/clang -print-file-name=libclang_rt.asan-x86_64.so)"
+fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 status=0

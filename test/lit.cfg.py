@@ -61,6 +61,9 @@ if config.attn_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
     config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
     config.substitutions.append(
         ("%python", 'env LD_PRELOAD="%s" "%s"' % (runtime, config.python_executable)))
+    # The fuzz targets link libFuzzer's C++ library before the runtime,
+    # which ASan refuses unless the runtime is preloaded.
+    config.environment["LD_PRELOAD"] = runtime
 
 # What scripts/deps.sh installs is required, not optional: a test that
 # skips for want of it would report untested code as fine. Only hardware
