@@ -20,7 +20,12 @@
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/Support/Memory.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Target/TargetMachine.h"
+
+#include <sys/mman.h>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -43,17 +48,85 @@ lowerCopy(ModuleOp module, function_ref<void(OpPassManager &)> build,
 // JitFunction
 //===----------------------------------------------------------------------===//
 
-JitFunction::JitFunction(std::unique_ptr<ExecutionEngine> engine,
+/// Places every section of one JIT-compiled module in one reserved range of
+/// address space, so that code reaches its data and constants with the
+/// small code model's 32-bit PC-relative displacements. The engine's
+/// default places each section with its own mmap near the last one, a
+/// hint the kernel may ignore: in a process whose address space is busy
+/// (under ASan, found by attn-gen-fuzzer; a Python process full of torch's
+/// mappings) a data section landed gigabytes from its code, and LLVM's
+/// runtime linker, built without assertions, truncated the displacement
+/// without a word: the code wrote somewhere else.
+class attn::JitMemory final
+    : public llvm::SectionMemoryManager::MemoryMapper {
+public:
+  ~JitMemory() override {
+    if (base)
+      ::munmap(base, kReserved);
+  }
+
+  llvm::sys::MemoryBlock
+  allocateMappedMemory(llvm::SectionMemoryManager::AllocationPurpose,
+                       size_t numBytes, const llvm::sys::MemoryBlock *,
+                       unsigned flags, std::error_code &ec) override {
+    if (!base) {
+      // Address space only: pages are committed as sections use them.
+      void *range = ::mmap(nullptr, kReserved, PROT_NONE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (range == MAP_FAILED) {
+        ec = std::error_code(errno, std::generic_category());
+        return {};
+      }
+      base = static_cast<char *>(range);
+    }
+    size_t page = llvm::sys::Process::getPageSizeEstimate();
+    size_t size = llvm::alignTo(numBytes, page);
+    if (size > kReserved - used) {
+      ec = std::make_error_code(std::errc::not_enough_memory);
+      return {};
+    }
+    llvm::sys::MemoryBlock block(base + used, size);
+    used += size;
+    ec = llvm::sys::Memory::protectMappedMemory(block, flags);
+    return ec ? llvm::sys::MemoryBlock() : block;
+  }
+
+  std::error_code protectMappedMemory(const llvm::sys::MemoryBlock &block,
+                                      unsigned flags) override {
+    return llvm::sys::Memory::protectMappedMemory(block, flags);
+  }
+
+  /// The range is not reused: the pages go back to the system and the
+  /// addresses stay reserved until the JitFunction is destroyed.
+  std::error_code releaseMappedMemory(llvm::sys::MemoryBlock &block) override {
+    if (::mprotect(block.base(), block.allocatedSize(), PROT_NONE) ||
+        ::madvise(block.base(), block.allocatedSize(), MADV_DONTNEED))
+      return std::error_code(errno, std::generic_category());
+    block = llvm::sys::MemoryBlock();
+    return {};
+  }
+
+private:
+  /// Within reach of a 32-bit displacement from anywhere in it, and more
+  /// than any module's code and constants.
+  static constexpr size_t kReserved = size_t(1) << 30;
+  char *base = nullptr;
+  size_t used = 0;
+};
+
+JitFunction::JitFunction(std::unique_ptr<JitMemory> memory,
+                         std::unique_ptr<ExecutionEngine> engine,
                          FunctionAbi abi, bool checksAbi)
-    : engine(std::move(engine)), abi(std::move(abi)), checksAbi(checksAbi) {}
+    : memory(std::move(memory)), engine(std::move(engine)),
+      abi(std::move(abi)), checksAbi(checksAbi) {}
 
 JitFunction::~JitFunction() = default;
 
-/// JIT-compiles an LLVM-dialect module for the host; `runtimes` are the
-/// shared libraries its code calls.
+/// JIT-compiles an LLVM-dialect module for the host into `memory`;
+/// `runtimes` are the shared libraries its code calls.
 static llvm::Expected<std::unique_ptr<ExecutionEngine>>
 createEngine(ModuleOp lowered, const CpuTargetOptions &options,
-             ArrayRef<StringRef> runtimes) {
+             ArrayRef<StringRef> runtimes, JitMemory &memory) {
   auto machine = createCpuTargetMachine(options);
   if (!machine)
     return machine.takeError();
@@ -68,6 +141,7 @@ createEngine(ModuleOp lowered, const CpuTargetOptions &options,
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.sharedLibPaths = runtimes;
+  engineOptions.sectionMemoryMapper = &memory;
   engineOptions.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(options.optLevel);
   return ExecutionEngine::create(lowered, engineOptions, std::move(*machine));
@@ -89,7 +163,8 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
   if (!copy)
     return copy.takeError();
   StringRef runtimes[] = {getOpenMPLibraryPath()};
-  auto engine = createEngine(**copy, options, runtimes);
+  auto memory = std::make_unique<JitMemory>();
+  auto engine = createEngine(**copy, options, runtimes, *memory);
   if (!engine)
     return engine.takeError();
   // Temporaries from the caching allocator: a function called many times
@@ -100,7 +175,8 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
   reinterpret_cast<void (*)(void *(*)(uint64_t), void (*)(void *))>(
       *setAllocator)(attnCpuAlloc, attnCpuFree);
   return std::unique_ptr<JitFunction>(
-      new JitFunction(std::move(*engine), abi, /*checksAbi=*/true));
+      new JitFunction(std::move(memory), std::move(*engine), abi,
+                      /*checksAbi=*/true));
 }
 
 llvm::Expected<std::unique_ptr<JitFunction>>
@@ -117,11 +193,13 @@ JitFunction::compileCuda(ModuleOp module, const FunctionAbi &abi,
   if (!copy)
     return copy.takeError();
   StringRef runtimes[] = {runtime};
-  auto engine = createEngine(**copy, host, runtimes);
+  auto memory = std::make_unique<JitMemory>();
+  auto engine = createEngine(**copy, host, runtimes, *memory);
   if (!engine)
     return engine.takeError();
   return std::unique_ptr<JitFunction>(
-      new JitFunction(std::move(*engine), abi, /*checksAbi=*/false));
+      new JitFunction(std::move(memory), std::move(*engine), abi,
+                      /*checksAbi=*/false));
 }
 
 llvm::Error JitFunction::call(MutableArrayRef<HostArray> arrays) {

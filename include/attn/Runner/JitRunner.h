@@ -25,6 +25,10 @@ class ExecutionEngine;
 
 namespace attn {
 
+/// The address range one JitFunction's code and data are placed in
+/// (JitRunner.cpp).
+class JitMemory;
+
 /// One public function of a module, compiled for the host by the JIT.
 class JitFunction {
 public:
@@ -67,9 +71,12 @@ public:
   const FunctionAbi &getAbi() const { return abi; }
 
 private:
-  JitFunction(std::unique_ptr<ExecutionEngine> engine, FunctionAbi abi,
+  JitFunction(std::unique_ptr<JitMemory> memory,
+              std::unique_ptr<ExecutionEngine> engine, FunctionAbi abi,
               bool checksAbi);
 
+  /// Declared before the engine, so that it outlives the engine's sections.
+  std::unique_ptr<JitMemory> memory;
   std::unique_ptr<ExecutionEngine> engine;
   FunctionAbi abi;
   /// CPU code checks its buffers (attn-check-abi): its entry point returns
