@@ -438,20 +438,19 @@ ScoreProblem pickScoreProblem(FuzzedDataProvider &data) {
   p.element = pickElement(data).str();
   p.batch = pickExtent(data, 3, Batch);
   p.kvHeads = pickExtent(data, 3, KvHeads);
-  // Grouped-query attention: 1 to 4 query heads per key/value head.
+  // Grouped-query attention: 1 to 4 query heads per key/value head. (The
+  // extent is picked first for its dynamic bit: the order in which bytes
+  // are read is what keeps the saved fuzz inputs meaning the same program.)
   p.qHeads = pickExtent(data, 1, QHeads);
   p.qHeads.size = p.kvHeads.size * data.ConsumeIntegralInRange<int64_t>(1, 4);
   p.qLen = pickExtent(data, 200, QLen);
   p.kvLen = pickExtent(data, 200, KvLen);
   p.headDim = pickExtent(data, 160, HeadDim);
+  // Dv is D (the usual case) or its own size; either way its own extent,
+  // read from the value where it is dynamic.
   p.valueDim = data.ConsumeBool() ? pickExtent(data, 160, ValueDim)
-                                  : Extent{p.headDim.size, false, -1};
-  // A value dim equal to D but spelled static where D is dynamic reads as
-  // its own extent; both are the run-time size.
-  if (p.valueDim.id < 0) {
-    p.valueDim = p.headDim;
-    p.valueDim.id = ValueDim;
-  }
+                                  : Extent{p.headDim.size, p.headDim.dynamic,
+                                           ValueDim};
   return p;
 }
 
