@@ -19,7 +19,7 @@ Tolerance attn::getTolerance(AbiElement element) {
   switch (element) {
   case AbiElement::f16:
   case AbiElement::bf16:
-    return {1e-2, 2e-2};
+    return {1e-2, 4e-2};
   case AbiElement::f32:
     return {1e-5, 1e-4};
   case AbiElement::f64:

@@ -5,18 +5,18 @@
 // of the float64 reference lowering.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-run %s --check --seed=7 --dump=%t | FileCheck %s --check-prefix=OK
-// OK: @attn result #0 tensor<1x2x64x32xbf16>: relative error {{[0-9.]+}}e-03, largest row error {{[0-9.]+}}e-03 at [{{[01]}}, {{[01]}}, {{[0-9]+}}] (tolerance 1.000000e-02, per row 2.000000e-02) ok
+// OK: @attn result #0 tensor<1x2x64x32xbf16>: relative error {{[0-9.]+}}e-03, largest row error {{[0-9.]+}}e-03 at [{{[01]}}, {{[01]}}, {{[0-9]+}}] (tolerance 1.000000e-02, per row 4.000000e-02) ok
 
 // The float64 reference as the expected arrays: the same verdict.
 // RUN: attn-run %s --check --inputs=%t/in0.npy,%t/in1.npy,%t/in2.npy \
 // RUN:   --expected=%t/ref0.npy | FileCheck %s --check-prefix=OK
 
-// Row [0, 1, 37] of the expected output 5% off: the whole output's error
-// stays under its 1% tolerance (one row of 128), the row's 5% is over 2%.
-// RUN: %python -c "import numpy as np; r = np.load('%t/ref0.npy'); r[0, 1, 37] *= 1.05; np.save('%t/row.npy', r)"
+// Row [0, 1, 37] of the expected output 8% off: the whole output's error
+// stays under its 1% tolerance (one row of 128), the row's 8% is over 4%.
+// RUN: %python -c "import numpy as np; r = np.load('%t/ref0.npy'); r[0, 1, 37] *= 1.08; np.save('%t/row.npy', r)"
 // RUN: not attn-run %s --check --inputs=%t/in0.npy,%t/in1.npy,%t/in2.npy \
 // RUN:   --expected=%t/row.npy | FileCheck %s --check-prefix=ROW
-// ROW: relative error {{[0-9.]+}}e-03, largest row error {{[0-9.]+}}e-02 at [0, 1, 37] (tolerance 1.000000e-02, per row 2.000000e-02) FAIL
+// ROW: relative error {{[0-9.]+}}e-03, largest row error {{[0-9.]+}}e-02 at [0, 1, 37] (tolerance 1.000000e-02, per row 4.000000e-02) FAIL
 
 // A finite but wrong f32 result: one element 0.1% off (its row's error
 // is about 3e-4) fails the row check.
