@@ -8,6 +8,7 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Runner/JitRunner.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
 
@@ -117,6 +118,12 @@ Comparison attn::compareArrays(const HostArray &got, const HostArray &want,
     worst = shape[d] ? worst / shape[d] : 0;
   }
   return result;
+}
+
+std::string Comparison::formatWorstRow() const {
+  return llvm::join(llvm::map_range(worstRow,
+                                    [](int64_t d) { return std::to_string(d); }),
+                    ", ");
 }
 
 SmallVector<Comparison> attn::compareOutputs(ArrayRef<HostArray> got,

@@ -65,6 +65,13 @@ std::string formatType(ArrayRef<Extent> dims, StringRef element) {
   return type + element.str() + ">";
 }
 
+/// "1, 2, 3".
+std::string joinIntegers(ArrayRef<int64_t> values) {
+  return llvm::join(
+      llvm::map_range(values, [](int64_t v) { return std::to_string(v); }),
+      ", ");
+}
+
 SmallVector<int64_t> getSizes(ArrayRef<Extent> dims) {
   return llvm::to_vector(
       llvm::map_range(dims, [](const Extent &dim) { return dim.size; }));
@@ -330,24 +337,11 @@ ScoreClauses pickScoreClauses(FuzzedDataProvider &data, ScoreProblem &p,
       std::string offType = formatv("tensor<{0}x{1}>", offsets.size(), element);
       std::string idxType = formatv("tensor<{0}x{1}>", indices.size(), element);
       writer.line(formatv("{0} = arith.constant dense<[{1}]> : {2}", off,
-                          llvm::join(llvm::map_range(offsets,
-                                                     [](int64_t v) {
-                                                       return std::to_string(v);
-                                                     }),
-                                     ", "),
-                          offType));
+                          joinIntegers(offsets), offType));
       // An empty index list is a tensor<0xi32>, written `dense<>`.
       writer.line(formatv(
           "{0} = arith.constant dense<{1}> : {2}", idx,
-          indices.empty()
-              ? std::string()
-              : "[" +
-                    llvm::join(llvm::map_range(indices,
-                                               [](int64_t v) {
-                                                 return std::to_string(v);
-                                               }),
-                               ", ") +
-                    "]",
+          indices.empty() ? std::string() : "[" + joinIntegers(indices) + "]",
           idxType));
       clauses.operands += formatv(" blocks({0}, {1} : {2}, {3})", off, idx,
                                   offType, idxType)

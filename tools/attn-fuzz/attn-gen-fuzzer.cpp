@@ -69,6 +69,18 @@ std::string describe(const GeneratedProgram &program) {
       .str();
 }
 
+/// A finding for a step that failed on `program` with `error`: the
+/// choices, the error and the diagnostics so far.
+[[noreturn]] void reportFailure(const llvm::Twine &message,
+                                const GeneratedProgram &program,
+                                llvm::Error error,
+                                const DiagnosticRecorder &diagnostics) {
+  reportFinding(message,
+                describe(program) + "\n" + llvm::toString(std::move(error)) +
+                    "\n" + diagnostics.getText(),
+                program.source);
+}
+
 /// Runs `program`'s @main on random inputs and compares every output with
 /// the float64 reference.
 void runAndCheck(ModuleOp module, const GeneratedProgram &program,
@@ -83,35 +95,28 @@ void runAndCheck(ModuleOp module, const GeneratedProgram &program,
   auto compiled = JitFunction::compile(module, *abi, host.options, host.model,
                                        options);
   if (!compiled)
-    reportFinding("the CPU pipeline rejected a valid program",
-                  describe(program) + "\n" +
-                      llvm::toString(compiled.takeError()) + "\n" +
-                      diagnostics.getText(),
-                  program.source);
+    reportFailure("the CPU pipeline rejected a valid program", program,
+                  compiled.takeError(), diagnostics);
 
   SmallVector<HostArray> arrays =
       makeRandomInputs(func, *abi, program.inputShapes, seed);
   auto analysis = analyzeCall(module, "main", program.inputShapes);
   if (!analysis)
-    reportFinding("no result shapes", llvm::toString(analysis.takeError()),
-                  program.source);
+    reportFailure("no result shapes", program, analysis.takeError(),
+                  diagnostics);
   for (auto [i, shape] : llvm::enumerate(analysis->resultShapes)) {
     arrays.emplace_back(abi->params[abi->numInputs + i].element, shape);
     arrays.back().poison();
   }
   if (llvm::Error err = (*compiled)->call(arrays))
-    reportFinding("the compiled code refused its inputs",
-                  describe(program) + "\n" + llvm::toString(std::move(err)),
-                  program.source);
+    reportFailure("the compiled code refused its inputs", program,
+                  std::move(err), diagnostics);
 
   auto reference = computeFloat64Reference(module, func, *abi, arrays,
                                            host.options, host.model);
   if (!reference)
-    reportFinding("no float64 reference",
-                  describe(program) + "\n" +
-                      llvm::toString(reference.takeError()) + "\n" +
-                      diagnostics.getText(),
-                  program.source);
+    reportFailure("no float64 reference", program, reference.takeError(),
+                  diagnostics);
   SmallVector<Comparison> comparisons = compareOutputs(
       ArrayRef(arrays).drop_front(abi->numInputs), *reference);
   for (unsigned i = abi->numInputs; i < abi->params.size(); ++i) {
@@ -133,12 +138,7 @@ void runAndCheck(ModuleOp module, const GeneratedProgram &program,
                             "{4:e}) at row [{5}], {6} values NaN or infinite",
                             seed, comparison.relativeError, tolerance.whole,
                             comparison.maxRowError, tolerance.row,
-                            llvm::join(llvm::map_range(comparison.worstRow,
-                                                       [](int64_t d) {
-                                                         return std::to_string(
-                                                             d);
-                                                       }),
-                                       ", "),
+                            comparison.formatWorstRow(),
                             comparison.nonFinite)
                   .str(),
           program.source);

@@ -295,13 +295,7 @@ LogicalResult checkOutputs(ModuleOp module, func::FuncOp func,
         comparison.relativeError, comparison.maxRowError,
         comparison.worstRow.empty()
             ? std::string()
-            : " at [" +
-                  llvm::join(llvm::map_range(comparison.worstRow,
-                                             [](int64_t d) {
-                                               return std::to_string(d);
-                                             }),
-                             ", ") +
-                  "]",
+            : " at [" + comparison.formatWorstRow() + "]",
         tolerance.whole, tolerance.row, pass ? "ok" : "FAIL");
     if (comparison.nonFinite)
       llvm::outs() << ", " << comparison.nonFinite << " of "

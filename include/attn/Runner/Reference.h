@@ -56,6 +56,9 @@ struct Comparison {
   bool passes(Tolerance tolerance) const {
     return relativeError <= tolerance.whole && maxRowError <= tolerance.row;
   }
+
+  /// `worstRow` as "i, j, k".
+  std::string formatWorstRow() const;
 };
 
 /// Compares `got` with `want` (same shape and element count). Every row
