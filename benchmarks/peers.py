@@ -52,6 +52,13 @@ class Config:
         """Multiply-adds of Q K^T and P V over the visible pairs, times 2."""
         return 4 * self.B * self.Hq * self.D * self.visible_pairs()
 
+    def bytes_read(self, element_size=4):
+        """Bytes every correct evaluation reads or writes at least once:
+        Q, K, V and the output (what bounds a decode step)."""
+        q = self.B * self.Hq * self.Sq * self.D
+        kv = 2 * self.B * self.Hkv * self.Skv * self.D
+        return element_size * (2 * q + kv)
+
     def label(self):
         heads = f"H={self.Hq}" if self.Hq == self.Hkv else f"Hq={self.Hq} Hkv={self.Hkv}"
         return (f"B={self.B} {heads} Sq={self.Sq} Skv={self.Skv} D={self.D}"

@@ -12,7 +12,10 @@
 # same float32 inputs in the same process, checks each peer's output against
 # attn-mlir's, and prints a Markdown table of min time, GFLOP/s and the
 # ratio to attn-mlir; the machine's fp32 FMA peak (build/bin/attn-fma-peak)
-# is measured before and after the sweep. Times are the minimum over
+# is measured before and after the sweep, and its memory read bandwidth
+# (build/bin/attn-mem-bandwidth) once: decode rows also say how close
+# attn-mlir comes to the time of reading Q, K, V and the output once at that
+# bandwidth (the "floor"). Times are the minimum over
 # --repeat calls after one warm-up call; peers run interleaved, call by
 # call, so that a noisy neighbour slows all of them alike, and each call
 # starts 0.25 s after the previous one so that no peer's OpenMP threads are
@@ -65,6 +68,17 @@ def fma_peak(build):
     if not os.path.exists(probe):
         return None, "attn-fma-peak not built"
     out = subprocess.run([probe], capture_output=True, text=True, check=True).stdout
+    return float(out.split()[-2]), out.strip()
+
+
+def mem_bandwidth(build, mib=512):
+    """(GB/s of every thread reading memory no cache holds, the probe's
+    line), or (None, why not) where the probe is not built."""
+    probe = os.path.join(build, "bin", "attn-mem-bandwidth")
+    if not os.path.exists(probe):
+        return None, "attn-mem-bandwidth not built"
+    out = subprocess.run([probe, str(os.cpu_count()), str(mib)], capture_output=True,
+                         text=True, check=True).stdout
     return float(out.split()[-2]), out.strip()
 
 
@@ -131,6 +145,10 @@ def main():
     peak, peak_text = fma_peak(args.build)
     print(f"# CPU: {cpu_model(args.build)}")
     print(f"# {peak_text}", flush=True)
+    bandwidth = None
+    if "decode" in args.kinds:
+        bandwidth, bandwidth_text = mem_bandwidth(args.build)
+        print(f"# {bandwidth_text}", flush=True)
     print(f"| problem | {ours.name} ms (GFLOP/s) | "
           + " | ".join(f"{p.name} ms (GFLOP/s, ×)" for p in peers) + " |")
     print("|---|---|" + "---|" * len(peers), flush=True)
@@ -161,6 +179,9 @@ def main():
         gflops = {name: cfg.flops() / t * 1e-9 for name, t in best.items()}
         mine = best[ours.name]
         cells = [f"{mine * 1e3:.1f} ({gflops[ours.name]:.1f})"]
+        if cfg.kind == "decode" and bandwidth:
+            floor = cfg.bytes_read() / (bandwidth * 1e9)
+            cells[0] += f" {floor / mine:.0%} of floor"
         for peer in peers:
             if peer.name in best:
                 t = best[peer.name]
