@@ -45,6 +45,9 @@ static void addAttentionLowering(OpPassManager &pm,
                                  std::optional<int64_t> panel = std::nullopt) {
   pm.addPass(createAttnDecomposeMultihead());
   if (tile) {
+    // The query heads of a GQA group with few rows read K and V together.
+    pm.addPass(createAttnFoldQueryGroups(
+        AttnFoldQueryGroupsOptions{/*maxRows=*/tile->qTile}));
     pm.addPass(createAttnSparsify(AttnSparsifyOptions{
         tile->qTile, tile->kvTile, tile->smallHeadKvTile, /*explain=*/false}));
     pm.addPass(createAttnTile(*tile));

@@ -89,9 +89,10 @@ private:
                                     Value rowStart, Value rows,
                                     OpFoldResult outDim);
 
-  /// V as the steps read it: padded by padToKeyTiles where the keys are
-  /// padded and Skv is not a whole number of tiles, decided at run time
-  /// for a dynamic Skv (a whole number of tiles costs no copy).
+  /// V (or an unpacked K) as the steps read it: padded by padToKeyTiles
+  /// where the keys are padded and Skv is not a whole number of tiles,
+  /// decided at run time for a dynamic Skv (a whole number of tiles costs
+  /// no copy).
   Value buildValueSource(Value value);
 
   /// `t` ([rows, 2n]) as [rows, n, 2]: pairs along the last dimension.
@@ -172,8 +173,15 @@ private:
   Value valueSource;
   // K packed by packTiles, once for all query tiles: [.., D, kvTile] in
   // the accumulator type, or [.., D/2, kvTile, 2] bf16 pairs; with pairs, V
-  // as [.., kvTile/2, Dv, 2].
+  // as [.., kvTile/2, Dv, 2]. Without pairs, where each (batch, head) has
+  // one query tile (`packKeys` false: decode, short sequences), K in the
+  // accumulator type, padded like V, each tile transposed in the step
+  // instead: no other tile would read a packed K again, and packing it is
+  // a pass that writes all of K and reads it back (decode: 2x the bytes
+  // of the cache).
   Value keyT, valuePairs;
+  bool packKeys = true;
+  Value keySource;
 };
 
 SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
@@ -184,7 +192,15 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   Value m = carried[0], l = carried[1], out = carried[2];
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
   Value keys = constIndex(keyTileLength);
-  Value kTileT = packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys);
+  Value kTileT =
+      packKeys
+          ? packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys)
+          : createTranspose(
+                b, loc,
+                createElementCast(
+                    b, loc, slice2d(keySource, batch, kvHead, keyStart, keys),
+                    acc),
+                {1, 0});
   // V_t in the accumulator type, or its pairs of keys (the last one padded
   // with a zero key when `keys` is odd).
   OpFoldResult keyPairs;
@@ -464,8 +480,13 @@ ValueRange TileBuilder::build() {
     keyT = packTiles(key, {kvTile}, {headSize / 2, 2}, {0, 1, 2, 4, 3, 5});
     valuePairs = packTiles(value, {kvTile / 2, 2}, {}, {0, 1, 2, 3, 5, 4});
   } else {
-    keyT = packTiles(createElementCast(b, loc, key, acc), {kvTile}, {},
-                     {0, 1, 2, 4, 3});
+    packKeys = ShapedType::isDynamic(staticQueryLength) ||
+               staticQueryLength > qTile;
+    if (packKeys)
+      keyT = packTiles(createElementCast(b, loc, key, acc), {kvTile}, {},
+                       {0, 1, 2, 4, 3});
+    else
+      keySource = buildValueSource(key);
     valueSource = buildValueSource(value);
   }
 

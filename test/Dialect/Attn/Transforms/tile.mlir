@@ -276,7 +276,26 @@ func.func @dynamic_keys(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x?x16xf32>, %v:
 // CHECK: linalg.transpose {{.*}} outs(%{{.*}} : tensor<1x2x1x16x10xf32>)
 // CHECK-NOT: tensor.pad
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[C10:.*]] step %[[C10]]
-func.func @short_keys(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x10x16xf32>, %v: tensor<1x2x10x16xf32>)
+func.func @short_keys(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x10x16xf32>, %v: tensor<1x2x10x16xf32>)
+    -> tensor<1x2x40x16xf32> {
+  %e = tensor.empty() : tensor<1x2x40x16xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x2x40x16xf32>, tensor<1x2x10x16xf32>, tensor<1x2x10x16xf32> -> tensor<1x2x40x16xf32>
+  return %o : tensor<1x2x40x16xf32>
+}
+
+// -----
+
+// One query tile per (batch, head) (8 rows, q-tile 32): no other tile
+// would read a packed K again, so K is not packed; each step transposes
+// its own key tile, read from K where it is.
+// CHECK-LABEL: func.func @one_query_tile
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall
+// CHECK: scf.for
+// CHECK: %[[KT:.*]] = tensor.extract_slice %arg1[%{{.*}}, %{{.*}}, %{{.*}}, 0] [1, 1, %{{.*}}, 16] [1, 1, 1, 1] : tensor<1x2x10x16xf32> to tensor<?x16xf32>
+// CHECK: linalg.transpose ins(%[[KT]] : tensor<?x16xf32>) outs(%{{.*}} : tensor<16x?xf32>) permutation = [1, 0]
+func.func @one_query_tile(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x10x16xf32>, %v: tensor<1x2x10x16xf32>)
     -> tensor<1x2x8x16xf32> {
   %e = tensor.empty() : tensor<1x2x8x16xf32>
   %o = attn.sdpa %q, %k, %v outs(%e)

@@ -160,6 +160,32 @@ def AttnSparsify : Pass<"attn-sparsify"> {
   ];
 }
 
+def AttnFoldQueryGroups : Pass<"attn-fold-query-groups"> {
+  let summary = "Serve the query heads of a GQA group as rows of one head";
+  let description = [{
+    Rewrites an `attn.sdpa` with grouped-query heads (`Hq = G Hkv`, G > 1)
+    and few query rows (`G Sq <= max-rows`, `Sq` static) into one over
+    `[B, Hkv, G Sq, D]`: the query, the destination and the log-sum-exp
+    are reshaped (row `i` of query head `hkv G + g` becomes row `g Sq + i`
+    of key/value head `hkv`; the heads of a group are contiguous, so no
+    copy), and the results reshaped back. Every key/value row is then read once per group
+    instead of once per query head: decode (`Sq = 1`) is bound by reading
+    the cache, and Llama-3's `G = 4` read it four times.
+
+    Only where the result is the same computation: no score condition that
+    depends on the query row or head (no `causal`, `window`, `score_mod`,
+    `mask_mod`, dropout or block layout), and a mask, if any, that
+    broadcasts over heads and query rows (size 1 in both). `kv_lens` and
+    `scale` carry over (the head size is unchanged).
+  }];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"128",
+           "Largest G x Sq folded (the CPU pipeline passes its query tile: "
+           "the group's rows are one tile; 0: fold nothing)">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def AttnTile : Pass<"attn-tile"> {
   let summary = "Tile attn.sdpa into a FlashAttention-style loop nest with online softmax";
   let description = [{
