@@ -81,10 +81,17 @@ class _SharedLibrary:
 
     _checks_abi = True
 
-    def __init__(self, path, name):
+    def __init__(self, path, name, elements=None):
         library = ctypes.CDLL(path)
         self._name = name
         self._function = getattr(library, "_mlir_ciface_" + name)
+        # CPU code with its parameters' element types: called directly from
+        # C++ (_native.CifaceFunction), without a ctypes descriptor per
+        # parameter; None: through `call`.
+        self.direct = None
+        if elements is not None and type(self) is _SharedLibrary:
+            address = ctypes.cast(self._function, ctypes.c_void_p).value
+            self.direct = _native.CifaceFunction(address, elements)
         self._function.restype = ctypes.c_int32 if self._checks_abi else None
         if self._checks_abi:
             self._abi_error = library.attn_abi_error
@@ -119,13 +126,18 @@ class _SharedLibrary:
         descriptors = [self._descriptor(a) for a in arrays]
         status = self._function(*[ctypes.byref(d) for d in descriptors])
         if status:
-            info = (ctypes.c_int64 * 5)()
-            self._abi_error(info)
-            argument, dimension, kind, expected, actual = info
-            raise RuntimeError(
-                f"@{self._name} refused its buffers: argument #{argument} (shape "
-                f"{_format_shape(_arrays.shape(arrays[argument]))}), dimension {dimension}: "
-                f"{_ABI_MISMATCHES.get(kind, kind)} {actual}, expected {expected}")
+            self.raise_abi_error(arrays)
+
+    def raise_abi_error(self, arrays):
+        """Raises what attn_abi_error says of the buffers the function
+        refused (a nonzero status)."""
+        info = (ctypes.c_int64 * 5)()
+        self._abi_error(info)
+        argument, dimension, kind, expected, actual = info
+        raise RuntimeError(
+            f"@{self._name} refused its buffers: argument #{argument} (shape "
+            f"{_format_shape(_arrays.shape(arrays[argument]))}), dimension {dimension}: "
+            f"{_ABI_MISMATCHES.get(kind, kind)} {actual}, expected {expected}")
 
 
 class _CudaLibrary(_SharedLibrary):
@@ -261,7 +273,9 @@ class CompiledFunction:
         `_arrays.as_array`), allocating the results like `like` (a torch
         tensor, or None for NumPy)."""
         program = self._program
-        self._check(arrays[:len(program.inputs)])
+        direct = getattr(self._backend, "direct", None)
+        if direct is None:
+            self._check(arrays[:len(program.inputs)])
         shapes = self._static_results
         if shapes is None:
             key = tuple(tuple(_arrays.shape(a)) for a in arrays)
@@ -273,7 +287,19 @@ class CompiledFunction:
                     [list(s) for s in key])
         results = [_arrays.empty_like_kind(like, s, elem)
                    for (elem, _), s in zip(program.outputs, shapes)]
-        self._backend.call(list(arrays) + [_arrays.as_array(r, "result") for r in results])
+        buffers = list(arrays) + [_arrays.as_array(r, "result") for r in results]
+        if direct is None:
+            self._backend.call(buffers)
+        else:
+            status = direct(buffers)
+            if status:
+                # What the Python checks say first (wrong element type,
+                # device or shape), else what the function said.
+                self._check(arrays[:len(program.inputs)])
+                if status < 0:
+                    raise TypeError(f"argument #{-1 - status} of @{self.name} is not "
+                                    "a C-contiguous CPU array of its element type")
+                self._backend.raise_abi_error(buffers)
         return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -454,7 +480,11 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=Non
                 _stats["disk_rejects"] += 1
             _store_library(directory, path, lambda file: program.emit_shared(
                 file, pipeline, opt_level, target, gpu_arch or "sm_90a"))
-        backend = (_CudaLibrary if target == "cuda" else _SharedLibrary)(path, program.name)
+        if target == "cuda":
+            backend = _CudaLibrary(path, program.name)
+        else:
+            backend = _SharedLibrary(path, program.name, [
+                elem for elem, _ in program.inputs + program.outputs])
     seconds = time.perf_counter() - start
     if compiled:
         _stats["compiles"] += 1

@@ -11,7 +11,7 @@
 #
 # ===----------------------------------------------------------------------=== #
 
-from . import _ir, _native
+from . import _arrays, _ir, _native
 from ._compile import _stats, compile
 
 _panel = None
@@ -64,4 +64,5 @@ def pack(weight, elem):
         f"%p = linalg.pack %w inner_dims_pos = [0] inner_tiles = [{panel()}] "
         f"into %e : {full} -> {packed}"])
     _stats["weight_packs"] += 1
-    return compile(source)(weight)
+    # In the form compiled calls take (bf16 as its bit patterns).
+    return _arrays.as_array(compile(source)(weight), "panels")

@@ -26,6 +26,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -38,8 +39,10 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
 #include <chrono>
 #include <memory>
+#include <utility>
 
 namespace nb = nanobind;
 using namespace mlir;
@@ -438,6 +441,150 @@ std::vector<std::string> explainSparsity(const std::string &source,
 
 } // namespace
 
+/// Most parameters a C interface called through CifaceFunction may take
+/// (a multi-head attention's backward takes about twenty).
+constexpr size_t kMaxCifaceArgs = 64;
+
+/// Calls the C interface at `fn` with `N` pointer arguments and the i32
+/// status of an ABI-checked function as its result.
+template <size_t... I>
+int32_t invokeCiface(void *fn, void *const *args, std::index_sequence<I...>) {
+  using Signature = int32_t (*)(decltype((void)I, (void *)nullptr)...);
+  return reinterpret_cast<Signature>(fn)(args[I]...);
+}
+
+template <size_t N>
+int32_t invokeCifaceN(void *fn, void *const *args) {
+  return invokeCiface(fn, args, std::make_index_sequence<N>{});
+}
+
+template <size_t... N>
+constexpr auto makeCifaceTable(std::index_sequence<N...>) {
+  return std::array<int32_t (*)(void *, void *const *), sizeof...(N)>{
+      &invokeCifaceN<N>...};
+}
+
+/// A CPU function's C interface (`_mlir_ciface_<name>` of a shared library
+/// the package loaded; docs/CpuABI.md) called on arrays directly: the
+/// hot path of every call from Python, where building one ctypes memref
+/// descriptor per parameter and checking each array in Python cost tens of
+/// microseconds. The caller passes C-contiguous arrays (NumPy arrays or CPU
+/// tensors, through DLPack, without copies): inputs, then one output per
+/// result.
+class CifaceFunction {
+public:
+  CifaceFunction(uintptr_t address, const std::vector<std::string> &elements)
+      : address(reinterpret_cast<void *>(address)) {
+    for (const std::string &name : elements) {
+      std::optional<AbiElement> element;
+      for (AbiElement e : {AbiElement::f16, AbiElement::bf16, AbiElement::f32,
+                           AbiElement::f64, AbiElement::i1, AbiElement::i8,
+                           AbiElement::i32, AbiElement::i64})
+        if (stringifyAbiElement(e) == name)
+          element = e;
+      if (!element)
+        throw nb::value_error(("no C interface passes element type " + name)
+                                  .c_str());
+      this->elements.push_back(*element);
+    }
+    if (this->elements.size() >= kMaxCifaceArgs)
+      throw nb::value_error("too many parameters for a direct call");
+  }
+
+  /// Runs the function: its status (0: ran; otherwise it refused its
+  /// buffers, and attn_abi_error says why), or -1 - i when array i cannot
+  /// be passed (not a C-contiguous CPU array, or another element type
+  /// than the parameter's): the caller's checks then say what is wrong.
+  int32_t call(nb::list arrays) {
+    size_t count = arrays.size();
+    if (count != elements.size())
+      throw nb::type_error(("the function takes " +
+                            std::to_string(elements.size()) + " arrays, " +
+                            std::to_string(count) + " were given")
+                               .c_str());
+    // One memref descriptor per array: {allocated, aligned, offset,
+    // sizes[rank], strides[rank]}, 8-byte words.
+    SmallVector<int64_t, 256> words;
+    SmallVector<size_t, kMaxCifaceArgs> starts;
+    for (size_t i = 0; i < count; ++i) {
+      starts.push_back(words.size());
+      words.resize(words.size() + 3);
+      size_t sizes = words.size();
+      std::optional<int64_t> pointer =
+          appendBuffer(arrays[i], elements[i], words);
+      if (!pointer)
+        return -1 - static_cast<int32_t>(i);
+      words[starts.back()] = words[starts.back() + 1] = *pointer;
+      words[starts.back() + 2] = 0;
+      size_t rank = words.size() - sizes;
+      words.resize(words.size() + rank);
+      int64_t stride = 1;
+      for (size_t d = rank; d-- > 0;) {
+        words[sizes + rank + d] = stride;
+        stride *= words[sizes + d];
+      }
+    }
+    std::array<void *, kMaxCifaceArgs> args;
+    for (size_t i = 0; i < count; ++i)
+      args[i] = words.data() + starts[i];
+    static constexpr auto table =
+        makeCifaceTable(std::make_index_sequence<kMaxCifaceArgs>{});
+    nb::gil_scoped_release release;
+    return table[count](address, args.data());
+  }
+
+private:
+  /// Appends the sizes of `object` to `words` and returns its data
+  /// pointer, if it is a C-contiguous CPU array of element `expected`:
+  /// a NumPy array (the buffer protocol) or a torch tensor, read through
+  /// its attributes (its DLPack export, written in Python, cost several
+  /// microseconds per tensor).
+  static std::optional<int64_t> appendBuffer(nb::handle object,
+                                             AbiElement expected,
+                                             SmallVectorImpl<int64_t> &words) {
+    if (PyObject_CheckBuffer(object.ptr())) {
+      Array array;
+      if (!nb::try_cast(object, array) ||
+          toElement(array.dtype()) != expected)
+        return std::nullopt;
+      for (size_t d = 0; d < array.ndim(); ++d)
+        words.push_back(array.shape(d));
+      return reinterpret_cast<int64_t>(array.data());
+    }
+    if (!nb::hasattr(object, "data_ptr") ||
+        !nb::cast<bool>(object.attr("is_cpu")) ||
+        !nb::cast<bool>(object.attr("is_contiguous")()))
+      return std::nullopt;
+    auto dtypeName =
+        nb::steal<nb::str>(PyObject_Str(object.attr("dtype").ptr()));
+    if (!dtypeName.is_valid())
+      throw nb::python_error();
+    if (getTorchElement(dtypeName.c_str()) != expected)
+      return std::nullopt;
+    nb::object shape = object.attr("shape");
+    for (nb::handle size : shape)
+      words.push_back(nb::cast<int64_t>(size));
+    return nb::cast<int64_t>(object.attr("data_ptr")());
+  }
+
+  /// The ABI element of a torch dtype by its name ("torch.float32").
+  static std::optional<AbiElement> getTorchElement(StringRef name) {
+    return llvm::StringSwitch<std::optional<AbiElement>>(name)
+        .Case("torch.float32", AbiElement::f32)
+        .Case("torch.float16", AbiElement::f16)
+        .Case("torch.bfloat16", AbiElement::bf16)
+        .Case("torch.float64", AbiElement::f64)
+        .Case("torch.bool", AbiElement::i1)
+        .Case("torch.int8", AbiElement::i8)
+        .Case("torch.int32", AbiElement::i32)
+        .Case("torch.int64", AbiElement::i64)
+        .Default(std::nullopt);
+  }
+
+  void *address;
+  std::vector<AbiElement> elements;
+};
+
 NB_MODULE(_native, m) {
   m.doc() = "attn-mlir's C++ API: compile attention IR for the CPU and call it";
   nb::class_<Program>(m, "Program")
@@ -471,6 +618,14 @@ NB_MODULE(_native, m) {
       .def("call", &Kernel::call, nb::arg("arrays"),
            "Calls the function on C-contiguous CPU arrays: inputs, then "
            "one output per result (written in place).");
+  nb::class_<CifaceFunction>(m, "CifaceFunction")
+      .def(nb::init<uintptr_t, const std::vector<std::string> &>(),
+           nb::arg("address"), nb::arg("elements"),
+           "The C interface at `address` (an ABI-checked CPU function), "
+           "whose parameters have these element types ('f32', 'bf16', ...).")
+      .def("__call__", &CifaceFunction::call, nb::arg("arrays"),
+           "Runs it on `arrays` (inputs, then outputs): its status, or "
+           "-1 - i when array i cannot be passed as parameter i.");
   m.def("default_tuning_cache_path", &getDefaultTuningCachePath,
         "The tuning cache autotuning uses unless told otherwise (attnc's "
         "--tuning-cache default).");

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+# ===- overhead.py - the cost of a call from Python ------------------------=== #
+#
+# Part of attn-mlir, an MLIR-based attention compiler.
+#
+#   python3 benchmarks/overhead.py [--calls 20000] [--repeat 5]
+#
+# A decode step calls attention once per layer per token, so what a call
+# costs before any attention is computed is most of a small step. This
+# times attn_mlir.functional.scaled_dot_product_attention against torch's on
+# problems too small to compute anything (B1 H1 S8 D16, and one decode row
+# against 16 keys with GQA), with torch tensors and with NumPy arrays (torch
+# takes tensors only), and a compiled function called directly
+# (attn_mlir.compile), after a warm-up that compiles. Each figure is the
+# best of --repeat runs of the mean over --calls back-to-back calls, in
+# microseconds; the ratio is ours / torch's (lower is better).
+#
+# ===----------------------------------------------------------------------=== #
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import cpu_model  # noqa: E402
+
+
+def per_call(fn, calls, repeat):
+    """Best over `repeat` runs of the mean seconds of `calls` calls."""
+    for _ in range(100):
+        fn()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - start) / calls)
+    return best
+
+
+def main():
+    p = argparse.ArgumentParser(description="per-call overhead from Python")
+    p.add_argument("--calls", type=int, default=20000)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = p.parse_args()
+    os.environ["ATTN_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-overhead-")
+    sys.path.insert(0, os.path.join(args.build, "python_packages"))
+    import attn_mlir
+    import attn_mlir.functional as F
+    import torch
+
+    print(f"# CPU: {cpu_model(args.build)}; torch {torch.__version__} with "
+          f"{torch.get_num_threads()} threads; mean of {args.calls} calls, best of "
+          f"{args.repeat}")
+    print("| call | attn-mlir us | torch us | attn-mlir / torch |")
+    print("|---|---|---|---|", flush=True)
+    rng = np.random.default_rng(0)
+    problems = [("sdpa B1 H1 S8 D16", (1, 1, 8, 16), (1, 1, 8, 16), False),
+                ("decode B1 Hq4 Hkv1 Skv16 D16", (1, 4, 1, 16), (1, 1, 16, 16), True)]
+    for name, qshape, kshape, gqa in problems:
+        q = rng.standard_normal(qshape).astype(np.float32)
+        k = rng.standard_normal(kshape).astype(np.float32)
+        v = rng.standard_normal(kshape).astype(np.float32)
+        tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+        expected = torch.nn.functional.scaled_dot_product_attention(
+            tq, tk, tv, enable_gqa=gqa).numpy()
+        for inputs, kind in (((tq, tk, tv), "torch tensors"), ((q, k, v), "NumPy arrays")):
+            got = np.asarray(F.scaled_dot_product_attention(*inputs, enable_gqa=gqa))
+            if np.max(np.abs(got - expected)) > 1e-5:
+                raise SystemExit(f"{name}: attn-mlir differs from torch")
+        with torch.no_grad():
+            theirs = per_call(lambda: torch.nn.functional.scaled_dot_product_attention(
+                tq, tk, tv, enable_gqa=gqa), args.calls, args.repeat)
+            for inputs, kind in (((tq, tk, tv), "torch tensors"), ((q, k, v), "NumPy arrays")):
+                ours = per_call(lambda: F.scaled_dot_product_attention(*inputs, enable_gqa=gqa),
+                                args.calls, args.repeat)
+                print(f"| functional {name}, {kind} | {ours * 1e6:.1f} | {theirs * 1e6:.1f} | "
+                      f"{ours / theirs:.2f} |", flush=True)
+    # A compiled function called directly: the floor of the path above.
+    q = rng.standard_normal((1, 1, 8, 16)).astype(np.float32)
+    f = attn_mlir.compile(
+        "func.func @f(%q: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {\n"
+        "  %e = tensor.empty() : tensor<1x1x8x16xf32>\n"
+        "  %o = attn.sdpa %q, %q, %q outs(%e) : tensor<1x1x8x16xf32>, "
+        "tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>\n"
+        "  return %o : tensor<1x1x8x16xf32>\n}\n")
+    tq = torch.from_numpy(q)
+    with torch.no_grad():
+        theirs = per_call(lambda: torch.nn.functional.scaled_dot_product_attention(tq, tq, tq),
+                          args.calls, args.repeat)
+    for x, kind in ((tq, "torch tensor"), (q, "NumPy array")):
+        ours = per_call(lambda: f(x), args.calls, args.repeat)
+        print(f"| compiled function B1 H1 S8 D16, {kind} | {ours * 1e6:.1f} | "
+              f"{theirs * 1e6:.1f} | {ours / theirs:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
