@@ -48,6 +48,11 @@ _shape_families = {}
 # (key, dynamic, target) -> what compile_shaped returned for a call whose
 # texts `key` determines: later calls skip writing the texts.
 _shaped_calls = {}
+# Calls of the functional API whose arguments were checked before, by their
+# signature (argument types, shapes, element types and options): what
+# `remember_call` was given for them. A hit skips the checks and the
+# building of the call, most of a small call's cost.
+_checked_calls = {}
 _stats = {"dynamic_compiles": 0, "compiles": 0, "cache_hits": 0, "disk_hits": 0, "compile_seconds": 0.0,
           "last_compile_seconds": None, "autotune_runs": 0, "tuning_cache_hits": 0,
           "weight_packs": 0, "disk_rejects": 0}
@@ -497,6 +502,20 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=Non
     return function
 
 
+def checked_call(signature):
+    """What remember_call kept for a call of this signature, or None."""
+    entry = _checked_calls.get(signature)
+    if entry is not None:
+        _stats["cache_hits"] += 1
+    return entry
+
+
+def remember_call(signature, entry):
+    if len(_checked_calls) >= 4096:  # a bound for long-lived servers
+        _checked_calls.clear()
+    _checked_calls[signature] = entry
+
+
 def compile_shaped(source, dynamic=None, target="cpu", key=None):
     """Compiles one call's function for its shapes or for every size.
 
@@ -573,3 +592,4 @@ def clear_cache():
     _cache.clear()
     _shape_families.clear()
     _shaped_calls.clear()
+    _checked_calls.clear()

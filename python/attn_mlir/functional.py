@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from . import _arrays, _autograd, _ir, _linear
-from ._compile import compile_shaped
+from ._compile import checked_call, compile_shaped, remember_call
 
 # f64 computes in float64 throughout (torch.autograd.gradcheck's inputs).
 _FLOATS = ("f32", "f16", "bf16", "f64")
@@ -128,6 +128,7 @@ class _SdpaCall:
                            for name, shape, elem, varying in self.args),
                self.out4, self.elem, tuple(self.attrs), regions)
         function = compile_shaped(lambda d: source(regions, d), dynamic, target, key=key)
+        self.function = function
         like = next((x for x in self.originals if _arrays.is_torch(x)), None)
         return function.run_arrays(self.inputs, like)
 
@@ -289,9 +290,43 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             None if window is None else [int(w) for w in window], alignment, target,
             dynamic, "", [], "", None if seed is None else int(seed))
         return out
+    # A call like one checked before (dropout draws a seed per call: not
+    # these) runs the function chosen then on its arguments' views.
+    signature = None
+    if dropout_p == 0:
+        signature = _signature((query, key, value, attn_mask), is_causal, scale,
+                               enable_gqa, window, alignment, target, dynamic)
+        entry = checked_call(signature)
+        if entry is not None:
+            return _run_checked(entry, (query, key, value, attn_mask))
     call = _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                     enable_gqa, window, alignment, seed=seed)
-    return call.run("", target, dynamic)
+    out = call.run("", target, dynamic)
+    # (A mask of more than 4 dimensions is a broadcast copy, not a view.)
+    if signature is not None and (attn_mask is None or len(_arrays.shape(attn_mask)) <= 4):
+        remember_call(signature, (call.function, [(name, shape) for name, shape, *_ in call.args],
+                                  _arrays.shape(out)))
+    return out
+
+
+def _signature(arrays, *options):
+    """What decides a call's checks, function and views: the arrays' types,
+    shapes, element types (and devices), and the options."""
+    return tuple((type(x), tuple(x.shape), x.dtype, getattr(x, "device", None))
+                 if x is not None else None for x in arrays) + tuple(
+                     tuple(o) if isinstance(o, list) else o for o in options)
+
+
+def _run_checked(entry, arrays):
+    """Runs a remembered call (see remember_call) on `arrays`."""
+    function, views, out_shape = entry
+    inputs = []
+    for x, (name, shape) in zip((x for x in arrays if x is not None), views):
+        x = _arrays.as_array(x, name)
+        inputs.append(x if x.shape == shape else _arrays.reshape(x, shape))
+    like = next((x for x in arrays if _arrays.is_torch(x)), None)
+    out = function.run_arrays(inputs, like)
+    return out if out.shape == out_shape else _arrays.reshape(out, out_shape)
 
 
 def _broadcast(x, target_shape):

@@ -26,6 +26,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -543,8 +544,10 @@ private:
                                              AbiElement expected,
                                              SmallVectorImpl<int64_t> &words) {
     if (PyObject_CheckBuffer(object.ptr())) {
+      // Without conversion: a copy made to pass it would not be the
+      // caller's array (outputs written into it would be lost).
       Array array;
-      if (!nb::try_cast(object, array) ||
+      if (!nb::try_cast(object, array, /*convert=*/false) ||
           toElement(array.dtype()) != expected)
         return std::nullopt;
       for (size_t d = 0; d < array.ndim(); ++d)
@@ -555,11 +558,7 @@ private:
         !nb::cast<bool>(object.attr("is_cpu")) ||
         !nb::cast<bool>(object.attr("is_contiguous")()))
       return std::nullopt;
-    auto dtypeName =
-        nb::steal<nb::str>(PyObject_Str(object.attr("dtype").ptr()));
-    if (!dtypeName.is_valid())
-      throw nb::python_error();
-    if (getTorchElement(dtypeName.c_str()) != expected)
+    if (getTorchElement(object.attr("dtype")) != expected)
       return std::nullopt;
     nb::object shape = object.attr("shape");
     for (nb::handle size : shape)
@@ -567,18 +566,30 @@ private:
     return nb::cast<int64_t>(object.attr("data_ptr")());
   }
 
-  /// The ABI element of a torch dtype by its name ("torch.float32").
-  static std::optional<AbiElement> getTorchElement(StringRef name) {
-    return llvm::StringSwitch<std::optional<AbiElement>>(name)
-        .Case("torch.float32", AbiElement::f32)
-        .Case("torch.float16", AbiElement::f16)
-        .Case("torch.bfloat16", AbiElement::bf16)
-        .Case("torch.float64", AbiElement::f64)
-        .Case("torch.bool", AbiElement::i1)
-        .Case("torch.int8", AbiElement::i8)
-        .Case("torch.int32", AbiElement::i32)
-        .Case("torch.int64", AbiElement::i64)
-        .Default(std::nullopt);
+  /// The ABI element of a torch dtype, by its name ("torch.float32") the
+  /// first time a dtype object is seen (they are singletons).
+  static std::optional<AbiElement> getTorchElement(nb::handle dtype) {
+    static llvm::DenseMap<PyObject *, std::optional<AbiElement>> known;
+    auto [it, inserted] = known.try_emplace(dtype.ptr());
+    if (!inserted)
+      return it->second;
+    // Kept alive: the map's key must not be reused by another object.
+    dtype.inc_ref();
+    auto name = nb::steal<nb::str>(PyObject_Str(dtype.ptr()));
+    if (!name.is_valid())
+      throw nb::python_error();
+    it->second =
+        llvm::StringSwitch<std::optional<AbiElement>>(name.c_str())
+            .Case("torch.float32", AbiElement::f32)
+            .Case("torch.float16", AbiElement::f16)
+            .Case("torch.bfloat16", AbiElement::bf16)
+            .Case("torch.float64", AbiElement::f64)
+            .Case("torch.bool", AbiElement::i1)
+            .Case("torch.int8", AbiElement::i8)
+            .Case("torch.int32", AbiElement::i32)
+            .Case("torch.int64", AbiElement::i64)
+            .Default(std::nullopt);
+    return it->second;
   }
 
   void *address;
