@@ -159,7 +159,7 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
     tile = AttnTileOptions{config.qTile, config.kvTile,
                            config.smallHeadKvTile,
                            /*bf16Pairs=*/config.bf16Dot && options.vectorize,
-                           options.gradKeyChunks};
+                           options.gradKeyChunks, options.decodeKeyChunks};
   // Projections read their weights from panels as wide as a register
   // block.
   std::optional<int64_t> panel;

@@ -53,6 +53,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "backward's parallel loop (0: enough for 16 "
                      "iterations)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> decodeKeyChunks{
+      *this, "decode-key-chunks",
+      llvm::cl::desc("Key chunks per (batch, head) of a tiled forward "
+                     "with one query tile per head (decode; 0: enough for "
+                     "16 iterations, 1: no split)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Register-block and vectorise the contractions "

@@ -49,10 +49,10 @@ namespace {
 class TileBuilder : TileBuilderBase {
 public:
   TileBuilder(SdpaOp op, OpBuilder &b, int64_t qTile, int64_t kvTile,
-              bool bf16Pairs)
+              bool bf16Pairs, int64_t decodeKeyChunks)
       : TileBuilderBase(b, op.getLoc(), qTile, kvTile,
                         op.getResult().getType().getElementType()),
-        op(op), sem(getScoreSemantics(op)) {
+        op(op), sem(getScoreSemantics(op)), decodeKeyChunks(decodeKeyChunks) {
     // Block classes describe tiles of `block_size`: the tiles are those.
     if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
       this->qTile = (*blockSize)[0];
@@ -88,6 +88,29 @@ private:
   SmallVector<Value> buildQueryTile(Value batch, Value head, Value kvHead,
                                     Value rowStart, Value rows,
                                     OpFoldResult outDim);
+
+  /// The running (m, l, acc) of a query tile after all its key tiles (of
+  /// the current key chunk, where keys are split).
+  SmallVector<Value> buildTileStatistics(Value batch, Value head,
+                                         Value kvHead, Value rowStart,
+                                         Value rows, OpFoldResult outDim);
+
+  /// The key/value head read by query head `head`, and the keys batch
+  /// `batch` may see (kvLength) set: the start of a parallel iteration.
+  Value beginIteration(Value batch, Value head);
+
+  /// The number of key chunks (flash-decoding) for an op whose heads have
+  /// one query tile of `rows` static rows: 1 (no split) unless the
+  /// (batch, head) pairs are too few to occupy kMinParallelIterations.
+  int64_t getKeyChunks(OpFoldResult batches, OpFoldResult heads,
+                       std::optional<int64_t> staticKeys);
+
+  /// The forall over (batch, head, key chunk) of an op with one query
+  /// tile per head, each iteration writing its chunk's (m, l, acc), then
+  /// the chunks combined by their maxima into the destinations: the op's
+  /// replacements.
+  ValueRange buildKeyChunks(OpFoldResult batches, OpFoldResult heads,
+                            int64_t chunks);
 
   /// V (or an unpacked K) as the steps read it: padded by padToKeyTiles
   /// where the keys are padded and Skv is not a whole number of tiles,
@@ -182,6 +205,12 @@ private:
   Value keyT, valuePairs;
   bool packKeys = true;
   Value keySource;
+  // Key chunks: `decode-key-chunks` (0: automatic); with a split, the key
+  // range [chunkStart, chunkEnd) of the current iteration (buildKeyLoops
+  // clamps its tiles to it), and the op's replacements.
+  int64_t decodeKeyChunks;
+  Value chunkStart, chunkEnd;
+  SmallVector<Value> chunkResults;
 };
 
 SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
@@ -423,6 +452,15 @@ SmallVector<Value> TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
   KeyTileRanges tiles =
       buildKeyTileRanges(b, loc, masks.band, rowStart, lastRow, values,
                          keyCount, kvTile, /*wholeFullTiles=*/padKeys);
+  // A key chunk's tiles: every bound clamped into the chunk (whole tiles:
+  // the chunk's bounds are multiples of kv-tile), which keeps them in
+  // order.
+  if (chunkStart)
+    for (Value *bound :
+         {&tiles.first, &tiles.fullStart, &tiles.fullEnd, &tiles.end})
+      *bound = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, *bound, chunkStart),
+          chunkEnd);
   auto loop = [&](const KeyTiles &range, bool masked, ValueRange carried) {
     return buildKeyLoop(range, masked, /*boundKeys=*/padKeys && masked,
                         qTileValue, batch, head, kvHead, rowStart, rows,
@@ -498,16 +536,197 @@ ValueRange TileBuilder::build() {
   if (!ShapedType::isDynamic(staticQueryLength) && staticQueryLength > qTile &&
       staticQueryLength % qTile != 0)
     lastRows = staticQueryLength % qTile;
+  if (!lastRows && isConstantIntValue(queryTiles, 1))
+    if (int64_t chunks = getKeyChunks(batches, heads, staticKeys); chunks > 1)
+      return buildKeyChunks(batches, heads, chunks);
   return buildQueryTiles(batches, heads, queryTiles, lastRows);
+}
+
+/// ln(2^m l) = (m + log2 l) ln 2: the log-sum-exp of a row from its
+/// maximum `m` (log2 units) and sum `l`; -inf where no key took part
+/// (l = 0).
+static Value buildLogSumExp(OpBuilder &b, Location loc, Value max,
+                            Value sum) {
+  Value log2Lse = arith::AddFOp::create(b, loc, buildSafeRowMax(b, loc, max),
+                                        math::Log2Op::create(b, loc, sum));
+  Value ln2 = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(max.getType(), llvm::numbers::ln2));
+  return arith::MulFOp::create(b, loc, log2Lse, ln2);
+}
+
+/// The fewest key tiles of a chunk: shorter ones cost more in partial
+/// results to combine than their parallelism gains.
+static constexpr int64_t kMinChunkTiles = 4;
+
+int64_t TileBuilder::getKeyChunks(OpFoldResult batches, OpFoldResult heads,
+                                  std::optional<int64_t> staticKeys) {
+  if (op.getBlockClasses() || !staticKeys)
+    return 1;
+  if (decodeKeyChunks > 0)
+    return decodeKeyChunks;
+  std::optional<int64_t> b = getConstantIntValue(batches);
+  std::optional<int64_t> h = getConstantIntValue(heads);
+  if (!b || !h || !staticKeys || *b * *h >= kMinParallelIterations)
+    return 1;
+  int64_t tiles = llvm::divideCeil(*staticKeys, kvTile);
+  return std::max<int64_t>(
+      1, std::min<int64_t>(llvm::divideCeil(kMinParallelIterations, *b * *h),
+                           tiles / kMinChunkTiles));
+}
+
+Value TileBuilder::beginIteration(Value batch, Value head) {
+  Value group = arith::DivUIOp::create(
+      b, loc, tensor::DimOp::create(b, loc, op.getQuery(), 1),
+      tensor::DimOp::create(b, loc, op.getKey(), 1));
+  // Keys batch b may see: kv_lens[b] when given.
+  kvLength = keyCount;
+  if (Value lens = op.getKvLens()) {
+    Value len = tensor::ExtractOp::create(b, loc, lens, batch);
+    kvLength = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+  }
+  return arith::DivUIOp::create(b, loc, head, group);
+}
+
+ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches,
+                                       OpFoldResult heads, int64_t chunks) {
+  // Whole key tiles per chunk: the last chunk may have fewer (or none).
+  int64_t chunkKeys =
+      llvm::divideCeil(llvm::divideCeil(*getStaticLength(keyCount), kvTile),
+                       chunks) *
+      kvTile;
+  OpFoldResult rowsSize = tensor::getMixedSize(b, loc, op.getQuery(), 2);
+  OpFoldResult outDim = tensor::getMixedSize(b, loc, op.getValue(), 3);
+  OpFoldResult chunkCount = b.getIndexAttr(chunks);
+  // Each chunk's unnormalised output, row maxima and row sums.
+  Value accParts = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{batches, heads, chunkCount, rowsSize,
+                                     outDim},
+      acc);
+  auto statParts = [&] {
+    return tensor::EmptyOp::create(
+        b, loc, ArrayRef<OpFoldResult>{batches, heads, chunkCount, rowsSize},
+        acc);
+  };
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{batches, heads, chunkCount},
+      ValueRange{accParts, statParts(), statParts()},
+      /*mapping=*/std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getTerminator());
+    Value batch = forall.getInductionVar(0), head = forall.getInductionVar(1);
+    Value chunk = forall.getInductionVar(2);
+    Value kvHead = beginIteration(batch, head);
+    chunkStart = arith::MulIOp::create(b, loc, chunk, constIndex(chunkKeys));
+    chunkEnd = arith::AddIOp::create(b, loc, chunkStart, constIndex(chunkKeys));
+    Value rows = tensor::DimOp::create(b, loc, op.getQuery(), 2);
+    SmallVector<Value> stats =
+        buildTileStatistics(batch, head, kvHead, constIndex(0), rows, outDim);
+    chunkStart = chunkEnd = Value();
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> offsets = {batch, head, chunk, b.getIndexAttr(0),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                       b.getIndexAttr(1), rows, outDim};
+    SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
+    auto outs = forall.getRegionOutArgs();
+    tensor::ParallelInsertSliceOp::create(b, loc, stats[2], outs[0], offsets,
+                                          sizes, strides);
+    for (auto [stat, out] : llvm::zip(ArrayRef(stats).take_front(2),
+                                      outs.drop_front()))
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, stat, out, ArrayRef(offsets).take_front(4),
+          ArrayRef(sizes).take_front(4), ArrayRef(strides).take_front(4));
+  }
+  Value accs = forall.getResult(0), maxima = forall.getResult(1),
+        sums = forall.getResult(2);
+
+  // The chunks combined: M = max_c m_c, w_c = 2^(m_c - M) (m in log2
+  // units; 0 for a chunk without visible keys), L = sum_c w_c l_c,
+  // O = sum_c w_c acc_c / L (0 where L is 0), lse = (M + log2 L) ln 2.
+  MLIRContext *ctx = b.getContext();
+  auto map = [&](unsigned dims, ArrayRef<unsigned> results) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned d : results)
+      exprs.push_back(b.getAffineDimExpr(d));
+    return AffineMap::get(dims, 0, exprs, ctx);
+  };
+  double negInf = -std::numeric_limits<double>::infinity();
+  SmallVector<OpFoldResult> statSizes = {batches, heads, rowsSize};
+  // (b, h, i, c): over chunks.
+  Value maximumInit = createFilledTensor(b, loc, statSizes, accAttr(negInf));
+  Value maximum =
+      linalg::GenericOp::create(
+          b, loc, maximumInit.getType(), ValueRange{maxima}, maximumInit,
+          {map(4, {0, 1, 3, 2}), map(4, {0, 1, 2})},
+          {kPar, kPar, kPar, kRed},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::MaximumFOp::create(nb, nl, args[0], args[1])
+                    .getResult());
+          })
+          .getResult(0);
+  // (b, h, c, i): each chunk's weight.
+  Value weightsInit = statParts();
+  Value weights =
+      linalg::GenericOp::create(
+          b, loc, weightsInit.getType(), ValueRange{maxima, maximum},
+          weightsInit,
+          {map(4, {0, 1, 2, 3}), map(4, {0, 1, 3}), map(4, {0, 1, 2, 3})},
+          {kPar, kPar, kPar, kPar}, buildExp2MinusMaxBody)
+          .getResult(0);
+  auto weightedSum = [&](OpBuilder &nb, Location nl, ValueRange args) {
+    Value term = arith::MulFOp::create(nb, nl, args[0], args[1]);
+    linalg::YieldOp::create(
+        nb, nl, arith::AddFOp::create(nb, nl, args[2], term).getResult());
+  };
+  Value sum = linalg::GenericOp::create(
+                  b, loc, maximum.getType(), ValueRange{weights, sums},
+                  createFilledTensor(b, loc, statSizes, accAttr(0)),
+                  {map(4, {0, 1, 3, 2}), map(4, {0, 1, 3, 2}),
+                   map(4, {0, 1, 2})},
+                  {kPar, kPar, kPar, kRed}, weightedSum)
+                  .getResult(0);
+  // (b, h, i, d, c)
+  SmallVector<OpFoldResult> outSizes = {batches, heads, rowsSize, outDim};
+  Value unnormalisedInit = createFilledTensor(b, loc, outSizes, accAttr(0));
+  Value unnormalised =
+      linalg::GenericOp::create(
+          b, loc, unnormalisedInit.getType(), ValueRange{weights, accs},
+          unnormalisedInit,
+          {map(5, {0, 1, 4, 2}), map(5, {0, 1, 4, 2, 3}),
+           map(5, {0, 1, 2, 3})},
+          {kPar, kPar, kPar, kPar, kRed}, weightedSum)
+          .getResult(0);
+  chunkResults.push_back(
+      linalg::GenericOp::create(
+          b, loc, op.getInit().getType(), ValueRange{unnormalised, sum},
+          op.getInit(),
+          {map(4, {0, 1, 2, 3}), map(4, {0, 1, 2}), map(4, {0, 1, 2, 3})},
+          {kPar, kPar, kPar, kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value o = buildNormalize(nb, nl, args[0], args[1]);
+            linalg::YieldOp::create(nb, nl, castFloat(nb, nl, o, element));
+          })
+          .getResult(0));
+  if (Value lseInit = op.getLseInit())
+    chunkResults.push_back(
+        linalg::GenericOp::create(
+            b, loc, lseInit.getType(), ValueRange{maximum, sum}, lseInit,
+            {map(3, {0, 1, 2}), map(3, {0, 1, 2}), map(3, {0, 1, 2})},
+            {kPar, kPar, kPar},
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              linalg::YieldOp::create(
+                  nb, nl, buildLogSumExp(nb, nl, args[0], args[1]));
+            })
+            .getResult(0));
+  return chunkResults;
 }
 
 ValueRange TileBuilder::buildQueryTiles(OpFoldResult batches,
                                         OpFoldResult heads, OpFoldResult count,
                                         std::optional<int64_t> lastRows) {
-  TypedValue<RankedTensorType> query = op.getQuery();
-  Value group =
-      arith::DivUIOp::create(b, loc, tensor::DimOp::create(b, loc, query, 1),
-                             tensor::DimOp::create(b, loc, op.getKey(), 1));
   Value qTileC = constIndex(qTile);
   OpFoldResult outDim = tensor::getMixedSize(b, loc, op.getValue(), 3);
   auto forall = scf::ForallOp::create(
@@ -518,13 +737,7 @@ ValueRange TileBuilder::buildQueryTiles(OpFoldResult batches,
   Value batch = forall.getInductionVar(0), head = forall.getInductionVar(1);
   Value tile = forall.getInductionVar(2);
   Value rowStart = arith::MulIOp::create(b, loc, tile, qTileC);
-  Value kvHead = arith::DivUIOp::create(b, loc, head, group);
-  // Keys batch b may see: kv_lens[b] when given.
-  kvLength = keyCount;
-  if (Value lens = op.getKvLens()) {
-    Value len = tensor::ExtractOp::create(b, loc, lens, batch);
-    kvLength = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
-  }
+  Value kvHead = beginIteration(batch, head);
 
   Value rows;
   SmallVector<Value> tiles;
@@ -578,10 +791,10 @@ ValueRange TileBuilder::buildQueryTiles(OpFoldResult batches,
   return forall.getResults();
 }
 
-SmallVector<Value> TileBuilder::buildQueryTile(Value batch, Value head,
-                                               Value kvHead, Value rowStart,
-                                               Value rows,
-                                               OpFoldResult outDim) {
+SmallVector<Value> TileBuilder::buildTileStatistics(Value batch, Value head,
+                                                    Value kvHead,
+                                                    Value rowStart, Value rows,
+                                                    OpFoldResult outDim) {
   int64_t headSize = op.getQuery().getType().getDimSize(3);
   Value qSlice = slice2d(op.getQuery(), batch, head, rowStart, rows);
   Value qTileValue =
@@ -593,8 +806,15 @@ SmallVector<Value> TileBuilder::buildQueryTile(Value batch, Value head,
       createFilledTensor(b, loc, {rows}, accAttr(negInf)),
       createFilledTensor(b, loc, {rows}, accAttr(0)),
       createFilledTensor(b, loc, {rows, outDim}, accAttr(0))};
+  return buildKeyLoops(qTileValue, batch, head, kvHead, rowStart, rows, init);
+}
+
+SmallVector<Value> TileBuilder::buildQueryTile(Value batch, Value head,
+                                               Value kvHead, Value rowStart,
+                                               Value rows,
+                                               OpFoldResult outDim) {
   SmallVector<Value> result =
-      buildKeyLoops(qTileValue, batch, head, kvHead, rowStart, rows, init);
+      buildTileStatistics(batch, head, kvHead, rowStart, rows, outDim);
 
   // O = acc / l (0 where no key took part), in the destination's type.
   Value sum = result[1], unnormalised = result[2];
@@ -623,13 +843,8 @@ SmallVector<Value> TileBuilder::buildQueryTile(Value batch, Value head,
           b, loc, lseInit.getType(), ValueRange{result[0], sum}, lseInit,
           {id1, id1, id1}, {kPar},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value log2Sum = math::Log2Op::create(nb, nl, args[1]);
-            Value log2Lse = arith::AddFOp::create(
-                nb, nl, buildSafeRowMax(nb, nl, args[0]), log2Sum);
-            Value ln2 = arith::ConstantOp::create(
-                nb, nl, nb.getFloatAttr(acc, llvm::numbers::ln2));
             linalg::YieldOp::create(
-                nb, nl, arith::MulFOp::create(nb, nl, log2Lse, ln2).getResult());
+                nb, nl, buildLogSumExp(nb, nl, args[0], args[1]));
           })
           .getResult(0));
   return tiles;
@@ -671,21 +886,23 @@ namespace {
 /// attn.sdpa -> the tiled loop nest.
 struct TileSdpa : OpRewritePattern<SdpaOp> {
   TileSdpa(MLIRContext *ctx, int64_t qTile, int64_t kvTile,
-           int64_t smallHeadKvTile, bool bf16Pairs)
+           int64_t smallHeadKvTile, bool bf16Pairs, int64_t decodeKeyChunks)
       : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile),
-        smallHeadKvTile(smallHeadKvTile), bf16Pairs(bf16Pairs) {}
+        smallHeadKvTile(smallHeadKvTile), bf16Pairs(bf16Pairs),
+        decodeKeyChunks(decodeKeyChunks) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     TileBuilder builder(op, rewriter, qTile,
                         getKeyTileSize(op, kvTile, smallHeadKvTile),
-                        bf16Pairs);
+                        bf16Pairs, decodeKeyChunks);
     rewriter.replaceOp(op, builder.build());
     return success();
   }
 
   int64_t qTile, kvTile, smallHeadKvTile;
   bool bf16Pairs;
+  int64_t decodeKeyChunks;
 };
 
 /// Tiles every attn.sdpa; rejects tile sizes that are not positive.
@@ -696,6 +913,12 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     if (failed(verifyTileSizes(getOperation(), getArgument(), qTile, kvTile,
                                smallHeadKvTile)))
       return signalPassFailure();
+    if (decodeKeyChunks < 0) {
+      getOperation()->emitError()
+          << getArgument() << ": decode-key-chunks must be 0 (automatic) or "
+          << "positive, got " << static_cast<int64_t>(decodeKeyChunks);
+      return signalPassFailure();
+    }
     if (gradKeyChunks < 0) {
       getOperation()->emitError()
           << getArgument() << ": grad-key-chunks must be 0 (automatic) or "
@@ -715,7 +938,7 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<TileSdpa>(&getContext(), qTile, kvTile, smallHeadKvTile,
-                           bf16Pairs);
+                           bf16Pairs, decodeKeyChunks);
     populateTileSdpaGradPatterns(patterns, qTile, kvTile, smallHeadKvTile,
                                  gradKeyChunks);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

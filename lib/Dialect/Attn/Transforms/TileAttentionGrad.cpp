@@ -570,11 +570,6 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
   return {queryGradT, keyGrad, valueGrad};
 }
 
-/// Parallel iterations the backward's loop aims for: enough for the
-/// threads of a CPU to share (dynamically scheduled), few enough that each
-/// has whole key tiles to work on.
-static constexpr int64_t kMinParallelIterations = 16;
-
 /// A tile no longer than a static sequence it is used on: its rows (the
 /// innermost dimension of the transposed [keys, rows] tiles, the register
 /// blocks' columns) a power of two of at least 16 (the register blocks'

@@ -23,6 +23,13 @@
 namespace mlir {
 namespace attn {
 
+/// Parallel iterations a tiled loop aims for where its natural ones
+/// (batch x heads) are few: enough for the threads of a CPU to share
+/// (dynamically scheduled), few enough that each has whole key tiles to
+/// work on. The backward splits keys into chunks to reach it, and so does
+/// the forward of ops with one query tile per head (decode).
+constexpr int64_t kMinParallelIterations = 16;
+
 /// Tile-local tensors are 2-D ([rows, keys] or [rows, features]) and 1-D
 /// ([rows]); global indices are recovered by adding the tile offsets.
 class TileBuilderBase {

@@ -248,6 +248,15 @@ def AttnTile : Pass<"attn-tile"> {
     padded to whole tiles, so a static sequence shorter than a tile takes
     a tile of its own length (rows: a power of two of at least 16; keys: a
     multiple of 16): 10 rows padded to 128 were 13x the work.
+
+    Where each (batch, head) has one query tile (a static `Sq` of at most
+    `q-tile`: decode), `Skv` is static and the (batch, head) pairs are
+    fewer than 16 (static B and H), the keys are also split into chunks of whole key tiles
+    (`decode-key-chunks`, flash-decoding): the forall runs over (batch,
+    head, key chunk), each iteration keeping its chunk's unnormalised
+    output, row maxima and row sums, and after it the chunks are combined:
+    `M = max_c m_c`, `w_c = 2^(m_c - M)`, `L = sum_c w_c l_c`,
+    `O = sum_c w_c acc_c / L` (0 where L is 0), `lse = (M + log2 L) ln 2`.
   }];
   let options = [
     Option<"qTile", "q-tile", "int64_t", /*default=*/"128",
@@ -266,6 +275,13 @@ def AttnTile : Pass<"attn-tile"> {
            "Key chunks per (batch, key/value head) in attn.sdpa_grad's "
            "parallel loop (0: enough for 16 parallel iterations where B "
            "and Hkv are static, else 1)">,
+    Option<"decodeKeyChunks", "decode-key-chunks", "int64_t",
+           /*default=*/"0",
+           "Key chunks per (batch, head) of an attn.sdpa whose heads have "
+           "one query tile (decode) and a static Skv, each a parallel "
+           "iteration, combined by their log-sum-exp (0: enough for 16 "
+           "parallel iterations where B and H are static, chunks of at "
+           "least 4 key tiles; 1: no split)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
