@@ -45,6 +45,10 @@ using namespace mlir::attn;
 
 namespace {
 
+/// The most query rows (per head) an op may have and still be bound by
+/// reading K and V rather than by arithmetic: decode, speculative decode.
+constexpr int64_t kFewRows = 16;
+
 /// Builds the loop nest for one attn.sdpa.
 class TileBuilder : TileBuilderBase {
 public:
@@ -64,9 +68,16 @@ public:
       return cast<ShapedType>(v.getType()).getElementType().isBF16();
     };
     int64_t headSize = op.getQuery().getType().getDimSize(3);
-    pairs = bf16Pairs && isBf16(op.getQuery()) && isBf16(op.getKey()) &&
-            isBf16(op.getValue()) && !ShapedType::isDynamic(headSize) &&
-            headSize % 2 == 0 && this->kvTile % 2 == 0;
+    // A few query rows (decode) make a step bound by reading K and V, not
+    // by the multiply-adds pairs halve, and pairs need K packed on every
+    // call (a pass over the cache): such ops widen their tiles instead and
+    // read K where it is (packKeys).
+    int64_t rows = op.getQuery().getType().getDimSize(2);
+    bool fewRows = !ShapedType::isDynamic(rows) && rows <= kFewRows;
+    pairs = bf16Pairs && !fewRows && isBf16(op.getQuery()) &&
+            isBf16(op.getKey()) && isBf16(op.getValue()) &&
+            !ShapedType::isDynamic(headSize) && headSize % 2 == 0 &&
+            this->kvTile % 2 == 0;
   }
 
   /// The op's replacements: the result and, when the op has one, the row

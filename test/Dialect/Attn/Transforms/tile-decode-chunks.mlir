@@ -69,3 +69,30 @@ func.func @no_split(%q: tensor<4x4x1x32xf32>, %k: tensor<4x4x1000x32xf32>,
      : tensor<1x1x1x32xf32>, tensor<1x1x448x32xf32>, tensor<1x1x448x32xf32> -> tensor<1x1x1x32xf32>
   return %o, %d, %s : tensor<4x4x1x32xf32>, tensor<1x1x1x32xf32>, tensor<1x1x1x32xf32>
 }
+
+// -----
+
+// bf16 with bf16-pairs: a few query rows (decode) are widened to f32 and
+// read K where it is; pairs (K packed as [.., D/2, kv-tile, 2] on every
+// call) are for ops of more rows.
+// RUN: attn-opt %s --attn-tile="q-tile=32 kv-tile=64 bf16-pairs=true" --split-input-file | FileCheck %s --check-prefix=PAIRS
+// CHECK-LABEL: func.func @bf16_rows
+// PAIRS-LABEL: func.func @bf16_rows
+// PAIRS-NOT: x2xbf16>
+// PAIRS: arith.extf
+// PAIRS-LABEL: func.func @bf16_prefill
+// PAIRS: tensor<1x2x2x16x64x2xbf16>
+func.func @bf16_rows(%q: tensor<1x2x4x32xbf16>, %k: tensor<1x2x128x32xbf16>)
+    -> tensor<1x2x4x32xbf16> {
+  %e = tensor.empty() : tensor<1x2x4x32xbf16>
+  %o = attn.sdpa %q, %k, %k outs(%e)
+     : tensor<1x2x4x32xbf16>, tensor<1x2x128x32xbf16>, tensor<1x2x128x32xbf16> -> tensor<1x2x4x32xbf16>
+  return %o : tensor<1x2x4x32xbf16>
+}
+func.func @bf16_prefill(%q: tensor<1x2x64x32xbf16>, %k: tensor<1x2x128x32xbf16>)
+    -> tensor<1x2x64x32xbf16> {
+  %e = tensor.empty() : tensor<1x2x64x32xbf16>
+  %o = attn.sdpa %q, %k, %k outs(%e)
+     : tensor<1x2x64x32xbf16>, tensor<1x2x128x32xbf16>, tensor<1x2x128x32xbf16> -> tensor<1x2x64x32xbf16>
+  return %o : tensor<1x2x64x32xbf16>
+}

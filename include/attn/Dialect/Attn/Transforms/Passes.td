@@ -218,8 +218,10 @@ def AttnTile : Pass<"attn-tile"> {
     viewed as `[rows, D/2, 2]`, and `P` is rounded to bf16 (as PyTorch and
     FlashAttention do for bf16) and padded with a zero to an even number of
     keys for `P V_t`. Scores, softmax statistics and the output
-    accumulator stay f32. Otherwise bf16 and f16 tiles are widened to f32
-    once and both contractions are f32.
+    accumulator stay f32. Otherwise, and for ops of at most 16 static
+    query rows (decode: bound by reading K and V, where packing K into
+    pairs on every call is a pass over the cache), bf16 and f16 tiles are
+    widened to f32 once and both contractions are f32.
 
     No tensor of `Sq x Skv` scores exists: the largest intermediate is one
     `q-tile x kv-tile` score tile, so memory is linear in the sequence
