@@ -94,7 +94,7 @@ class _SharedLibrary:
         # C++ (_native.CifaceFunction), without a ctypes descriptor per
         # parameter; None: through `call`.
         self.direct = None
-        if elements is not None and type(self) is _SharedLibrary:
+        if elements is not None:
             address = ctypes.cast(self._function, ctypes.c_void_p).value
             self.direct = _native.CifaceFunction(address, elements)
         self._function.restype = ctypes.c_int32 if self._checks_abi else None

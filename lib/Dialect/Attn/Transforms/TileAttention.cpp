@@ -106,6 +106,15 @@ private:
                                          Value kvHead, Value rowStart,
                                          Value rows, OpFoldResult outDim);
 
+  /// O = acc / l (0 where no key took part) in the destination's element
+  /// type, into `init`: `unnormalised` [..., rows, Dv] by `sum` [...,
+  /// rows], of any rank (a tile, or every head's rows).
+  Value buildOutput(Value unnormalised, Value sum, Value init);
+
+  /// The log-sum-exp (buildLogSumExp) of rows with maxima `max` and sums
+  /// `sum` (same shape, any rank), into `init`.
+  Value buildRowLogSumExp(Value max, Value sum, Value init);
+
   /// The key/value head read by query head `head`, and the keys batch
   /// `batch` may see (kvLength) set: the start of a parallel iteration.
   Value beginIteration(Value batch, Value head);
@@ -577,7 +586,7 @@ int64_t TileBuilder::getKeyChunks(OpFoldResult batches, OpFoldResult heads,
     return decodeKeyChunks;
   std::optional<int64_t> b = getConstantIntValue(batches);
   std::optional<int64_t> h = getConstantIntValue(heads);
-  if (!b || !h || !staticKeys || *b * *h >= kMinParallelIterations)
+  if (!b || !h || *b * *h >= kMinParallelIterations)
     return 1;
   int64_t tiles = llvm::divideCeil(*staticKeys, kvTile);
   return std::max<int64_t>(
@@ -655,12 +664,8 @@ ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches,
   // The chunks combined: M = max_c m_c, w_c = 2^(m_c - M) (m in log2
   // units; 0 for a chunk without visible keys), L = sum_c w_c l_c,
   // O = sum_c w_c acc_c / L (0 where L is 0), lse = (M + log2 L) ln 2.
-  MLIRContext *ctx = b.getContext();
   auto map = [&](unsigned dims, ArrayRef<unsigned> results) {
-    SmallVector<AffineExpr> exprs;
-    for (unsigned d : results)
-      exprs.push_back(b.getAffineDimExpr(d));
-    return AffineMap::get(dims, 0, exprs, ctx);
+    return AffineMap::getMultiDimMapWithTargets(dims, results, b.getContext());
   };
   double negInf = -std::numeric_limits<double>::infinity();
   SmallVector<OpFoldResult> statSizes = {batches, heads, rowsSize};
@@ -710,28 +715,9 @@ ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches,
            map(5, {0, 1, 2, 3})},
           {kPar, kPar, kPar, kPar, kRed}, weightedSum)
           .getResult(0);
-  chunkResults.push_back(
-      linalg::GenericOp::create(
-          b, loc, op.getInit().getType(), ValueRange{unnormalised, sum},
-          op.getInit(),
-          {map(4, {0, 1, 2, 3}), map(4, {0, 1, 2}), map(4, {0, 1, 2, 3})},
-          {kPar, kPar, kPar, kPar},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value o = buildNormalize(nb, nl, args[0], args[1]);
-            linalg::YieldOp::create(nb, nl, castFloat(nb, nl, o, element));
-          })
-          .getResult(0));
+  chunkResults.push_back(buildOutput(unnormalised, sum, op.getInit()));
   if (Value lseInit = op.getLseInit())
-    chunkResults.push_back(
-        linalg::GenericOp::create(
-            b, loc, lseInit.getType(), ValueRange{maximum, sum}, lseInit,
-            {map(3, {0, 1, 2}), map(3, {0, 1, 2}), map(3, {0, 1, 2})},
-            {kPar, kPar, kPar},
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              linalg::YieldOp::create(
-                  nb, nl, buildLogSumExp(nb, nl, args[0], args[1]));
-            })
-            .getResult(0));
+    chunkResults.push_back(buildRowLogSumExp(maximum, sum, lseInit));
   return chunkResults;
 }
 
@@ -827,38 +813,43 @@ SmallVector<Value> TileBuilder::buildQueryTile(Value batch, Value head,
   SmallVector<Value> result =
       buildTileStatistics(batch, head, kvHead, rowStart, rows, outDim);
 
-  // O = acc / l (0 where no key took part), in the destination's type.
-  Value sum = result[1], unnormalised = result[2];
-  AffineMap id2 = b.getMultiDimIdentityMap(2);
-  AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
   Value outInit = tensor::EmptyOp::create(
       b, loc, ArrayRef<OpFoldResult>{rows, outDim}, element);
-  SmallVector<Value> tiles = {
-      linalg::GenericOp::create(
-          b, loc, outInit.getType(), ValueRange{unnormalised, sum}, outInit,
-          {id2, rowMap, id2}, {kPar, kPar},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value o = buildNormalize(nb, nl, args[0], args[1]);
-            linalg::YieldOp::create(nb, nl, castFloat(nb, nl, o, element));
-          })
-          .getResult(0)};
-  if (!op.getLse())
-    return tiles;
-  // lse = ln(2^m l) = (m + log2 l) ln 2, m and the scores being in log2
-  // units; -inf where no key took part (l = 0).
-  AffineMap id1 = b.getMultiDimIdentityMap(1);
-  Value lseInit =
-      tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{rows}, acc);
-  tiles.push_back(
-      linalg::GenericOp::create(
-          b, loc, lseInit.getType(), ValueRange{result[0], sum}, lseInit,
-          {id1, id1, id1}, {kPar},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nl, buildLogSumExp(nb, nl, args[0], args[1]));
-          })
-          .getResult(0));
+  SmallVector<Value> tiles = {buildOutput(result[2], result[1], outInit)};
+  if (op.getLse())
+    tiles.push_back(buildRowLogSumExp(
+        result[0], result[1],
+        tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{rows}, acc)));
   return tiles;
+}
+
+Value TileBuilder::buildOutput(Value unnormalised, Value sum, Value init) {
+  unsigned rank = cast<ShapedType>(init.getType()).getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> iterators(rank, kPar);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{unnormalised, sum}, init,
+             {id, id.dropResult(rank - 1), id}, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value o = buildNormalize(nb, nl, args[0], args[1]);
+               linalg::YieldOp::create(nb, nl,
+                                       castFloat(nb, nl, o, element));
+             })
+      .getResult(0);
+}
+
+Value TileBuilder::buildRowLogSumExp(Value max, Value sum, Value init) {
+  unsigned rank = cast<ShapedType>(init.getType()).getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> iterators(rank, kPar);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{max, sum}, init,
+             {id, id, id}, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl, buildLogSumExp(nb, nl, args[0], args[1]));
+             })
+      .getResult(0);
 }
 
 } // namespace
