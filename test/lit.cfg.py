@@ -38,6 +38,7 @@ tools = [
     "attn-mma-layout-check",
     "attn-parse-fuzzer",
     "attn-gen-fuzzer",
+    "attn-mem-bandwidth",
     # The C compiler the C ABI tests build their programs with.
     ToolSubst("%cc", config.host_cc, unresolved="fatal"),
 ]
