@@ -18,7 +18,7 @@
 // TIME: LLVM -O3
 // TIME: machine code and link
 
-// RUN: attnc %s --emit=mlir -o /dev/null --print-pipeline --cpu-pipeline="lowering=reference" 2>&1 | FileCheck %s --check-prefix=REF
+// RUN: attnc %s --emit=mlir -o /dev/null --print-pipeline --mcpu=skylake-avx512 --cpu-pipeline="lowering=reference" 2>&1 | FileCheck %s --check-prefix=REF
 // RUN: not attnc %s --emit=mlir -o /dev/null --cpu-pipeline="lowering=flash" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // PIPE: attn-decompose-multihead,attn-fold-query-groups{max-rows=128},attn-sparsify{explain=false kv-tile=64 q-tile=128 small-head-kv-tile=128},attn-tile{bf16-pairs=false decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=128 small-head-kv-tile=128},attn-lower-to-linalg{weights-rows=64},attn-pack-weights{panel=64},attn-lower-packs,attn-polynomial-exp,canonicalize
