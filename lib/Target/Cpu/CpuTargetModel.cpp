@@ -19,6 +19,8 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -268,6 +270,11 @@ void CpuKernelConfig::print(llvm::raw_ostream &os) const {
   os << reasons;
 }
 
+/// Independent multiply-add chains that keep every FMA pipe busy: FMA
+/// latency (4 cycles) times FMA pipes (2) on every core the model knows
+/// (Haswell to Granite Rapids, Zen 2-5, Neoverse N1-V2).
+static constexpr int64_t kLatencyChains = 8;
+
 /// f32 bytes of one attention tile's working set at head size `d`: the Q
 /// and output tiles (qTile x d), the scores (qTile x kvTile), the K and V
 /// tiles (kvTile x d).
@@ -330,6 +337,43 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
       getTileWorkingSet(config.qTile, config.kvTile, kHeadSize) / 1024,
       budget / 1024);
 
+  // Register block: the best of those that fit (getRegisterBlocks).
+  RegisterBlock best = getRegisterBlocks(target, config.kvTile).front();
+  int64_t bestM = best.m, bestN = best.n;
+  // A block needs more independent accumulators than FMA latency x FMA
+  // pipes, or each multiply-add waits for the one before it into the same
+  // register. Where the best power-of-two block has no more (16 registers:
+  // AVX2's 4 x 16 has 8), the tallest block of its columns that fits takes
+  // its place, and the query tile becomes a multiple of both block sides,
+  // so that no tile of a static sequence ends in a partial block (AVX2
+  // 6 x 16 on 96-row tiles; Zen 3, S = 2048: D = 128 1.25x, D = 64 1.15x
+  // the 4 x 16 block's speed, benchmarks/RESULTS.md session 17).
+  int64_t vectors = bestN / lanes;
+  if (bestM * vectors <= kLatencyChains) {
+    int64_t taller = bestM;
+    while (CpuKernelConfig::getLiveRegisters(taller + 1, bestN, target) <=
+           registers)
+      ++taller;
+    int64_t step = std::lcm(taller, bestN);
+    if (taller > bestM && config.qTile / step * step >= 32) {
+      why << llvm::formatv(
+          "  {0} x {1} keeps only {2} accumulators, no more than FMA latency "
+          "x pipes ({3}): {4} rows instead, q-tile {5} (a multiple of {6})\n",
+          bestM, bestN, bestM * vectors, kLatencyChains, taller,
+          config.qTile / step * step, step);
+      bestM = taller;
+      config.qTile = config.qTile / step * step;
+    }
+  }
+  config.mBlock = bestM;
+  config.nBlock = bestN;
+  why << llvm::formatv(
+      "  m-block x n-block: {0} x {1}: {2} accumulators + {3} row vectors + "
+      "1 broadcast = {4} of {5} vector registers ({6} f32 lanes)\n",
+      bestM, bestN, bestM * vectors, vectors,
+      CpuKernelConfig::getLiveRegisters(bestM, bestN, target), registers,
+      lanes);
+
   // Heads of at most 64: the same working set allows twice the keys per
   // step, which halves the softmax work per key (measured on Zen 5: 3% at
   // S = 4096, 15% at S = 1024 for D = 64; 10% slower at D = 128).
@@ -346,18 +390,6 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
             1024);
   }
 
-  // Register block: the best of those that fit (getRegisterBlocks).
-  RegisterBlock best = getRegisterBlocks(target, config.kvTile).front();
-  int64_t bestM = best.m, bestN = best.n;
-  config.mBlock = bestM;
-  config.nBlock = bestN;
-  why << llvm::formatv(
-      "  m-block x n-block: {0} x {1}: {2} accumulators + {3} row vectors + "
-      "1 broadcast = {4} of {5} vector registers ({6} f32 lanes)\n",
-      bestM, bestN, bestM * (bestN / lanes), bestN / lanes,
-      CpuKernelConfig::getLiveRegisters(bestM, bestN, target), registers,
-      lanes);
-
   // Row ops are elementwise or reductions with few live values at a time:
   // a row of up to 16 registers is one vector op per register.
   constexpr int64_t kRowRegisters = 16;
@@ -365,7 +397,7 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
   why << llvm::formatv("  row-elements: {0}: rows of up to {1} registers are "
                        "vectorised whole\n",
                        config.maxRowElements, kRowRegisters);
-    // Contractions outside attention tiles: a weight block of 256 steps of K
+  // Contractions outside attention tiles: a weight block of 256 steps of K
   // by as many columns as fit in a quarter of the L2 stays in the cache
   // while every register block of a row block reads it (measured on Zen 4,
   // L2 1 MiB: 256 x 256 blocks take a 1024 x 4096 x 1024 product from 62
