@@ -151,14 +151,18 @@ attn::getTuningCandidates(const CpuPipelineOptions &options,
   // Register blocks: the model's, then the other shapes with as many
   // accumulators (which one wins depends on the core: 8x32 beat 4x64 on
   // Zen 5, the reverse on Sapphire Rapids).
+  // Where the model took a taller block than the best power-of-two one (too
+  // few accumulators to hide the FMA latency), that one is timed too.
   SmallVector<RegisterBlock> blocks = {{base.mBlock, base.nBlock}};
   int64_t accumulators = base.mBlock * (base.nBlock / lanes);
-  for (RegisterBlock block : getRegisterBlocks(target, base.kvTile)) {
+  SmallVector<RegisterBlock> fitting = getRegisterBlocks(target, base.kvTile);
+  for (auto [index, block] : llvm::enumerate(fitting)) {
     if (blocks.size() == 3)
       break;
+    bool replaced = index == 0 && block.m * (block.n / lanes) < accumulators;
     if ((options.mBlock && block.m != base.mBlock) ||
         (options.nBlock && block.n != base.nBlock) ||
-        block.m * (block.n / lanes) != accumulators ||
+        (block.m * (block.n / lanes) != accumulators && !replaced) ||
         (block.m == base.mBlock && block.n == base.nBlock))
       continue;
     blocks.push_back(block);

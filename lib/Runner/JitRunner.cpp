@@ -20,6 +20,8 @@
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #include "llvm/Support/Memory.h"
 #include "llvm/Support/Process.h"
@@ -122,6 +124,54 @@ JitFunction::JitFunction(std::unique_ptr<JitMemory> memory,
 
 JitFunction::~JitFunction() = default;
 
+//===----------------------------------------------------------------------===//
+// Conversions LLVM calls
+//===----------------------------------------------------------------------===//
+
+// On x86-64 without AVX512-BF16 (AVX2 hosts) LLVM legalises bf16 vectors
+// through f32 and rounds back with a call to compiler-rt's __truncsfbf2,
+// which neither libgcc nor any library the JIT loads defines. The JIT
+// resolves it (and the widening it pairs with) to these; shared libraries
+// link compiler-rt's builtins instead (linkSharedLibrary).
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 13)
+#define ATTN_HAS_BF16_TYPE 1
+
+/// f32 to bf16, rounding to nearest even; a NaN stays a quiet NaN.
+static __bf16 truncFloatToBf16(float value) {
+  uint32_t bits = llvm::bit_cast<uint32_t>(value);
+  uint16_t result;
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    result = static_cast<uint16_t>((bits >> 16) | 0x40u);
+  else
+    result = static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+  return llvm::bit_cast<__bf16>(result);
+}
+
+/// bf16 to f32 (exact).
+static float extendBf16ToFloat(__bf16 value) {
+  return llvm::bit_cast<float>(
+      static_cast<uint32_t>(llvm::bit_cast<uint16_t>(value)) << 16);
+}
+#endif
+
+/// Makes the conversion routines above visible to `engine`'s code.
+static void registerConversionRoutines(ExecutionEngine &engine) {
+#ifdef ATTN_HAS_BF16_TYPE
+  engine.registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    auto add = [&](StringRef name, auto *function) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    add("__truncsfbf2", &truncFloatToBf16);
+    add("__extendbfsf2", &extendBf16ToFloat);
+    return symbols;
+  });
+#else
+  (void)engine;
+#endif
+}
+
 /// JIT-compiles an LLVM-dialect module for the host into `memory`;
 /// `runtimes` are the shared libraries its code calls.
 static llvm::Expected<std::unique_ptr<ExecutionEngine>>
@@ -144,7 +194,11 @@ createEngine(ModuleOp lowered, const CpuTargetOptions &options,
   engineOptions.sectionMemoryMapper = &memory;
   engineOptions.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(options.optLevel);
-  return ExecutionEngine::create(lowered, engineOptions, std::move(*machine));
+  auto engine =
+      ExecutionEngine::create(lowered, engineOptions, std::move(*machine));
+  if (engine)
+    registerConversionRoutines(**engine);
+  return engine;
 }
 
 llvm::Expected<std::unique_ptr<JitFunction>>

@@ -235,6 +235,10 @@ llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
     args.append({targetFlag, "-fuse-ld=lld", "-nostartfiles",
                  "-nodefaultlibs", libraryFlag, "-lm", "-lc"});
   } else {
+    // Conversions LLVM calls (__truncsfbf2 without AVX512-BF16): compiler-rt
+    // has them, libgcc does not. An archive: only what is called is linked.
+    if (StringRef(ATTN_HOST_BUILTINS).size())
+      args.push_back(ATTN_HOST_BUILTINS);
     args.push_back("-lm");
   }
   SmallVector<std::string> rpaths;

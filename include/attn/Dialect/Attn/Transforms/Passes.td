@@ -338,7 +338,7 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       the register file with its operands: with AVX-512 and f32 a 4 x 64
       block keeps 16 accumulators, four RHS vectors and a broadcast in
       registers (21 of 32) and issues 16 FMAs per 4 loads and 4 broadcasts;
-      with AVX2 (16 registers of 8 lanes) 4 x 16 keeps 8 + 2 + 1. The CPU
+      with AVX2 (16 registers of 8 lanes) 6 x 16 keeps 12 + 2 + 1. The CPU
       pipeline chooses the block from its target model
       (`chooseCpuKernelConfig`); this pass's defaults are the generic
       model's. Partial blocks stay scalar loops. With `max-m-block`, a
