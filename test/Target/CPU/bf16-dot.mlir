@@ -17,13 +17,13 @@
 
 // RUN: attnc %s --mcpu=znver3 --print-target --emit=asm -o %t.zen3.s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=MODEL-WIDE
-// RUN: %python %attn_src_root/test/lib/check_spills.py %t.zen3.s --block-fmas 8 | FileCheck %s --check-prefix=WIDE8
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.zen3.s --block-fmas 12 | FileCheck %s --check-prefix=WIDE12
 // RUN: attnc %s --mcpu=skylake-avx512 --print-target --emit=asm -o %t.skx.s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=MODEL-WIDE
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.skx.s --block-fmas 16 | FileCheck %s --check-prefix=WIDE16
 // MODEL-WIDE: bf16-dot=false
 // MODEL-WIDE: bf16: widened to f32 (no avx512bf16)
-// WIDE8-COUNT-4: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 8 fma, 0 spills, 0 reloads, {{[0-9]+}} instructions [8 vfmadd231ps]
+// WIDE12-COUNT-4: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 12 fma, 0 spills, 0 reloads, {{[0-9]+}} instructions [12 vfmadd231ps]
 // WIDE16-COUNT-4: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads, {{[0-9]+}} instructions [16 vfmadd231ps]
 
 // RUN: attnc %s --mcpu=sapphirerapids --cpu-pipeline="bf16-dot=false" --print-target \

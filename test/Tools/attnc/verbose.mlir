@@ -27,7 +27,7 @@
 // PIPE-SAME: buffer-results-to-out-params
 // PIPE-SAME: convert-to-llvm
 // AVX2: attn-pack-weights{panel=16}
-// AVX2-SAME: attn-vectorize-tiles{bf16-dot=false m-block=4 max-m-block=6 n-block=16 row-elements=128}
+// AVX2-SAME: attn-vectorize-tiles{bf16-dot=false m-block=6 max-m-block=6 n-block=16 row-elements=128}
 // REF: attn-decompose-multihead,attn-lower-to-linalg{weights-rows=0},attn-pack-weights{panel=64},attn-lower-packs,attn-polynomial-exp,canonicalize
 // BAD: attnc: error: --cpu-pipeline: cannot parse 'lowering=flash'
 
