@@ -340,8 +340,10 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       registers (21 of 32) and issues 16 FMAs per 4 loads and 4 broadcasts;
       with AVX2 (16 registers of 8 lanes) 6 x 16 keeps 12 + 2 + 1. The CPU
       pipeline chooses the block from its target model
-      (`chooseCpuKernelConfig`); this pass's defaults are the generic
-      model's. Partial blocks stay scalar loops. With `max-m-block`, a
+      (`chooseCpuKernelConfig`; the generic model, x86-64-v3's registers,
+      takes 6 x 16); this pass's default, 4 x 16, fits the register file
+      of every x86-64 and AArch64 target. Partial blocks of a dynamic size
+      stay scalar loops. With `max-m-block`, a
       contraction whose innermost M is a static count that `m-block` does
       not divide, and whose N is whole `n-block`s, takes blocks of the
       smallest row count up to
