@@ -42,6 +42,12 @@ FMA = re.compile(
     r"fml[as]|fn?m(add|sub)|bfdot|bfmmla|bfmlal[bt])\b")
 HEADER = re.compile(r"This (Inner )?Loop Header: Depth=(\d+)")
 IN_LOOP = re.compile(r"in Loop: Header=(BB\d+_\d+) Depth=(\d+)")
+# What the polynomial exp of the softmax rows issues and a register block's
+# K step never does: rounding, int/float conversions, exponent shifts,
+# clamps and compares.
+CONVERT = re.compile(
+    r"^\s+(v?cvt\w*|v?round\w*|frint\w*|fcvt\w*|[su]cvtf|v?psll\w*|shl|"
+    r"v?(max|min)[ps][sdh]|f(max|min)\w*|vcmp\w*|fcm\w*)\b")
 SPILL = re.compile(r"Spill\b")
 RELOAD = re.compile(r"Reload\b")
 
@@ -86,6 +92,8 @@ def parse(lines):
             mnemonics = loop.setdefault("mnemonics", {})
             name = fma.group(1)
             mnemonics[name] = mnemonics.get(name, 0) + 1
+        if CONVERT.match(code):
+            loop["convert"] = loop.get("convert", 0) + 1
         if SPILL.search(line):
             loop["spill"] += 1
         if RELOAD.search(line):
@@ -102,9 +110,12 @@ def innermost_fma_loops(path, min_fmas):
 
 def hot_loops(loops, block_fmas, all_loops=False):
     deepest = max(loop["depth"] for loop in loops.values())
+    # A register block's K loop: exactly its accumulator count of
+    # multiply-adds and none of the exp's other instructions (CONVERT: a row
+    # of the softmax's exp can issue as many multiply-adds).
     return {name: loop for name, loop in loops.items()
-            if all_loops or (loop["fma"] == block_fmas if block_fmas
-                             else loop["depth"] == deepest)}
+            if all_loops or (loop["fma"] == block_fmas and not loop.get("convert")
+                             if block_fmas else loop["depth"] == deepest)}
 
 
 def by_place(loops):

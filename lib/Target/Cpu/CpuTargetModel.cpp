@@ -344,25 +344,32 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
   // pipes, or each multiply-add waits for the one before it into the same
   // register. Where the best power-of-two block has no more (16 registers:
   // AVX2's 4 x 16 has 8), the tallest block of its columns that fits takes
-  // its place, and the query tile becomes a multiple of both block sides,
-  // so that no tile of a static sequence ends in a partial block (AVX2
-  // 6 x 16 on 96-row tiles; Zen 3, S = 2048: D = 128 1.25x, D = 64 1.15x
-  // the 4 x 16 block's speed, benchmarks/RESULTS.md session 17).
+  // its place, on a query tile rounded up to a multiple of both block sides
+  // and of the key tile (whole blocks in every tile of a static sequence,
+  // key tiles aligned with query tiles on causal diagonals) if that tile's
+  // working set still fits the L2; otherwise the power-of-two block stays.
+  // AVX2: 6 x 16 on 192-row tiles; on a Zen 3 its K loops run at about 77%
+  // of the FMA peak, 4 x 16's at about 50% (benchmarks/RESULTS.md, session
+  // 17). Larger query tiles also stream K and V from memory fewer times.
   int64_t vectors = bestN / lanes;
   if (bestM * vectors <= kLatencyChains) {
     int64_t taller = bestM;
     while (CpuKernelConfig::getLiveRegisters(taller + 1, bestN, target) <=
            registers)
       ++taller;
-    int64_t step = std::lcm(taller, bestN);
-    if (taller > bestM && config.qTile / step * step >= 32) {
+    int64_t step = std::lcm(std::lcm(taller, bestN), config.kvTile);
+    int64_t qTile = llvm::divideCeil(config.qTile, step) * step;
+    int64_t workingSet = getTileWorkingSet(qTile, config.kvTile, kHeadSize);
+    if (taller > bestM &&
+        workingSet <= static_cast<int64_t>(target.l2Bytes)) {
       why << llvm::formatv(
           "  {0} x {1} keeps only {2} accumulators, no more than FMA latency "
-          "x pipes ({3}): {4} rows instead, q-tile {5} (a multiple of {6})\n",
-          bestM, bestN, bestM * vectors, kLatencyChains, taller,
-          config.qTile / step * step, step);
+          "x pipes ({3}): {4} rows instead, q-tile {5} (a multiple of {4}, "
+          "{1} and the key tile; {6} KiB at D = {7}, within the L2)\n",
+          bestM, bestN, bestM * vectors, kLatencyChains, taller, qTile,
+          workingSet / 1024, kHeadSize);
       bestM = taller;
-      config.qTile = config.qTile / step * step;
+      config.qTile = qTile;
     }
   }
   config.mBlock = bestM;

@@ -9,11 +9,12 @@
 
 // AVX2 (16 x 256-bit): the power-of-two block 4 x 16 keeps only 8
 // accumulators, as many as FMA latency x pipes, so the model takes 6 x 16
-// (12 accumulators) and a 96-row query tile, a multiple of both sides.
+// (12 accumulators) and a 192-row query tile, a multiple of both sides and
+// of the key tile whose working set still fits the L2.
 // RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=znver3 2>&1 | FileCheck %s --check-prefix=ZNVER3
 // ZNVER3: vectors: 16 x 256 bits (8 f32 lanes), FMA yes
-// ZNVER3: kernel: q-tile=96 kv-tile=64 m-block=6 n-block=16 row-elements=128
-// ZNVER3: 4 x 16 keeps only 8 accumulators, no more than FMA latency x pipes (8): 6 rows instead, q-tile 96 (a multiple of 48)
+// ZNVER3: kernel: q-tile=192 kv-tile=64 m-block=6 n-block=16 row-elements=128
+// ZNVER3: 4 x 16 keeps only 8 accumulators, no more than FMA latency x pipes (8): 6 rows instead, q-tile 192 (a multiple of 6, 16 and the key tile; 304 KiB at D = 128, within the L2)
 // ZNVER3: m-block x n-block: 6 x 16: 12 accumulators + 2 row vectors + 1 broadcast = 15 of 16 vector registers
 // Projections' cache blocks from the L2 (512 KiB: a 128 KiB weight block).
 // ZNVER3: contraction-depth x contraction-columns: 256 x 128: a weight block of 128 KiB, at most a quarter of the L2 (128 KiB)
@@ -21,10 +22,14 @@
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.znver3.s --block-fmas 12 | FileCheck %s --check-prefix=HOT12
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=x86-64-v3 -o %t.v3.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.v3.s --block-fmas 12 | FileCheck %s --check-prefix=HOT12
-// Two K loops for the whole 96-row tiles, two for the last tile of 32 rows
-// (512 = 5 x 96 + 32), whose 2-row remainder block is vector code too.
+// Two K loops for the whole 192-row tiles, two for the last tile of 128
+// rows (512 = 2 x 192 + 128), whose 2-row remainder block is vector code too.
 // HOT12-COUNT-4: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 12 fma, 0 spills, 0 reloads
 // HOT12: 4 hot loops (the largest 12 fma), 0 with spills or reloads
+// Haswell's 256 KiB L2 takes no 192-row tile: the power-of-two block stays.
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=haswell 2>&1 | FileCheck %s --check-prefix=HASWELL
+// HASWELL: kernel: q-tile=32 kv-tile=64 m-block=4 n-block=16
+// HASWELL-NOT: rows instead
 // The 4 x 16 block it replaced on 128-row tiles, given explicitly, still fits.
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 --cpu-pipeline="m-block=4 q-tile=128" -o %t.znver3.m4.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.znver3.m4.s --block-fmas 8 | FileCheck %s --check-prefix=HOT8
@@ -60,7 +65,7 @@
 // mulps + addps, so there is no FMA loop to check, only the choice.
 // RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=x86-64 2>&1 | FileCheck %s --check-prefix=SSE
 // SSE: vectors: 16 x 128 bits (4 f32 lanes), FMA no
-// SSE: kernel: q-tile=120 kv-tile=64 m-block=6 n-block=8 row-elements=64
+// SSE: kernel: q-tile=192 kv-tile=64 m-block=6 n-block=8 row-elements=64
 
 // The check fails when a block does not fit: AVX-512's 4 x 64 block on
 // AVX2 needs 32 accumulators of 16 registers, 8 x 64 on AVX-512 needs 37
@@ -74,14 +79,14 @@
 
 // Explicit sizes override the model's, and -v says so.
 // RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=znver3 --cpu-pipeline="m-block=2 n-block=32" 2>&1 | FileCheck %s --check-prefix=EXPLICIT
-// EXPLICIT: kernel: q-tile=96 kv-tile=64 m-block=2 n-block=32 row-elements=128
+// EXPLICIT: kernel: q-tile=192 kv-tile=64 m-block=2 n-block=32 row-elements=128
 // EXPLICIT: m-block=2: given explicitly
 // EXPLICIT: n-block=32: given explicitly
 
 // attn-opt's pipeline uses the generic model (x86-64-v3's registers) unless
 // it is given a target.
 // RUN: attn-opt %s --attn-cpu-pipeline --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=GENERIC
-// GENERIC: attn-tile{bf16-pairs=false decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=96 small-head-kv-tile=128}
+// GENERIC: attn-tile{bf16-pairs=false decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=192 small-head-kv-tile=128}
 // GENERIC: attn-vectorize-tiles{bf16-dot=false m-block=6 max-m-block=6 n-block=16 row-elements=128}
 // RUN: attn-opt %s --attn-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=sapphirerapids" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTSPR
 // OPTSPR: attn-tile{bf16-pairs=true decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=128 small-head-kv-tile=128}
