@@ -123,7 +123,11 @@ SmallVector<RegisterBlock> getRegisterBlocks(const CpuTargetModel &target,
 
 /// The sizes derived from `target`:
 /// - the best register block of getRegisterBlocks for one key tile (M is a
-///   power of two: it divides every power-of-two query tile);
+///   power of two: it divides every power-of-two query tile), unless it
+///   keeps no more accumulators than FMA latency x pipes (AVX2's 4 x 16):
+///   then the tallest block of its columns that fits (6 x 16) on a query
+///   tile rounded up to a multiple of both sides and of the key tile (192),
+///   where that tile's working set fits the L2;
 /// - q-tile 128 and kv-tile 64 while a tile's working set at D = 128
 ///   (Q, O, S, K and V tiles: 224 KiB in f32) fits in half the L2, else
 ///   halved until it does (never below 32 x 32); for ops with head sizes
