@@ -17,7 +17,8 @@
 #   check_spills.py FILE.s [--all] [--min-fmas N] [--block-fmas N]
 #
 # With --block-fmas N the hot loops are instead the innermost loops that
-# issue exactly N multiply-adds per iteration, at any depth: the K steps of
+# issue exactly N multiply-adds per iteration, at any depth, and none of
+# the softmax exp's rounding, shifts, clamps or compares: the K steps of
 # register blocks with N accumulator registers (the depth of a block's K
 # loop depends on how many column blocks the tile has, which differs
 # between Q K^T and P V when the key tile and the head size differ).
@@ -45,11 +46,16 @@ IN_LOOP = re.compile(r"in Loop: Header=(BB\d+_\d+) Depth=(\d+)")
 # What the polynomial exp of the softmax rows issues and a register block's
 # K step never does: rounding, int/float conversions, exponent shifts,
 # clamps and compares.
-CONVERT = re.compile(
+EXP_ONLY = re.compile(
     r"^\s+(v?cvt\w*|v?round\w*|frint\w*|fcvt\w*|[su]cvtf|v?psll\w*|shl|"
     r"v?(max|min)[ps][sdh]|f(max|min)\w*|vcmp\w*|fcm\w*)\b")
 SPILL = re.compile(r"Spill\b")
 RELOAD = re.compile(r"Reload\b")
+
+
+def new_loop():
+    """The counts of a loop not read yet."""
+    return {"fma": 0, "spill": 0, "reload": 0, "size": 0, "exp_only": 0}
 
 
 def parse(lines):
@@ -69,14 +75,14 @@ def parse(lines):
         header = HEADER.search(line)
         if header and block:
             current = block
-            loop = loops.setdefault(block, {"fma": 0, "spill": 0, "reload": 0, "size": 0})
+            loop = loops.setdefault(block, new_loop())
             loop["depth"] = int(header.group(2))
             loop["inner"] = header.group(1) is not None
             continue
         member = IN_LOOP.search(line)
         if member:
             current = member.group(1)
-            loops.setdefault(current, {"fma": 0, "spill": 0, "reload": 0, "size": 0})
+            loops.setdefault(current, new_loop())
             continue
         if current is None or not line.startswith(("\t", " ")):
             continue
@@ -92,8 +98,8 @@ def parse(lines):
             mnemonics = loop.setdefault("mnemonics", {})
             name = fma.group(1)
             mnemonics[name] = mnemonics.get(name, 0) + 1
-        if CONVERT.match(code):
-            loop["convert"] = loop.get("convert", 0) + 1
+        if EXP_ONLY.match(code):
+            loop["exp_only"] += 1
         if SPILL.search(line):
             loop["spill"] += 1
         if RELOAD.search(line):
@@ -111,10 +117,10 @@ def innermost_fma_loops(path, min_fmas):
 def hot_loops(loops, block_fmas, all_loops=False):
     deepest = max(loop["depth"] for loop in loops.values())
     # A register block's K loop: exactly its accumulator count of
-    # multiply-adds and none of the exp's other instructions (CONVERT: a row
-    # of the softmax's exp can issue as many multiply-adds).
+    # multiply-adds and none of the exp's other instructions (EXP_ONLY: a
+    # row of the softmax's exp can issue as many multiply-adds).
     return {name: loop for name, loop in loops.items()
-            if all_loops or (loop["fma"] == block_fmas and not loop.get("convert")
+            if all_loops or (loop["fma"] == block_fmas and not loop["exp_only"]
                              if block_fmas else loop["depth"] == deepest)}
 
 
