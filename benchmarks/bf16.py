@@ -7,8 +7,10 @@
 #
 # bf16 inputs and outputs, the problems of run.py's sweep (full and causal
 # at D = 64 and 128, Llama-3 GQA): attn-mlir's default pipeline (bf16 pairs
-# on vdpbf16ps where the CPU has AVX512-BF16, docs/CpuTargets.md), the same
-# with bf16-dot=false (bf16 widened to f32 for the contractions) and torch's
+# on vdpbf16ps where the target model takes them: AVX512-BF16 without AMX,
+# docs/CpuTargets.md), the same with the other choice (bf16-dot=false:
+# bf16 widened to f32 for the contractions; or bf16-dot=true where the model
+# widens on a CPU that has vdpbf16ps) and torch's
 # scaled_dot_product_attention on bf16 CPU tensors, on the same inputs in
 # the same process, interleaved call by call (run.py's time_interleaved).
 # Each output is checked against torch's float32 result on the same bf16
@@ -18,6 +20,7 @@
 
 import argparse
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -37,11 +40,17 @@ def main():
 
     torch.set_num_threads(os.cpu_count())
     attnc = os.path.join(args.build, "bin", "attnc")
+    # The other path than the model's: what the choice is worth on this CPU.
+    kernel = subprocess.run([attnc, "--print-target"], capture_output=True,
+                            text=True, check=True).stderr
+    default_dot = "bf16-dot=true" in kernel
+    other = "bf16-dot=false" if default_dot else "bf16-dot=true"
     ours = {"attn-mlir": AttnMlir(attnc, dtype="bf16"),
-            "attn-mlir bf16-dot=false": AttnMlir(attnc, "bf16-dot=false", dtype="bf16")}
+            f"attn-mlir {other}": AttnMlir(attnc, other, dtype="bf16")}
     _, peak_text = fma_peak(args.build)
     print(f"# CPU: {cpu_model(args.build)}")
     print(f"# {peak_text}")
+    print(f"# the target model's choice: bf16-dot={str(default_dot).lower()}")
     names = list(ours) + ["torch"]
     print("| problem | " + " | ".join(f"{n} ms (GFLOP/s)" for n in names)
           + " | torch / attn-mlir | error vs f32 |")

@@ -11,7 +11,10 @@
 #   python3 benchmarks/compare_pipelines.py "" "m-block=8 n-block=32" \
 #       --seq 4096 --dim 64 [--causal] [--repeat 5]
 #
-# ("" is the default pipeline.)
+# ("" is the default pipeline.) --mcpu compiles every variant for another
+# CPU than the host, one whose code the host can run (znver3's AVX2 on an
+# AVX-512 host); ATEN_CPU_CAPABILITY=avx2 in the environment makes torch use
+# its AVX2 kernels too.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -34,6 +37,7 @@ def main():
     p.add_argument("--heads", type=int, default=8)
     p.add_argument("--causal", action="store_true")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--mcpu", help="compile for this CPU instead of the host")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = p.parse_args()
 
@@ -48,9 +52,12 @@ def main():
     except Unavailable as reason:
         print(f"# torch: {reason}")
     for variant in args.variants:
-        runs[variant or "(default)"] = AttnMlir(attnc, variant or None).prepare(cfg, q, k, v)
+        runs[variant or "(default)"] = AttnMlir(attnc, variant or None, mcpu=args.mcpu).prepare(cfg, q, k, v)
     best = time_interleaved(runs, args.repeat)
-    print(f"# CPU: {cpu_model(args.build)}")
+    print(f"# CPU: {cpu_model(args.build)}"
+          + (f", code for --mcpu={args.mcpu}" if args.mcpu else ""))
+    if os.environ.get("ATEN_CPU_CAPABILITY"):
+        print(f"# torch: ATEN_CPU_CAPABILITY={os.environ['ATEN_CPU_CAPABILITY']}")
     print(f"# {cfg.label()}, min of {args.repeat} interleaved calls")
     for name, t in best.items():
         ratio = f", torch/this {best['torch'] / t:.2f}" if "torch" in best else ""

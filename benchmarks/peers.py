@@ -283,15 +283,20 @@ class AttnMlir:
 
     name = "attn-mlir"
 
-    def __init__(self, attnc, pipeline=None, workdir=None, autotune=False, dtype="f32"):
+    def __init__(self, attnc, pipeline=None, workdir=None, autotune=False, dtype="f32",
+                 mcpu=None):
         self.attnc = attnc
         self.pipeline = pipeline
+        # Code for another CPU than the host (--mcpu): what an AVX2 machine
+        # would run, timed on an AVX-512 host that also executes it.
+        self.mcpu = mcpu
         self.autotune = autotune
         # f32 takes float32 arrays; bf16 takes uint16 arrays of bf16 bits.
         self.dtype = dtype
         self.workdir = workdir or tempfile.mkdtemp(prefix="attn-bench-")
         self.name = ("attn-mlir" + (" autotuned" if autotune else "")
-                     + (f" [{pipeline}]" if pipeline else ""))
+                     + (f" [{pipeline}]" if pipeline else "")
+                     + (f" --mcpu={mcpu}" if mcpu else ""))
 
     @staticmethod
     def source(cfg, dtype="f32"):
@@ -315,6 +320,8 @@ func.func @sdpa(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
         command = [self.attnc, stem + ".mlir", "--emit=shared", "-o", stem + ".so"]
         if self.pipeline:
             command.append(f"--cpu-pipeline={self.pipeline}")
+        if self.mcpu:
+            command.append(f"--mcpu={self.mcpu}")
         if self.autotune:
             # The default tuning cache: a problem timed once is reused by
             # later runs.

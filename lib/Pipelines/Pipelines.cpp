@@ -127,9 +127,14 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
         << ": rows a contraction of a static row count may use per block "
            "instead (" << config.maxMBlock << " x " << config.nBlock
         << " fits the registers)\n";
-  if (!options.bf16Dot && config.bf16Dot) {
-    config.bf16Dot = false;
-    why << "  bf16-dot=false: given explicitly\n";
+  // bf16-dot given explicitly: false widens everywhere, true takes
+  // vdpbf16ps wherever the target has it (also where the model widens).
+  if (options.bf16Dot.hasValue()) {
+    bool given = options.bf16Dot && target.avx512Bf16;
+    if (given != config.bf16Dot)
+      why << "  bf16-dot=" << (given ? "true" : "false")
+          << ": given explicitly\n";
+    config.bf16Dot = given;
   }
   return config;
 }

@@ -84,8 +84,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "bf16-dot",
       llvm::cl::desc("bf16 attention contracts bf16 pairs with the "
                      "target's dot-product instructions (AVX512-BF16 "
-                     "vdpbf16ps) where it has them (tiled, vectorize); "
-                     "false: widened to f32 on every target"),
+                     "vdpbf16ps; tiled, vectorize). Unset: where the "
+                     "target model finds them faster than widening (not on "
+                     "cores with AMX-BF16); true: wherever the target has "
+                     "them; false: widened to f32 on every target"),
       llvm::cl::init(true)};
   PassOptions::Option<std::string> targetTriple{
       *this, "target-triple",

@@ -424,12 +424,25 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
       config.contractionDepth * config.contractionColumns * 4 / 1024,
       weightBudget / 1024);
 
-  // bf16 pairs double the multiply-adds per instruction; other targets
-  // widen bf16 to f32 (AMX tiles and AArch64 BFDOT are not used yet).
-  config.bf16Dot = target.avx512Bf16;
-  why << (config.bf16Dot
-              ? "  bf16: Q K^T and P V on bf16 pairs with vdpbf16ps "
-                "(avx512bf16)\n"
-              : "  bf16: widened to f32 (no avx512bf16)\n");
+  // bf16 pairs double the multiply-adds per instruction where the core
+  // issues vdpbf16ps as fast as an FMA: Zen 4 and 5 (1.5-1.9x the widened
+  // path). Intel's AVX512-BF16 cores with AMX (Sapphire, Emerald and
+  // Granite Rapids) issue it on one port where FMAs take two, so it does no
+  // more multiply-adds per cycle than f32 FMAs and the pairs cost a packing
+  // pass: widening was 1.2-1.6x faster on a Sapphire Rapids
+  // (benchmarks/RESULTS.md, sessions 8, 18 and 19). AMX is what such cores
+  // have for bf16; until tdpbf16ps is used they widen. Other targets widen
+  // too (AArch64 BFDOT is not used yet). bf16-dot=true given explicitly
+  // takes the pairs wherever vdpbf16ps exists.
+  config.bf16Dot = target.avx512Bf16 && !target.amxBf16;
+  if (config.bf16Dot)
+    why << "  bf16: Q K^T and P V on bf16 pairs with vdpbf16ps "
+           "(avx512bf16)\n";
+  else if (target.avx512Bf16)
+    why << "  bf16: widened to f32: cores with amx-bf16 issue vdpbf16ps at "
+           "half the FMA rate, no more multiply-adds per cycle than f32 "
+           "(tdpbf16ps not used yet)\n";
+  else
+    why << "  bf16: widened to f32 (no avx512bf16)\n";
   return config;
 }

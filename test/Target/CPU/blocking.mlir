@@ -89,8 +89,8 @@
 // GENERIC: attn-tile{bf16-pairs=false decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=192 small-head-kv-tile=128}
 // GENERIC: attn-vectorize-tiles{bf16-dot=false m-block=6 max-m-block=6 n-block=16 row-elements=128}
 // RUN: attn-opt %s --attn-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=sapphirerapids" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTSPR
-// OPTSPR: attn-tile{bf16-pairs=true decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=128 small-head-kv-tile=128}
-// OPTSPR: attn-vectorize-tiles{bf16-dot=true m-block=4 max-m-block=6 n-block=64 row-elements=256}
+// OPTSPR: attn-tile{bf16-pairs=false decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=128 small-head-kv-tile=128}
+// OPTSPR: attn-vectorize-tiles{bf16-dot=false m-block=4 max-m-block=6 n-block=64 row-elements=256}
 // RUN: not attn-opt %s --attn-cpu-pipeline="target-cpu=bogus" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTBAD
 // OPTBAD-NOT: not a recognized processor
 // OPTBAD: error: attn-cpu-pipeline: unknown CPU 'bogus' for {{.+}}

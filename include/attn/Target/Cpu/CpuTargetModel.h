@@ -139,7 +139,8 @@ SmallVector<RegisterBlock> getRegisterBlocks(const CpuTargetModel &target,
 ///   256 steps of K by the most columns (a power-of-two multiple of the
 ///   register block's) whose weight block fills at most a quarter of the
 ///   L2, leaving room for the row block's slices of both other operands;
-/// - bf16 contractions on `vdpbf16ps` where the target has AVX512-BF16.
+/// - bf16 contractions on `vdpbf16ps` where the target has AVX512-BF16 and
+///   no AMX-BF16 (whose cores issue it at half the FMA rate).
 CpuKernelConfig chooseCpuKernelConfig(const CpuTargetModel &target);
 
 } // namespace attn
