@@ -37,10 +37,11 @@ import re
 import sys
 
 # Floating-point multiply-adds: x86 FMA3 (packed and scalar), AVX-512 BF16
-# and AMX dot products, AArch64 FMLA/FMLS/FMADD and BF16 dot products.
+# and AMX dot products, AArch64 FMLA/FMLS/FMADD (and SVE's FMAD/FMSB) and
+# BF16 dot products.
 FMA = re.compile(
     r"^\s+(v?f(n)?m(add|sub)\d{3}[ps][sdh]|vdpbf16ps|tdpbf16ps|"
-    r"fml[as]|fn?m(add|sub)|bfdot|bfmmla|bfmlal[bt])\b")
+    r"fml[as]|fn?m(add|sub)|fn?m(ad|sb)|bfdot|bfmmla|bfmlal[bt])\b")
 HEADER = re.compile(r"This (Inner )?Loop Header: Depth=(\d+)")
 IN_LOOP = re.compile(r"in Loop: Header=(BB\d+_\d+) Depth=(\d+)")
 # What the polynomial exp of the softmax rows issues and a register block's

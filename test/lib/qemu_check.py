@@ -4,8 +4,10 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 #   qemu_check.py --cc CC --tools DIR --triple T --mcpu CPU --qemu QEMU \
-#       --sysroot DIR --work DIR FILE.mlir ENTRY [ENTRY...]
+#       --sysroot DIR --work DIR [--qemu-cpu MODEL] FILE.mlir ENTRY [ENTRY...]
 #
+# --qemu-cpu is qemu's -cpu (max,sve256=on: the emulated CPU has 256-bit SVE
+# vectors, the length code for neoverse-v1 is compiled for).
 # For each entry: attn-run (on this machine) draws fresh random inputs,
 # runs the float64 reference and dumps both (--dump); attnc compiles the
 # module for T/CPU into a shared library; test/lib/Cross/run_shared.c (kept
@@ -60,6 +62,7 @@ def main():
     p.add_argument("--qemu", required=True)
     p.add_argument("--sysroot", required=True)
     p.add_argument("--work", required=True)
+    p.add_argument("--qemu-cpu", help="qemu's -cpu, e.g. max,sve256=on")
     p.add_argument("mlir")
     p.add_argument("entries", nargs="+")
     a = p.parse_args()
@@ -86,7 +89,10 @@ def main():
         inputs = sorted(f for f in os.listdir(dump) if re.fullmatch(r"in\d+\.npy", f))
         likes = sorted(f for f in os.listdir(dump) if re.fullmatch(r"out\d+\.npy", f))
         outs = [os.path.join(dump, "cross" + f[3:]) for f in likes]
-        cmd = [a.qemu, "-L", a.sysroot, runner, shared, entry]
+        cmd = [a.qemu, "-L", a.sysroot]
+        if a.qemu_cpu:
+            cmd += ["-cpu", a.qemu_cpu]
+        cmd += [runner, shared, entry]
         cmd += [os.path.join(dump, f) for f in sorted(inputs, key=lambda f: int(f[2:-4]))]
         cmd += [":"] + [os.path.join(dump, f) for f in sorted(likes, key=lambda f: int(f[3:-4]))]
         cmd += [":"] + sorted(outs, key=lambda f: int(os.path.basename(f)[5:-4]))

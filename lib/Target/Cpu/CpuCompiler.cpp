@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Target/Cpu/CpuCompiler.h"
+#include "attn/Target/Cpu/CpuTargetModel.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -143,9 +144,27 @@ attn::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   return llvmModule;
 }
 
+/// Every function defined in `module` (the outlined OpenMP bodies too)
+/// told the SVE vector length the code is for, where the target uses SVE
+/// (CpuTargetModel::sveVectorBits): LLVM then lowers fixed-length vectors
+/// wider than 128 bits to SVE registers instead of splitting them into
+/// NEON ones, as the target model's register blocks assume.
+static void setSveVectorLength(llvm::Module &module,
+                               llvm::TargetMachine &target) {
+  unsigned bits = CpuTargetModel::getSveVectorBits(target);
+  if (!bits)
+    return;
+  llvm::Attribute range = llvm::Attribute::getWithVScaleRangeArgs(
+      module.getContext(), bits / 128, bits / 128);
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration())
+      function.addFnAttr(range);
+}
+
 llvm::Error attn::optimizeLLVMModule(llvm::Module &module,
                                      llvm::TargetMachine &target,
                                      unsigned optLevel) {
+  setSveVectorLength(module, target);
   if (optLevel == 0)
     return llvm::Error::success();
   // The hot loops arrive vectorised and register-blocked from MLIR, and

@@ -133,6 +133,45 @@ static std::string getHostModelName() {
 // CpuTargetModel
 //===----------------------------------------------------------------------===//
 
+/// A function to ask TargetTransformInfo about: the attributes say not to
+/// prefer narrower vectors than the ISA has (LLVM's x86 tuning prefers 256
+/// bits on some AVX-512 CPUs for auto-vectorised loops, but code from MLIR,
+/// which sets no vector-width attributes, uses all 512), and with
+/// `sveVectorBits` that the SVE vector length is exactly that.
+static llvm::Function *createProbe(llvm::Module &module,
+                                   llvm::TargetMachine &tm,
+                                   unsigned sveVectorBits) {
+  llvm::LLVMContext &context = module.getContext();
+  module.setTargetTriple(tm.getTargetTriple());
+  module.setDataLayout(tm.createDataLayout());
+  auto *function = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
+      llvm::GlobalValue::ExternalLinkage, "probe", module);
+  function->addFnAttr("target-cpu", tm.getTargetCPU());
+  function->addFnAttr("target-features", tm.getTargetFeatureString());
+  function->addFnAttr("prefer-vector-width", "4096");
+  function->addFnAttr("min-legal-vector-width", "0");
+  if (sveVectorBits)
+    function->addFnAttr(llvm::Attribute::getWithVScaleRangeArgs(
+        context, sveVectorBits / 128, sveVectorBits / 128));
+  return function;
+}
+
+unsigned CpuTargetModel::getSveVectorBits(llvm::TargetMachine &tm) {
+  if (!tm.getTargetTriple().isAArch64() ||
+      !tm.getMCSubtargetInfo()->checkFeatures("+sve"))
+    return 0;
+  // LLVM's per-CPU tuning vscale is the vector length in units of 128
+  // bits. Only a longer one than NEON's is worth SVE code: at 128 bits
+  // NEON does the same work without predicates.
+  llvm::LLVMContext context;
+  llvm::Module module("attn-sve-probe", context);
+  llvm::Function *probe = createProbe(module, tm, /*sveVectorBits=*/0);
+  std::optional<unsigned> vscale =
+      tm.getTargetTransformInfo(*probe).getVScaleForTuning();
+  return vscale && *vscale > 1 ? 128 * *vscale : 0;
+}
+
 llvm::Expected<CpuTargetModel>
 CpuTargetModel::get(const CpuTargetOptions &options) {
   auto machine = createCpuTargetMachine(options);
@@ -146,21 +185,12 @@ CpuTargetModel::get(const CpuTargetOptions &options) {
   model.features = tm.getTargetFeatureString().str();
   model.isHost = isHostTarget(options);
 
-  // TargetTransformInfo answers for a function; the attributes say not to
-  // prefer narrower vectors than the ISA has (LLVM's x86 tuning prefers
-  // 256 bits on some AVX-512 CPUs for auto-vectorised loops, but code from
-  // MLIR, which sets no vector-width attributes, uses all 512).
+  // TargetTransformInfo answers for a function (createProbe), compiled as
+  // the code will be: with SVE's vector length where it is used.
+  model.sveVectorBits = getSveVectorBits(tm);
   llvm::LLVMContext context;
   llvm::Module module("attn-target-probe", context);
-  module.setTargetTriple(tm.getTargetTriple());
-  module.setDataLayout(tm.createDataLayout());
-  auto *function = llvm::Function::Create(
-      llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
-      llvm::GlobalValue::ExternalLinkage, "probe", module);
-  function->addFnAttr("target-cpu", model.cpu);
-  function->addFnAttr("target-features", model.features);
-  function->addFnAttr("prefer-vector-width", "4096");
-  function->addFnAttr("min-legal-vector-width", "0");
+  llvm::Function *function = createProbe(module, tm, model.sveVectorBits);
   llvm::TargetTransformInfo tti = tm.getTargetTransformInfo(*function);
   model.vectorBits = std::max<uint64_t>(
       128,
@@ -238,8 +268,14 @@ void CpuTargetModel::print(llvm::raw_ostream &os) const {
     dots.push_back("bf16");
   if (armI8mm)
     dots.push_back("i8mm");
+  std::string sveText =
+      sveVectorBits ? llvm::formatv("sve (code for {0}-bit vectors: correct "
+                                    "only on CPUs of that length)",
+                                    sveVectorBits)
+                          .str()
+                    : "sve";
   if (sve)
-    dots.push_back("sve");
+    dots.push_back(sveText);
   os << "  dot-product extensions: "
      << (dots.empty() ? std::string("none") : llvm::join(dots, ", ")) << "\n";
   os << llvm::formatv("  caches: L1d {0} KiB, L2 {1} KiB, L3 {2} KiB (from "

@@ -50,16 +50,37 @@
 // HOT16-COUNT-2: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads
 // HOT16: 2 hot loops (the largest 16 fma), 0 with spills or reloads
 
-// AArch64 NEON (32 x 128-bit): 4 x 16, 16 accumulators; SVE is reported.
+// AArch64 NEON (32 x 128-bit): 4 x 16, 16 accumulators. Neoverse V2's SVE
+// vectors are 128 bits too: no wider than NEON's, so the code stays NEON.
 // RUN: attnc --print-target --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 2>&1 | FileCheck %s --check-prefix=NV2
 // NV2: triple aarch64-unknown-linux-gnu, cpu neoverse-v2
 // NV2: vectors: 32 x 128 bits (4 f32 lanes), FMA yes
-// NV2: dot-product extensions: bf16, i8mm, sve
+// NV2: dot-product extensions: bf16, i8mm, sve{{$}}
 // NV2: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=16 row-elements=64
 // RUN: attnc %s --emit=asm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 -o %t.nv2.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.nv2.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
 // RUN: FileCheck %s --check-prefix=NEON < %t.nv2.s
 // NEON: fmla v{{[0-9]+}}.4s
+// NEON-NOT: fmla z
+
+// AArch64 SVE vectors wider than NEON's (Neoverse V1's 256 bits, LLVM's
+// tuning vscale 2) are 32 registers of 8 f32 lanes, 4 x 32 blocks of 16
+// accumulators, every function compiled for exactly that length
+// (vscale_range(2,2)), so the blocks' multiply-adds are SVE fmla on z
+// registers. The A64FX has 512 bits, and AVX-512's blocks.
+// RUN: attnc --print-target --mtriple=aarch64-linux-gnu --mcpu=neoverse-v1 2>&1 | FileCheck %s --check-prefix=NV1
+// NV1: vectors: 32 x 256 bits (8 f32 lanes), FMA yes
+// NV1: dot-product extensions: bf16, i8mm, sve (code for 256-bit vectors: correct only on CPUs of that length)
+// NV1: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=32 row-elements=128
+// RUN: attnc %s --emit=asm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v1 -o %t.nv1.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.nv1.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
+// RUN: FileCheck %s --check-prefix=SVE < %t.nv1.s
+// SVE: fmla z{{[0-9]+}}.s, p{{[0-9]+}}/m
+// SVE-NOT: fmla v{{[0-9]+}}.4s
+// RUN: attnc --print-target --mtriple=aarch64-linux-gnu --mcpu=a64fx 2>&1 | FileCheck %s --check-prefix=A64FX
+// A64FX: vectors: 32 x 512 bits (16 f32 lanes), FMA yes
+// A64FX: sve (code for 512-bit vectors: correct only on CPUs of that length)
+// A64FX: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=64
 
 // Plain x86-64 (SSE2, no FMA): 4 x 8, correct and slow; multiply-adds are
 // mulps + addps, so there is no FMA loop to check, only the choice.

@@ -73,9 +73,10 @@ llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                   llvm::TargetMachine &target);
 
-/// Runs LLVM's default optimisation pipeline at `optLevel` on `module`,
-/// without its loop unroller (the hot loops are vectorised and blocked
-/// already; see the definition).
+/// Gives the functions of `module` the target's SVE vector length where
+/// it uses SVE (CpuTargetModel::sveVectorBits), then runs LLVM's default
+/// optimisation pipeline at `optLevel` on it, without its loop unroller
+/// (the hot loops are vectorised and blocked already; see the definition).
 llvm::Error optimizeLLVMModule(llvm::Module &module,
                                llvm::TargetMachine &target, unsigned optLevel);
 

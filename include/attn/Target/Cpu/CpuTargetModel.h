@@ -24,6 +24,10 @@
 #include <cstdint>
 #include <string>
 
+namespace llvm {
+class TargetMachine;
+} // namespace llvm
+
 namespace mlir {
 namespace attn {
 
@@ -50,6 +54,13 @@ struct CpuTargetModel {
   bool armBf16 = false;    ///< AArch64 bfdot/bfmmla.
   bool armI8mm = false;    ///< AArch64 smmla/usmmla.
   bool sve = false;        ///< AArch64 scalable vectors.
+  /// The SVE vector length the code is compiled for, where the CPU's is
+  /// wider than NEON's 128 bits (LLVM's vscale for tuning times 128:
+  /// Neoverse V1 256, A64FX 512); 0 otherwise (NEON). Every function then
+  /// carries `vscale_range` of exactly that length, and LLVM lowers the
+  /// fixed-length vectors to SVE registers of it: such code is correct
+  /// only on CPUs of that vector length.
+  unsigned sveVectorBits = 0;
 
   /// Per-core data caches and the shared last level, in bytes.
   uint64_t l1dBytes = 0, l2Bytes = 0, l3Bytes = 0;
@@ -58,6 +69,10 @@ struct CpuTargetModel {
 
   /// f32 lanes of one vector register.
   unsigned getF32Lanes() const { return vectorBits / 32; }
+
+  /// The SVE vector length code for `machine` is compiled for (see
+  /// sveVectorBits; 0: NEON or not AArch64).
+  static unsigned getSveVectorBits(llvm::TargetMachine &machine);
 
   /// The model of the target `options` name (their triple, CPU and
   /// features; empty ones are the host's) from LLVM's target machine for
