@@ -387,11 +387,14 @@ ScoreClauses pickScoreClauses(FuzzedDataProvider &data, ScoreProblem &p,
                      window ? " window" : "")
                  .str();
 
+  // The seed operand is printed after block_classes, as the ops'
+  // assembly format orders them.
+  std::string seedOperand;
   if (data.ConsumeIntegralInRange<int>(0, 7) == 0) {
     clauses.attributes += data.ConsumeBool() ? " dropout = 0.5" : " dropout = 0.1";
     if (data.ConsumeBool()) {
       std::string seed = writer.addArgument("seed", {}, "i64");
-      clauses.operands += " dropout_seed(" + seed + " : tensor<i64>)";
+      seedOperand = " dropout_seed(" + seed + " : tensor<i64>)";
     } else {
       clauses.attributes +=
           formatv(" seed = {0}", data.ConsumeIntegralInRange(0, 1000)).str();
@@ -421,6 +424,7 @@ ScoreClauses pickScoreClauses(FuzzedDataProvider &data, ScoreProblem &p,
     clauses.operands +=
         formatv(" block_classes({0} : {1})", classes, type).str();
   }
+  clauses.operands += seedOperand;
   clauses.attributes += blockSize;
   return clauses;
 }

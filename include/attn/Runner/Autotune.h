@@ -52,29 +52,39 @@ std::optional<TuningKey> getTuningKey(ModuleOp module,
 /// The sizes autotuning chooses between, as pipeline options.
 struct TuningSizes {
   int64_t qTile = 0, kvTile = 0, mBlock = 0, nBlock = 0;
+  /// bf16-dot where a candidate sets it (bf16 problems on a target with
+  /// vdpbf16ps); nullopt: the pipeline's own choice.
+  std::optional<bool> bf16Dot;
 
-  /// `q-tile=Q kv-tile=K m-block=M n-block=N`: what --cpu-pipeline takes.
+  /// `q-tile=Q kv-tile=K m-block=M n-block=N[ bf16-dot=B]`: what
+  /// --cpu-pipeline takes.
   std::string str() const;
   /// Why the sizes cannot be used on `target`, or "" when they can: each
   /// is positive and at most 1024, n-block is a whole number of vectors no
-  /// wider than kv-tile, and the block fits the register file.
+  /// wider than kv-tile, the block fits the register file, and bf16-dot is
+  /// true only where the target has vdpbf16ps.
   std::string verify(const CpuTargetModel &target) const;
   /// Writes the sizes into `options`.
   void apply(CpuPipelineOptions &options) const;
 
   bool operator==(const TuningSizes &other) const {
     return qTile == other.qTile && kvTile == other.kvTile &&
-           mBlock == other.mBlock && nBlock == other.nBlock;
+           mBlock == other.mBlock && nBlock == other.nBlock &&
+           bf16Dot == other.bf16Dot;
   }
 };
 
 /// The candidates for `target`, the model's own choice first: the register
 /// blocks with as many accumulators as the best (up to three shapes, e.g.
 /// 4x64, 8x32 and 16x16 on AVX-512), each with the model's query tile and
-/// half of it, and the model's block with twice its key tile. Sizes that
-/// `options` give explicitly (non-zero) are kept in every candidate.
+/// half of it, and the model's block with twice its key tile; for `bf16`
+/// problems on a target with vdpbf16ps, also the model's sizes with the
+/// other bf16-dot choice (pairs on vdpbf16ps or widened: which is faster
+/// depends on the core). Sizes that `options` give explicitly (non-zero,
+/// or bf16-dot given) are kept in every candidate.
 SmallVector<TuningSizes> getTuningCandidates(const CpuPipelineOptions &options,
-                                             const CpuTargetModel &target);
+                                             const CpuTargetModel &target,
+                                             bool bf16 = false);
 
 /// A tuning cache file: a JSON object `{"format": 1, "entries": [...]}`,
 /// each entry `{"cpu", "problem", "dtype", "target", "sizes", "seconds"}`
