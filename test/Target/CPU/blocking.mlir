@@ -77,6 +77,15 @@
 // RUN: FileCheck %s --check-prefix=SVE < %t.nv1.s
 // SVE: fmla z{{[0-9]+}}.s, p{{[0-9]+}}/m
 // SVE-NOT: fmla v{{[0-9]+}}.4s
+// Every function has the vector length, the outlined OpenMP bodies too;
+// with 128-bit SVE (Neoverse V2) none has.
+// RUN: attnc %s --emit=llvm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v1 \
+// RUN:   --cpu-pipeline="threads=true" -o - | FileCheck %s --check-prefix=VSCALE
+// VSCALE: define internal void @sdpa..omp_par{{.*}} #[[OMP:[0-9]+]]
+// VSCALE: attributes #[[OMP]] = { {{.*}}vscale_range(2,2)
+// RUN: attnc %s --emit=llvm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 -o - \
+// RUN:   | FileCheck %s --check-prefix=NOVSCALE
+// NOVSCALE-NOT: vscale_range
 // RUN: attnc --print-target --mtriple=aarch64-linux-gnu --mcpu=a64fx 2>&1 | FileCheck %s --check-prefix=A64FX
 // A64FX: vectors: 32 x 512 bits (16 f32 lanes), FMA yes
 // A64FX: sve (code for 512-bit vectors: correct only on CPUs of that length)
