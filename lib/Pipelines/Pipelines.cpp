@@ -164,7 +164,11 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
     tile = AttnTileOptions{config.qTile, config.kvTile,
                            config.smallHeadKvTile,
                            /*bf16Pairs=*/config.bf16Dot && options.vectorize,
-                           options.gradKeyChunks, options.decodeKeyChunks};
+                           options.gradKeyChunks, options.decodeKeyChunks,
+                           /*valuePanel=*/options.vectorize &&
+                                   options.valuePanels
+                               ? config.nBlock
+                               : 0};
   // Projections read their weights from panels as wide as a register
   // block.
   std::optional<int64_t> panel;

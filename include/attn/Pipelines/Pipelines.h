@@ -89,6 +89,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "cores with AMX-BF16); true: wherever the target has "
                      "them; false: widened to f32 on every target"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> valuePanels{
+      *this, "value-panels",
+      llvm::cl::desc("Pack V in panels of the register block's width where "
+                     "an op's Dv makes at least 4 of them (tiled, "
+                     "vectorize: attn-tile value-panel); false: V read "
+                     "where it is"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> targetTriple{
       *this, "target-triple",
       llvm::cl::desc("LLVM triple the sizes are chosen for (attn-opt; the "

@@ -53,10 +53,11 @@ constexpr int64_t kFewRows = 16;
 class TileBuilder : TileBuilderBase {
 public:
   TileBuilder(SdpaOp op, OpBuilder &b, int64_t qTile, int64_t kvTile,
-              bool bf16Pairs, int64_t decodeKeyChunks)
+              bool bf16Pairs, int64_t decodeKeyChunks, int64_t valuePanel)
       : TileBuilderBase(b, op.getLoc(), qTile, kvTile,
                         op.getResult().getType().getElementType()),
-        op(op), sem(getScoreSemantics(op)), decodeKeyChunks(decodeKeyChunks) {
+        op(op), sem(getScoreSemantics(op)), decodeKeyChunks(decodeKeyChunks),
+        valuePanelOption(valuePanel) {
     // Block classes describe tiles of `block_size`: the tiles are those.
     if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
       this->qTile = (*blockSize)[0];
@@ -223,6 +224,12 @@ private:
   // a pass that writes all of K and reads it back (decode: 2x the bytes
   // of the cache).
   Value keyT, valuePairs;
+  // `value-panel`, and where this op takes it (see build), V packed in
+  // panels [.., Dv / valuePanel, kvTile, valuePanel] by packTiles, once for
+  // all query tiles (0: V read where it is, valueSource).
+  int64_t valuePanelOption;
+  int64_t valuePanel = 0;
+  Value valuePanels;
   bool packKeys = true;
   Value keySource;
   // Key chunks: `decode-key-chunks` (0: automatic); with a split, the key
@@ -260,6 +267,9 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                                                      {OpFoldResult(keys)});
     vTile = packedTile(valuePairs, batch, kvHead, keyStart, /*keyDim=*/0,
                        getValueOrCreateConstantIndexOp(b, loc, keyPairs));
+  } else if (valuePanel) {
+    vTile = packedTile(valuePanels, batch, kvHead, keyStart, /*keyDim=*/1,
+                       keys);
   } else {
     vTile = createElementCast(
         b, loc, slice2d(valueSource, batch, kvHead, keyStart, keys), acc);
@@ -388,7 +398,25 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
         {rows, getValueOrCreateConstantIndexOp(b, loc, evenKeys)});
     lhs = splitPairs(padded, keyPairs);
   }
-  Value newOut = buildContraction(lhs, vTile, scaledOut);
+  // With V in panels, through a [rows, panels, valuePanel] view of the
+  // accumulator (the same row-major elements).
+  Value newOut;
+  if (valuePanel) {
+    int64_t dv = cast<RankedTensorType>(scaledOut.getType()).getDimSize(1);
+    auto type3 = RankedTensorType::get({ShapedType::kDynamic, dv / valuePanel,
+                                        valuePanel},
+                                       acc);
+    Value out3 = tensor::ExpandShapeOp::create(
+        b, loc, type3, scaledOut,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}},
+        ArrayRef<OpFoldResult>{rows, b.getIndexAttr(dv / valuePanel),
+                               b.getIndexAttr(valuePanel)});
+    newOut = tensor::CollapseShapeOp::create(
+        b, loc, scaledOut.getType(), buildPanelContraction(lhs, vTile, out3),
+        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  } else {
+    newOut = buildContraction(lhs, vTile, scaledOut);
+  }
   return {newMax, newSum, newOut};
 }
 
@@ -546,6 +574,19 @@ ValueRange TileBuilder::build() {
     else
       keySource = buildValueSource(key);
     valueSource = buildValueSource(value);
+    // V in panels where its columns make at least kMinValuePanels of them
+    // (fewer, wider blocks lost to the packing pass) and several query
+    // tiles read it (packKeys).
+    constexpr int64_t kMinValuePanels = 4;
+    int64_t dv = op.getValue().getType().getDimSize(3);
+    if (packKeys && valuePanelOption > 0 && !ShapedType::isDynamic(dv) &&
+        dv % valuePanelOption == 0 &&
+        dv / valuePanelOption >= kMinValuePanels) {
+      valuePanel = valuePanelOption;
+      valuePanels = packTiles(createElementCast(b, loc, value, acc), {kvTile},
+                              {dv / valuePanel, valuePanel},
+                              {0, 1, 2, 4, 3, 5});
+    }
   }
 
   // A static query length that is not a whole number of tiles: the last
@@ -888,23 +929,24 @@ namespace {
 /// attn.sdpa -> the tiled loop nest.
 struct TileSdpa : OpRewritePattern<SdpaOp> {
   TileSdpa(MLIRContext *ctx, int64_t qTile, int64_t kvTile,
-           int64_t smallHeadKvTile, bool bf16Pairs, int64_t decodeKeyChunks)
+           int64_t smallHeadKvTile, bool bf16Pairs, int64_t decodeKeyChunks,
+           int64_t valuePanel)
       : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile),
         smallHeadKvTile(smallHeadKvTile), bf16Pairs(bf16Pairs),
-        decodeKeyChunks(decodeKeyChunks) {}
+        decodeKeyChunks(decodeKeyChunks), valuePanel(valuePanel) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     TileBuilder builder(op, rewriter, qTile,
                         getKeyTileSize(op, kvTile, smallHeadKvTile),
-                        bf16Pairs, decodeKeyChunks);
+                        bf16Pairs, decodeKeyChunks, valuePanel);
     rewriter.replaceOp(op, builder.build());
     return success();
   }
 
   int64_t qTile, kvTile, smallHeadKvTile;
   bool bf16Pairs;
-  int64_t decodeKeyChunks;
+  int64_t decodeKeyChunks, valuePanel;
 };
 
 /// Tiles every attn.sdpa; rejects tile sizes that are not positive.
@@ -919,6 +961,12 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
       getOperation()->emitError()
           << getArgument() << ": decode-key-chunks must be 0 (automatic) or "
           << "positive, got " << static_cast<int64_t>(decodeKeyChunks);
+      return signalPassFailure();
+    }
+    if (valuePanel < 0) {
+      getOperation()->emitError()
+          << getArgument() << ": value-panel must be 0 (off) or positive, got "
+          << static_cast<int64_t>(valuePanel);
       return signalPassFailure();
     }
     if (gradKeyChunks < 0) {
@@ -940,7 +988,7 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<TileSdpa>(&getContext(), qTile, kvTile, smallHeadKvTile,
-                           bf16Pairs, decodeKeyChunks);
+                           bf16Pairs, decodeKeyChunks, valuePanel);
     populateTileSdpaGradPatterns(patterns, qTile, kvTile, smallHeadKvTile,
                                  gradKeyChunks);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -98,6 +98,20 @@ Value TileBuilderBase::buildContraction(Value lhs, Value rhs, Value init) {
       .getResult(0);
 }
 
+Value TileBuilderBase::buildPanelContraction(Value lhs, Value rhs,
+                                             Value init) {
+  // (i, p, k, j): lhs [i, k], rhs [p, k, j], init [i, p, j].
+  AffineExpr i = b.getAffineDimExpr(0), p = b.getAffineDimExpr(1),
+             k = b.getAffineDimExpr(2), j = b.getAffineDimExpr(3);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{lhs, rhs}, init,
+             {AffineMap::get(4, 0, {i, k}, ctx),
+              AffineMap::get(4, 0, {p, k, j}, ctx),
+              AffineMap::get(4, 0, {i, p, j}, ctx)},
+             {kPar, kPar, kRed, kPar}, buildMulAccBody)
+      .getResult(0);
+}
+
 SmallVector<Value> TileBuilderBase::buildKeyTileLoop(
     const KeyTiles &tiles, ValueRange init,
     function_ref<SmallVector<Value>(Value, ValueRange)> step) {

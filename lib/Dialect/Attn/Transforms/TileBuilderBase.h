@@ -147,6 +147,10 @@ protected:
   /// [k, n], or with pairs lhs [rows, k/2, 2] by rhs [k/2, n, 2].
   Value buildContraction(Value lhs, Value rhs, Value init);
 
+  /// `init + lhs rhs` for a right operand in panels: lhs [rows, k] by rhs
+  /// [panels, k, panel] into init [rows, panels, panel].
+  Value buildPanelContraction(Value lhs, Value rhs, Value init);
+
   /// Key tiles to visit: those starting in [from, to), then, when `thenFrom`
   /// is set, those starting in [thenFrom, thenTo).
   struct KeyTiles {

@@ -223,6 +223,17 @@ def AttnTile : Pass<"attn-tile"> {
     pairs on every call is a pass over the cache), bf16 and f16 tiles are
     widened to f32 once and both contractions are f32.
 
+    With `value-panel` (the CPU pipeline passes its register block's
+    `n-block`), an op whose value head size `Dv` is a multiple of at least
+    4 such panels, and whose heads each have several query tiles (V is
+    read by all of them), packs V once per call into panels `[B, Hkv, key
+    tiles, Dv / value-panel, kv-tile, value-panel]`, and `P V_t` writes the
+    output accumulator through a `[rows, Dv / value-panel, value-panel]`
+    view: each register block's K loop then reads one contiguous run of
+    the tile instead of `value-panel` columns of rows `Dv` apart. (Narrow
+    blocks, AVX2's 16 columns, gained 2-10% on 2 cores; two panels of
+    AVX-512's 64 lost 1-3%: benchmarks/RESULTS.md, session 19.)
+
     No tensor of `Sq x Skv` scores exists: the largest intermediate is one
     `q-tile x kv-tile` score tile, so memory is linear in the sequence
     length. Any `Sq` and `Skv`, dynamic included: a query tile has
@@ -284,6 +295,11 @@ def AttnTile : Pass<"attn-tile"> {
            "iteration, combined by their log-sum-exp (0: enough for 16 "
            "parallel iterations where B and H are static, chunks of at "
            "least 4 key tiles; 1: no split)">,
+    Option<"valuePanel", "value-panel", "int64_t", /*default=*/"0",
+           "Columns per panel of the packed V ([key tiles, Dv / "
+           "value-panel, kv-tile, value-panel]; the register block's "
+           "n-block) for ops whose Dv is at least 4 such panels (0: V read "
+           "where it is)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
