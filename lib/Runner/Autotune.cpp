@@ -94,6 +94,8 @@ std::optional<TuningKey> attn::getTuningKey(ModuleOp module,
     given.push_back("vectorize=false");
   if (!options.threads)
     given.push_back("threads=false");
+  if (!options.valuePanels)
+    given.push_back("value-panels=false");
   if (options.bf16Dot.hasValue())
     given.push_back(options.bf16Dot ? "bf16-dot=true" : "bf16-dot=false");
   if (!given.empty())

@@ -36,8 +36,9 @@ struct TuningKey {
   /// The attention problems of the module: each attn op's name, operand
   /// shapes and attributes, every dimension but the innermost (the head
   /// size) rounded up to a power of two, so that sequence lengths of one
-  /// octave share an entry; then the sizes the pipeline options fix and
-  /// `vectorize=false` / `threads=false` when given.
+  /// octave share an entry; then the sizes the pipeline options fix,
+  /// `vectorize=false` / `threads=false` / `value-panels=false` and a
+  /// bf16-dot when given.
   std::string problem;
   /// The element type of the first attn op's query (f32, bf16, f16, f64).
   std::string dtype;

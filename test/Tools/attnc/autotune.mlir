@@ -56,6 +56,11 @@
 // RUN:   2>&1 | FileCheck %s --check-prefix=FOREIGN
 // FOREIGN: warning: the tuning cache {{.*}}foreign.json has an entry for this CPU's name measured for another target ('x86_64-pc-linux-gnu znver3 0', this is '{{.+}}'); ignoring it
 // FOREIGN: autotune: {{.*}}foreign.json has no entry for this problem; the target model's sizes are used
+// Pipeline switches that change the code are part of the key.
+// RUN: attnc %s --tuning-cache=%t/tuning.json -v --emit=mlir -o %t/np.mlir \
+// RUN:   --cpu-pipeline="value-panels=false" 2>&1 | FileCheck %s --check-prefix=SWITCH
+// SWITCH: autotune: {{.*}}tuning.json has no entry for this problem
+// SWITCH: autotune: key: {{.*}} [value-panels=false]
 // RUN: %python %attn_src_root/test/lib/edit_tuning_cache.py %t/tuning.json \
 // RUN:   %t/spills.json 'sizes.m-block=64' 'sizes.n-block=64' 'sizes.kv-tile=64'
 // RUN: attnc %s --tuning-cache=%t/spills.json --emit=mlir -o %t/s.mlir \
