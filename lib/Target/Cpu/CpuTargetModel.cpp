@@ -268,12 +268,12 @@ void CpuTargetModel::print(llvm::raw_ostream &os) const {
     dots.push_back("bf16");
   if (armI8mm)
     dots.push_back("i8mm");
-  std::string sveText =
-      sveVectorBits ? llvm::formatv("sve (code for {0}-bit vectors: correct "
-                                    "only on CPUs of that length)",
-                                    sveVectorBits)
-                          .str()
-                    : "sve";
+  // SVE code is for one vector length; the text outlives `dots`' use.
+  std::string sveText = "sve";
+  if (sveVectorBits)
+    sveText = llvm::formatv("sve (code for {0}-bit vectors: correct only on "
+                            "CPUs of that length)",
+                            sveVectorBits);
   if (sve)
     dots.push_back(sveText);
   os << "  dot-product extensions: "

@@ -57,7 +57,7 @@ public:
       : TileBuilderBase(b, op.getLoc(), qTile, kvTile,
                         op.getResult().getType().getElementType()),
         op(op), sem(getScoreSemantics(op)), decodeKeyChunks(decodeKeyChunks),
-        valuePanelOption(valuePanel) {
+        valuePanel(valuePanel) {
     // Block classes describe tiles of `block_size`: the tiles are those.
     if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
       this->qTile = (*blockSize)[0];
@@ -226,9 +226,8 @@ private:
   Value keyT, valuePairs;
   // `value-panel`, and where this op takes it (see build), V packed in
   // panels [.., Dv / valuePanel, kvTile, valuePanel] by packTiles, once for
-  // all query tiles (0: V read where it is, valueSource).
-  int64_t valuePanelOption;
-  int64_t valuePanel = 0;
+  // all query tiles (null: V read where it is, valueSource).
+  int64_t valuePanel;
   Value valuePanels;
   bool packKeys = true;
   Value keySource;
@@ -267,7 +266,7 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                                                      {OpFoldResult(keys)});
     vTile = packedTile(valuePairs, batch, kvHead, keyStart, /*keyDim=*/0,
                        getValueOrCreateConstantIndexOp(b, loc, keyPairs));
-  } else if (valuePanel) {
+  } else if (valuePanels) {
     vTile = packedTile(valuePanels, batch, kvHead, keyStart, /*keyDim=*/1,
                        keys);
   } else {
@@ -398,25 +397,8 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
         {rows, getValueOrCreateConstantIndexOp(b, loc, evenKeys)});
     lhs = splitPairs(padded, keyPairs);
   }
-  // With V in panels, through a [rows, panels, valuePanel] view of the
-  // accumulator (the same row-major elements).
-  Value newOut;
-  if (valuePanel) {
-    int64_t dv = cast<RankedTensorType>(scaledOut.getType()).getDimSize(1);
-    auto type3 = RankedTensorType::get({ShapedType::kDynamic, dv / valuePanel,
-                                        valuePanel},
-                                       acc);
-    Value out3 = tensor::ExpandShapeOp::create(
-        b, loc, type3, scaledOut,
-        SmallVector<ReassociationIndices>{{0}, {1, 2}},
-        ArrayRef<OpFoldResult>{rows, b.getIndexAttr(dv / valuePanel),
-                               b.getIndexAttr(valuePanel)});
-    newOut = tensor::CollapseShapeOp::create(
-        b, loc, scaledOut.getType(), buildPanelContraction(lhs, vTile, out3),
-        SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  } else {
-    newOut = buildContraction(lhs, vTile, scaledOut);
-  }
+  Value newOut = valuePanels ? buildPanelContraction(lhs, vTile, scaledOut)
+                             : buildContraction(lhs, vTile, scaledOut);
   return {newMax, newSum, newOut};
 }
 
@@ -579,14 +561,11 @@ ValueRange TileBuilder::build() {
     // tiles read it (packKeys).
     constexpr int64_t kMinValuePanels = 4;
     int64_t dv = op.getValue().getType().getDimSize(3);
-    if (packKeys && valuePanelOption > 0 && !ShapedType::isDynamic(dv) &&
-        dv % valuePanelOption == 0 &&
-        dv / valuePanelOption >= kMinValuePanels) {
-      valuePanel = valuePanelOption;
+    if (packKeys && valuePanel > 0 && !ShapedType::isDynamic(dv) &&
+        dv % valuePanel == 0 && dv / valuePanel >= kMinValuePanels)
       valuePanels = packTiles(createElementCast(b, loc, value, acc), {kvTile},
                               {dv / valuePanel, valuePanel},
                               {0, 1, 2, 4, 3, 5});
-    }
   }
 
   // A static query length that is not a whole number of tiles: the last

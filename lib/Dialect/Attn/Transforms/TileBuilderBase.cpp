@@ -100,16 +100,29 @@ Value TileBuilderBase::buildContraction(Value lhs, Value rhs, Value init) {
 
 Value TileBuilderBase::buildPanelContraction(Value lhs, Value rhs,
                                              Value init) {
-  // (i, p, k, j): lhs [i, k], rhs [p, k, j], init [i, p, j].
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  int64_t panels = rhsType.getDimSize(0), panel = rhsType.getDimSize(2);
+  SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
+  Value view = tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({ShapedType::kDynamic, panels, panel},
+                            getElementTypeOrSelf(init.getType())),
+      init, split,
+      ArrayRef<OpFoldResult>{tensor::getMixedSize(b, loc, init, 0),
+                             b.getIndexAttr(panels), b.getIndexAttr(panel)});
+  // (i, p, k, j): lhs [i, k], rhs [p, k, j], view [i, p, j].
   AffineExpr i = b.getAffineDimExpr(0), p = b.getAffineDimExpr(1),
              k = b.getAffineDimExpr(2), j = b.getAffineDimExpr(3);
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{lhs, rhs}, init,
-             {AffineMap::get(4, 0, {i, k}, ctx),
-              AffineMap::get(4, 0, {p, k, j}, ctx),
-              AffineMap::get(4, 0, {i, p, j}, ctx)},
-             {kPar, kPar, kRed, kPar}, buildMulAccBody)
-      .getResult(0);
+  Value product =
+      linalg::GenericOp::create(b, loc, view.getType(), ValueRange{lhs, rhs},
+                                view,
+                                {AffineMap::get(4, 0, {i, k}, ctx),
+                                 AffineMap::get(4, 0, {p, k, j}, ctx),
+                                 AffineMap::get(4, 0, {i, p, j}, ctx)},
+                                {kPar, kPar, kRed, kPar}, buildMulAccBody)
+          .getResult(0);
+  return tensor::CollapseShapeOp::create(b, loc, init.getType(), product,
+                                         split);
 }
 
 SmallVector<Value> TileBuilderBase::buildKeyTileLoop(

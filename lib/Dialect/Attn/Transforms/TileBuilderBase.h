@@ -148,7 +148,9 @@ protected:
   Value buildContraction(Value lhs, Value rhs, Value init);
 
   /// `init + lhs rhs` for a right operand in panels: lhs [rows, k] by rhs
-  /// [panels, k, panel] into init [rows, panels, panel].
+  /// [panels, k, panel] into init [rows, panels * panel] (static columns),
+  /// contracted through a [rows, panels, panel] view of it, the panel
+  /// innermost in both (the same row-major elements).
   Value buildPanelContraction(Value lhs, Value rhs, Value init);
 
   /// Key tiles to visit: those starting in [from, to), then, when `thenFrom`

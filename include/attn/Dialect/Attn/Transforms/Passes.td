@@ -230,9 +230,9 @@ def AttnTile : Pass<"attn-tile"> {
     tiles, Dv / value-panel, kv-tile, value-panel]`, and `P V_t` writes the
     output accumulator through a `[rows, Dv / value-panel, value-panel]`
     view: each register block's K loop then reads one contiguous run of
-    the tile instead of `value-panel` columns of rows `Dv` apart. (Narrow
-    blocks, AVX2's 16 columns, gained 2-10% on 2 cores; two panels of
-    AVX-512's 64 lost 1-3%: benchmarks/RESULTS.md, session 19.)
+    the tile instead of `value-panel` columns of rows `Dv` apart. (AVX2's
+    16-column blocks at D = 128: 12-22% faster on 2 cores; two panels of
+    AVX-512's 64 columns lost 1-3%: benchmarks/RESULTS.md, session 19.)
 
     No tensor of `Sq x Skv` scores exists: the largest intermediate is one
     `q-tile x kv-tile` score tile, so memory is linear in the sequence
