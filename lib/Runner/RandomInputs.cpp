@@ -37,6 +37,23 @@ static std::optional<int64_t> getLengthBound(func::FuncOp func, unsigned argumen
   return std::nullopt;
 }
 
+/// For an argument used as the page table of attn.gather_pages, the number
+/// of pages it indexes; nullopt otherwise.
+static std::optional<int64_t> getPageCount(func::FuncOp func,
+                                           unsigned argument,
+                                           ShapeEvaluator &evaluator) {
+  Value arg = func.getArgument(argument);
+  for (Operation *user : arg.getUsers()) {
+    auto gather = dyn_cast<GatherPagesOp>(user);
+    if (!gather || gather.getPageTable() != arg)
+      continue;
+    FailureOr<int64_t> pages = evaluator.getDim(gather.getPages(), 0);
+    if (succeeded(pages) && *pages > 0)
+      return *pages;
+  }
+  return std::nullopt;
+}
+
 /// Whether the argument is a boolean mask of attn.multihead, where true
 /// means "masked out" (PyTorch's convention).
 static bool isMultiheadMask(func::FuncOp func, unsigned argument) {
@@ -79,9 +96,11 @@ SmallVector<HostArray> attn::makeRandomInputs(func::FuncOp func,
   for (unsigned i = 0; i < abi.numInputs; ++i) {
     HostArray &array = inputs.emplace_back(abi.params[i].element, shapes[i]);
     AbiElement element = array.getElement();
-    std::optional<int64_t> bound, fanIn;
-    if (!isFloatElement(element) && element != AbiElement::i1)
+    std::optional<int64_t> bound, fanIn, pageCount;
+    if (!isFloatElement(element) && element != AbiElement::i1) {
       bound = getLengthBound(func, i, evaluator);
+      pageCount = getPageCount(func, i, evaluator);
+    }
     if (isFloatElement(element))
       fanIn = getFanIn(func, i, evaluator);
     std::bernoulli_distribution &mask =
@@ -89,8 +108,14 @@ SmallVector<HostArray> attn::makeRandomInputs(func::FuncOp func,
     double scale = fanIn ? 1.0 / std::sqrt(static_cast<double>(*fanIn)) : 1.0;
     std::uniform_int_distribution<int64_t> integers(bound ? 1 : 0,
                                                     bound ? *bound : 7);
+    // Page tables: any page, and now and then an entry out of range (which
+    // reads the nearest page; see attn.gather_pages).
+    std::uniform_int_distribution<int64_t> pageEntries(
+        -1, pageCount ? *pageCount : 0);
     for (int64_t k = 0, e = array.getNumElements(); k < e; ++k) {
-      if (isFloatElement(element))
+      if (pageCount)
+        array.setInt(k, pageEntries(rng));
+      else if (isFloatElement(element))
         array.set(k, scale * uniform(rng));
       else if (element == AbiElement::i1)
         array.set(k, mask(rng));

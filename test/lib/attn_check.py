@@ -327,6 +327,8 @@ def check_score_op(a, rng):
 
     if a.op == "sdpa_grad":
         return check_grad(a, rng, args, mask_clause, q, k, v, mask, kv_lens)
+    if a.page_size:
+        return check_paged(a, rng, args, mask_clause, q, k, v, mask, kv_lens)
     p = reference_probs(a, q, k, mask, kv_lens)
     if a.op == "sdpa":
         out_shape = (B, Hq, Sq, Dv)
@@ -349,6 +351,69 @@ def check_score_op(a, rng):
     text = wrap(entry_args, body, [(out_type, out_shape)])
     (got,) = run_module(text, args, 1, a)
     return compare(f"attn.{a.op}", got, want, dt)
+
+
+def paginate(a, kv, num_pages, page_ids, garbage):
+    """`kv` [B, H, Skv, D] written into the pages of a cache [num_pages,
+    page_size, H, D] (attn.gather_pages' layout): sequence b's m-th page
+    is page_ids[b, m]. Every other position holds `garbage`: finite values
+    that the op's key lengths must keep out."""
+    B, H, Skv, D = kv.shape
+    P = a.page_size
+    pages = garbage((num_pages, P, H, D))
+    for b in range(B):
+        for m in range(page_ids.shape[1]):
+            keys = kv[b, :, m * P:(m + 1) * P, :]  # [H, <= P, D]
+            pages[page_ids[b, m], :keys.shape[1]] = np.swapaxes(keys, 0, 1)
+    return pages
+
+
+def check_paged(a, rng, args, mask_clause, q, k, v, mask, kv_lens):
+    """attn.sdpa whose K and V are attn.gather_pages of a paged cache, the
+    pages of each sequence scattered at random among spare ones, one more
+    table entry per sequence than it uses, holding a page out of range
+    (which the op clamps, and kv_lens masks): against the oracle on the
+    contiguous K and V."""
+    B, Hq, Hkv, Sq, Skv = a.B, a.Hq, a.Hkv, a.Sq, a.Skv
+    dt, P = a.dtype, a.page_size
+    used = -(-Skv // P)
+    num_pages = B * used + 3
+    page_ids = rng.permutation(num_pages)[:B * used].reshape(B, used)
+    table = np.concatenate(
+        [page_ids, rng.choice([-1, num_pages, num_pages + 5], (B, 1))], axis=1)
+
+    def garbage(shape):
+        return round_to(rng.uniform(-4, 4, shape), dt)
+
+    kc = paginate(a, k, num_pages, page_ids, garbage)
+    vc = paginate(a, v, num_pages, page_ids, garbage)
+    # The keys past Skv (the rest of the last page, the extra entry) are
+    # garbage: key lengths keep them out, Skv where none are given.
+    if kv_lens is None:
+        kv_lens = np.full(B, Skv, NUMPY_TYPE[a.kv_lens_type])
+        args = args + [("l", kv_lens, a.kv_lens_type)]
+        mask_clause += (f"kv_lens(%l : "
+                        f"{tensor_type(kv_lens.shape, a.kv_lens_type, a.dynamic)}) ")
+    p = reference_probs(a, q, k, mask, kv_lens)
+    want = np.einsum("bhij,bhjd->bhid", p, np.repeat(v, Hq // Hkv, axis=1))
+    out_shape = want.shape
+    args = [x for x in args if x[0] not in ("k", "v")]
+    args += [("kc", kc, dt), ("vc", vc, dt), ("pt", table, a.page_table_type),
+             ("init", np.full(out_shape, np.nan), dt)]
+    entry_args = [(name, tensor_type(value.shape, et, a.dynamic))
+                  for name, value, et in args]
+    t = dict(entry_args)
+    gathered = (B, Hkv, table.shape[1] * P)
+    kt = tensor_type(gathered + (a.D,), dt, a.dynamic)
+    vt = tensor_type(gathered + (a.Dv,), dt, a.dynamic)
+    out_type = t["init"]
+    body = [f"%k = attn.gather_pages %kc[%pt] : {t['kc']}, {t['pt']} -> {kt}",
+            f"%v = attn.gather_pages %vc[%pt] : {t['vc']}, {t['pt']} -> {vt}",
+            f"%o = attn.sdpa %q, %k, %v {mask_clause}outs(%init) {score_attrs(a)} : "
+            f"{t['q']}, {kt}, {vt} -> {out_type}{regions(a)}",
+            f"return %o : {out_type}"]
+    (got,) = run_module(wrap(entry_args, body, [(out_type, out_shape)]), args, 1, a)
+    return compare(f"attn.sdpa over {P}-key pages", got, want, dt)
 
 
 def reference_grads(a, q, k, v, mask, kv_lens, out_grad, given_out):
@@ -611,6 +676,9 @@ def main():
     p.add_argument("--mask", help="bool:SHAPE or f32|f16|bf16:SHAPE, e.g. bool:2x1x5x7")
     p.add_argument("--kv-lens", help="comma-separated lengths, one per batch")
     p.add_argument("--kv-lens-type", choices=["i32", "i64"], default="i32")
+    p.add_argument("--page-size", type=int,
+                   help="sdpa: K and V gathered from a paged cache of pages this long")
+    p.add_argument("--page-table-type", choices=["i32", "i64"], default="i32")
     p.add_argument("--score-mod", choices=list(SCORE_MODS))
     p.add_argument("--mask-mod", choices=list(MASK_MODS))
     p.add_argument("--dynamic", action="store_true", help="all dims dynamic in @entry")

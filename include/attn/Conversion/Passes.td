@@ -36,6 +36,10 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     This materialises the full `Sq x Skv` score matrix; it is the baseline
     that tiled lowerings are tested and measured against.
 
+    `attn.gather_pages` becomes a `linalg.generic` that writes the gathered
+    `[B, H, max_pages * page_size, D]` tensor, each element read through
+    the page table (entries clamped to the cache's pages).
+
     With `weights-rows = R > 0` (the CPU pipeline's tiled lowering), the
     steps of an `attn.weights` are computed per block of R query rows of
     one (batch, head) instead of one pass each over the whole

@@ -313,6 +313,54 @@ Value buildLogSumExp(OpBuilder &b, Location loc, const Probabilities &probs,
 // Patterns
 //===----------------------------------------------------------------------===//
 
+/// attn.gather_pages -> a linalg.generic writing the gathered tensor:
+/// element (b, h, j, d) reads pages[page(b, j / P), j % P, h, d].
+struct LowerGatherPages : OpRewritePattern<GatherPagesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GatherPagesOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value pages = op.getPages(), table = op.getPageTable();
+    RankedTensorType type = op.getResult().getType();
+    // The result's sizes: [B, H, max_pages * P, D].
+    Value pageSize = tensor::DimOp::create(rewriter, loc, pages, 1);
+    SmallVector<Value> dynamicSizes;
+    if (type.isDynamicDim(0))
+      dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, table, 0));
+    if (type.isDynamicDim(1))
+      dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, pages, 2));
+    if (type.isDynamicDim(2))
+      dynamicSizes.push_back(arith::MulIOp::create(
+          rewriter, loc, tensor::DimOp::create(rewriter, loc, table, 1),
+          pageSize));
+    if (type.isDynamicDim(3))
+      dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, pages, 3));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type, dynamicSizes);
+    auto gathered = linalg::GenericOp::create(
+        rewriter, loc, empty.getType(), ValueRange{}, empty,
+        {rewriter.getMultiDimIdentityMap(4)},
+        SmallVector<IteratorType>(4, kPar),
+        [&](OpBuilder &nb, Location nl, ValueRange) {
+          Value batch = linalg::IndexOp::create(nb, nl, 0);
+          Value head = linalg::IndexOp::create(nb, nl, 1);
+          Value key = linalg::IndexOp::create(nb, nl, 2);
+          Value feature = linalg::IndexOp::create(nb, nl, 3);
+          Value page = buildPageIndex(
+              nb, nl, pages, table, batch,
+              arith::DivUIOp::create(nb, nl, key, pageSize));
+          Value slot = arith::RemUIOp::create(nb, nl, key, pageSize);
+          linalg::YieldOp::create(
+              nb, nl,
+              tensor::ExtractOp::create(nb, nl, pages,
+                                        ValueRange{page, slot, head, feature})
+                  .getResult());
+        });
+    rewriter.replaceOp(op, gathered.getResult(0));
+    return success();
+  }
+};
+
 /// attn.weights -> the probabilities, stored straight into its init.
 
 /// Marks the last op of an attn.weights' probabilities for the pass's
@@ -788,5 +836,6 @@ struct AttnLowerToLinalgPass
 } // namespace
 
 void attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerSdpa, LowerWeights, LowerSdpaGrad>(patterns.getContext());
+  patterns.add<LowerSdpa, LowerWeights, LowerSdpaGrad, LowerGatherPages>(
+      patterns.getContext());
 }

@@ -415,6 +415,28 @@ LogicalResult SdpaOp::verify() {
   return success();
 }
 
+LogicalResult GatherPagesOp::verify() {
+  RankedTensorType pages = getPages().getType();
+  if (failed(verifyRank4(*this, "pages", pages,
+                         "[num_pages, page_size, heads, head_dim]")))
+    return failure();
+  int64_t pageSize = pages.getDimSize(1);
+  if (!ShapedType::isDynamic(pageSize) && pageSize < 1)
+    return emitOpError() << "page_size (pages dimension 1) must be at least "
+                            "1, got "
+                         << pageSize;
+  RankedTensorType table = getPageTable().getType();
+  RankedTensorType result = getResult().getType();
+  if (failed(verifyElementType(*this, "result", result,
+                               pages.getElementType(), "pages")))
+    return failure();
+  return verifyShape(*this, "result", result,
+                     {table.getDimSize(0), pages.getDimSize(2),
+                      mulExtents(table.getDimSize(1), pageSize),
+                      pages.getDimSize(3)},
+                     "[batch, heads, max_pages * page_size, head_dim]");
+}
+
 LogicalResult WeightsOp::verify() {
   ScoreDims dims;
   if (failed(verifyScoreOp(*this, dims)) ||

@@ -139,6 +139,20 @@ private:
   /// no copy).
   Value buildValueSource(Value value);
 
+  /// The attn.gather_pages that produces `kv` (the op's keys or values)
+  /// where the steps can read its tiles from the pages themselves: a
+  /// static page size that holds whole tiles or is held whole by one, and
+  /// no padding of the keys (see sliceKeyTile). Null otherwise: the steps
+  /// then read the gathered tensor.
+  GatherPagesOp getPagedSource(Value kv);
+
+  /// The key tile [keyStart, keyStart + keyTileLength) of head `kvHead`
+  /// of batch `batch` of `source` as a [keys, D] tensor: a slice of it, or
+  /// with `paged`, the slice of the page that holds it or the whole pages
+  /// that make it up.
+  Value sliceKeyTile(Value source, GatherPagesOp paged, Value batch,
+                     Value kvHead, Value keyStart, Value keys);
+
   /// `t` ([rows, 2n]) as [rows, n, 2]: pairs along the last dimension.
   Value splitPairs(Value t, OpFoldResult pairCount) {
     auto type = cast<RankedTensorType>(t.getType());
@@ -231,6 +245,9 @@ private:
   Value valuePanels;
   bool packKeys = true;
   Value keySource;
+  // The gathers of a paged K and V whose tiles the steps read from the
+  // pages (getPagedSource), or null.
+  GatherPagesOp pagedKeys, pagedValues;
   // Key chunks: `decode-key-chunks` (0: automatic); with a split, the key
   // range [chunkStart, chunkEnd) of the current iteration (buildKeyLoops
   // clamps its tiles to it), and the op's replacements.
@@ -252,9 +269,10 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
           ? packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys)
           : createTranspose(
                 b, loc,
-                createElementCast(
-                    b, loc, slice2d(keySource, batch, kvHead, keyStart, keys),
-                    acc),
+                createElementCast(b, loc,
+                                  sliceKeyTile(keySource, pagedKeys, batch,
+                                               kvHead, keyStart, keys),
+                                  acc),
                 {1, 0});
   // V_t in the accumulator type, or its pairs of keys (the last one padded
   // with a zero key when `keys` is odd).
@@ -270,8 +288,10 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
     vTile = packedTile(valuePanels, batch, kvHead, keyStart, /*keyDim=*/1,
                        keys);
   } else {
-    vTile = createElementCast(
-        b, loc, slice2d(valueSource, batch, kvHead, keyStart, keys), acc);
+    vTile = createElementCast(b, loc,
+                              sliceKeyTile(valueSource, pagedValues, batch,
+                                           kvHead, keyStart, keys),
+                              acc);
   }
 
   // S = Q_t K_t^T in the accumulator type, read from the packed K^T so
@@ -421,6 +441,71 @@ Value TileBuilder::buildValueSource(Value value) {
   return ifOp.getResult(0);
 }
 
+GatherPagesOp TileBuilder::getPagedSource(Value kv) {
+  auto gather = kv.getDefiningOp<GatherPagesOp>();
+  if (!gather)
+    return {};
+  int64_t pageSize = gather.getStaticPageSize();
+  if (ShapedType::isDynamic(pageSize))
+    return {};
+  // Tiles start at multiples of kvTile (of keyTileLength, which is kvTile
+  // unless a static Skv is shorter, when there is one tile).
+  if (pageSize % keyTileLength == 0)
+    // Every tile within a page; a dynamic Skv (padKeys) is a whole number
+    // of pages, so of tiles: nothing to pad.
+    return gather;
+  if (keyTileLength % pageSize == 0 && !padKeys)
+    return gather;
+  return {};
+}
+
+Value TileBuilder::sliceKeyTile(Value source, GatherPagesOp paged,
+                                Value batch, Value kvHead, Value keyStart,
+                                Value keys) {
+  if (!paged)
+    return slice2d(source, batch, kvHead, keyStart, keys);
+  Value pages = paged.getPages(), table = paged.getPageTable();
+  RankedTensorType pagesType = paged.getPages().getType();
+  int64_t pageSize = paged.getStaticPageSize();
+  OpFoldResult headSize = tensor::getMixedSize(b, loc, pages, 3);
+  // Keys [offset, offset + length) of the page in slot `slot` of the
+  // batch's row of the table, head kvHead.
+  auto pageSlice = [&](Value slot, OpFoldResult offset, int64_t length) {
+    Value page = buildPageIndex(b, loc, pages, table, batch, slot);
+    auto type = RankedTensorType::get({length, pagesType.getDimSize(3)},
+                                      pagesType.getElementType());
+    return tensor::ExtractSliceOp::create(
+        b, loc, type, pages,
+        ArrayRef<OpFoldResult>{page, offset, kvHead, b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(length),
+                               b.getIndexAttr(1), headSize},
+        SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+  };
+  Value firstSlot =
+      arith::DivUIOp::create(b, loc, keyStart, constIndex(pageSize));
+  if (keyTileLength <= pageSize)
+    return pageSlice(
+        firstSlot,
+        arith::RemUIOp::create(b, loc, keyStart, constIndex(pageSize))
+            .getResult(),
+        keyTileLength);
+  // A tile of whole pages, assembled: pageSize-key runs of one head are
+  // not contiguous with the next page's.
+  Value tile = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(keyTileLength), headSize},
+      pagesType.getElementType());
+  for (int64_t i = 0; i < keyTileLength / pageSize; ++i) {
+    Value slot = arith::AddIOp::create(b, loc, firstSlot, constIndex(i));
+    tile = tensor::InsertSliceOp::create(
+        b, loc, pageSlice(slot, b.getIndexAttr(0), pageSize), tile,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(i * pageSize),
+                               b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(pageSize), headSize},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  }
+  return tile;
+}
+
 SmallVector<Value> TileBuilder::buildKeyLoop(const KeyTiles &tiles, bool masked,
                                     bool boundKeys, Value qTileValue,
                                     Value batch, Value head, Value kvHead,
@@ -550,12 +635,14 @@ ValueRange TileBuilder::build() {
   } else {
     packKeys = ShapedType::isDynamic(staticQueryLength) ||
                staticQueryLength > qTile;
+    pagedKeys = packKeys ? GatherPagesOp() : getPagedSource(key);
+    pagedValues = getPagedSource(value);
     if (packKeys)
       keyT = packTiles(createElementCast(b, loc, key, acc), {kvTile}, {},
                        {0, 1, 2, 4, 3});
     else
-      keySource = buildValueSource(key);
-    valueSource = buildValueSource(value);
+      keySource = pagedKeys ? key : buildValueSource(key);
+    valueSource = pagedValues ? value : buildValueSource(value);
     // V in panels where its columns make at least kMinValuePanels of them
     // (fewer, wider blocks lost to the packing pass) and several query
     // tiles read it (packKeys).

@@ -44,6 +44,20 @@ Value attn::createTranspose(OpBuilder &b, Location loc, Value input,
       .getResult()[0];
 }
 
+Value attn::buildPageIndex(OpBuilder &b, Location loc, Value pages,
+                           Value table, Value batch, Value slot) {
+  Value entry = tensor::ExtractOp::create(b, loc, table, ValueRange{batch, slot});
+  Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+  Value lastPage = arith::SubIOp::create(
+      b, loc, tensor::DimOp::create(b, loc, pages, 0),
+      arith::ConstantIndexOp::create(b, loc, 1));
+  return arith::MinSIOp::create(
+      b, loc,
+      arith::MaxSIOp::create(b, loc, page,
+                             arith::ConstantIndexOp::create(b, loc, 0)),
+      lastPage);
+}
+
 Type attn::getAccumulatorType(Type element) {
   if (element.isF64())
     return element;

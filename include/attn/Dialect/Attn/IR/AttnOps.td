@@ -27,6 +27,7 @@ def Attn_LengthTensor : RankedTensorOf<[I32, I64]>;
 def Attn_BlockListTensor : 1DTensorOf<[I32, I64]>;
 def Attn_BlockClassTensor : 4DTensorOf<[I8]>;
 def Attn_SeedTensor : 0DTensorOf<[I64]>;
+def Attn_PageTableTensor : 2DTensorOf<[I32, I64]>;
 // Row statistics (the log-sum-exp) are kept in the accumulator type: f32,
 // or f64 for the float64 reference.
 def Attn_StatTensor : RankedTensorOf<[F32, F64]>;
@@ -208,6 +209,69 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
           getOperation(), getInitMutable().getOperandNumber(),
           getLseInit() ? 2 : 1);
     }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn.gather_pages
+//===----------------------------------------------------------------------===//
+
+def Attn_GatherPagesOp : Attn_Op<"gather_pages", [Pure]> {
+  let summary = "a paged key/value cache as the [B, H, S, D] tensor it holds";
+  let description = [{
+    Reads a paged key or value cache as the contiguous `[B, H, S, D]`
+    tensor that `attn.sdpa` takes, so that a paged cache is an operand of
+    the same op rather than a second one:
+
+    ```
+    result[b, h, j, d] = pages[page_table[b, j / P], j % P, h, d]
+    ```
+
+    `pages` is `[num_pages, P, H, D]` (P keys per page, the layout of
+    FlashInfer's "NHD" caches and of vLLM's FlashAttention backend: the
+    heads of a key together, a page's keys one after another), and
+    `page_table` is `[B, max_pages]` (`i32` or `i64`): the pages of batch
+    `b`, in key order. The result is `[B, H, max_pages * P, D]`; the keys a
+    sequence really has are given to the consumer as `kv_lens`, so that
+    positions past a sequence's length take no part whatever the table
+    holds there. A table entry outside `[0, num_pages)` reads the nearest
+    page instead (nothing is read out of bounds); only the keys `kv_lens`
+    masks may come from such entries. Keys that `kv_lens` masks take no
+    part in the result as long as they are finite: the tiled lowerings
+    multiply the rows of V in a partial tile by probabilities of 0, and 0
+    times an infinity or a NaN is NaN, so a cache's unused positions must
+    not hold those (a fresh cache zeroed, or written only with finite
+    values, satisfies this).
+
+    The tiled CPU lowering (`attn-tile`) reads the key tiles of an
+    `attn.sdpa` whose keys or values are gathered straight from their pages
+    (a tile within a page is a slice of it; a tile of whole pages is
+    assembled from them), visiting only the tiles `kv_lens` leaves; every
+    other consumer, and the reference lowering, reads the gathered tensor
+    (`attn-lower-to-linalg` writes it with a `linalg.generic`).
+
+    Example (a decode step over 16-key pages):
+
+    ```mlir
+    %k = attn.gather_pages %k_cache[%table]
+       : tensor<512x16x8x128xf32>, tensor<4x64xi32> -> tensor<4x8x1024x128xf32>
+    ```
+  }];
+
+  let arguments = (ins Attn_FloatTensor:$pages,
+                       Attn_PageTableTensor:$page_table);
+  let results = (outs Attn_FloatTensor:$result);
+
+  let assemblyFormat = [{
+    $pages `[` $page_table `]` attr-dict
+    `:` type($pages) `,` type($page_table) `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    /// Keys per page (P), or ShapedType::kDynamic.
+    int64_t getStaticPageSize() { return getPages().getType().getDimSize(1); }
   }];
 
   let hasVerifier = 1;

@@ -234,6 +234,16 @@ def AttnTile : Pass<"attn-tile"> {
     16-column blocks at D = 128: 12-22% faster on 2 cores; two panels of
     AVX-512's 64 columns lost 1-3%: benchmarks/RESULTS.md, session 19.)
 
+    Keys or values that `attn.gather_pages` reads from a paged cache,
+    where the steps read tiles of them rather than a packed copy (K of ops
+    with one query tile per head; V unless packed in pairs or panels), and
+    the page size (static) holds whole key tiles or is held whole by one:
+    each step reads its tile from the pages themselves, a slice of the page
+    the table names (the entry clamped to the cache), or the whole pages
+    that make it up, assembled; tiles past `kv_lens` are not visited. The
+    gathered tensor is never built for them; other readers (a packed K)
+    read it, and `attn-lower-to-linalg` writes it.
+
     No tensor of `Sq x Skv` scores exists: the largest intermediate is one
     `q-tile x kv-tile` score tile, so memory is linear in the sequence
     length. Any `Sq` and `Skv`, dynamic included: a query tile has

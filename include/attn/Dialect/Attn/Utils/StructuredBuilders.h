@@ -41,6 +41,14 @@ Value createFilledTensor(OpBuilder &b, Location loc,
 Value createTranspose(OpBuilder &b, Location loc, Value input,
                       ArrayRef<int64_t> permutation);
 
+/// The page (an index into `pages`, dimension 0) that holds page slot
+/// `slot` of batch `batch` in `table` ([B, max_pages], i32 or i64): the
+/// table's entry clamped to [0, num_pages - 1], so that an entry a
+/// sequence's length leaves unused never reads out of bounds
+/// (attn.gather_pages).
+Value buildPageIndex(OpBuilder &b, Location loc, Value pages, Value table,
+                     Value batch, Value slot);
+
 /// The type attention arithmetic is carried out in for inputs of type
 /// `element`: f64 for f64 (the float64 reference), f32 for everything else.
 Type getAccumulatorType(Type element);

@@ -1,0 +1,43 @@
+// RUN: attn-opt %s --attn-lower-to-linalg | FileCheck %s
+
+// attn.gather_pages becomes one linalg.generic over the result: element
+// (b, h, j, d) reads pages[clamp(table[b, j / P]), j % P, h, d], the table
+// entry clamped to [0, num_pages - 1].
+// CHECK-LABEL: func.func @static
+// CHECK-SAME: (%[[PAGES:.*]]: tensor<40x16x2x64xf32>, %[[T:.*]]: tensor<4x8xi32>)
+// CHECK-DAG: %[[LAST:.*]] = arith.constant 39 : index
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[P:.*]] = arith.constant 16 : index
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x2x128x64xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%[[E]] : tensor<4x2x128x64xf32>)
+// CHECK: %[[B:.*]] = linalg.index 0
+// CHECK: %[[H:.*]] = linalg.index 1
+// CHECK: %[[J:.*]] = linalg.index 2
+// CHECK: %[[D:.*]] = linalg.index 3
+// CHECK: %[[SLOT:.*]] = arith.divui %[[J]], %[[P]]
+// CHECK: %[[ENTRY:.*]] = tensor.extract %[[T]][%[[B]], %[[SLOT]]]
+// CHECK: %[[I:.*]] = arith.index_cast %[[ENTRY]] : i32 to index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[I]], %[[C0]]
+// CHECK: %[[PAGE:.*]] = arith.minsi %[[LO]], %[[LAST]]
+// CHECK: %[[OFF:.*]] = arith.remui %[[J]], %[[P]]
+// CHECK: %[[X:.*]] = tensor.extract %[[PAGES]][%[[PAGE]], %[[OFF]], %[[H]], %[[D]]]
+// CHECK: linalg.yield %[[X]]
+func.func @static(%pages: tensor<40x16x2x64xf32>, %table: tensor<4x8xi32>) -> tensor<4x2x128x64xf32> {
+  %k = attn.gather_pages %pages[%table] : tensor<40x16x2x64xf32>, tensor<4x8xi32> -> tensor<4x2x128x64xf32>
+  return %k : tensor<4x2x128x64xf32>
+}
+
+// Dynamic batch, pages and table width: the result's keys are the table's
+// width times the page size.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-SAME: (%[[PAGES:.*]]: tensor<?x32x8x128xbf16>, %[[T:.*]]: tensor<?x?xi64>)
+// CHECK-DAG: %[[B:.*]] = tensor.dim %[[T]], %c0
+// CHECK-DAG: %[[W:.*]] = tensor.dim %[[T]], %c1
+// CHECK: %[[KEYS:.*]] = arith.muli %[[W]], %c32
+// CHECK: tensor.empty(%[[B]], %[[KEYS]]) : tensor<?x8x?x128xbf16>
+// CHECK: %[[N:.*]] = tensor.dim %[[PAGES]], %c0
+// CHECK: arith.subi %[[N]], %c1
+func.func @dynamic(%pages: tensor<?x32x8x128xbf16>, %table: tensor<?x?xi64>) -> tensor<?x8x?x128xbf16> {
+  %k = attn.gather_pages %pages[%table] : tensor<?x32x8x128xbf16>, tensor<?x?xi64> -> tensor<?x8x?x128xbf16>
+  return %k : tensor<?x8x?x128xbf16>
+}
