@@ -344,6 +344,68 @@ func.func @sdpa(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
         return run
 
 
+class AttnMlirPaged(AttnMlir):
+    """This project on a paged KV cache: K and V written into pages of
+    `page_size` keys (attn.gather_pages' layout, [num_pages, page_size,
+    Hkv, D]) at random places among the cache's pages, read through a page
+    table, with kv_lens = Skv: the same attention as the contiguous
+    problem, as a serving system keeps its cache."""
+
+    def __init__(self, attnc, page_size, **kwargs):
+        super().__init__(attnc, **kwargs)
+        self.page_size = page_size
+        self.name = f"attn-mlir paged ({page_size}-key pages)"
+
+    def source(self, cfg, dtype="f32"):
+        P = self.page_size
+        pages = -(-cfg.Skv // P)
+        num_pages = cfg.B * pages
+        q = f"tensor<{cfg.B}x{cfg.Hq}x{cfg.Sq}x{cfg.D}x{dtype}>"
+        cache = f"tensor<{num_pages}x{P}x{cfg.Hkv}x{cfg.D}x{dtype}>"
+        table = f"tensor<{cfg.B}x{pages}xi32>"
+        kv = f"tensor<{cfg.B}x{cfg.Hkv}x{pages * P}x{cfg.D}x{dtype}>"
+        lens = f"tensor<{cfg.B}xi32>"
+        causal = " causal" if cfg.causal else ""
+        return f"""
+func.func @sdpa(%q: {q}, %kc: {cache}, %vc: {cache}, %table: {table}, %lens: {lens}) -> {q} {{
+  %k = attn.gather_pages %kc[%table] : {cache}, {table} -> {kv}
+  %v = attn.gather_pages %vc[%table] : {cache}, {table} -> {kv}
+  %init = tensor.empty() : {q}
+  %o = attn.sdpa %q, %k, %v kv_lens(%lens : {lens}) outs(%init){causal} : {q}, {kv}, {kv} -> {q}
+  return %o : {q}
+}}
+"""
+
+    def prepare(self, cfg, q, k, v):
+        function = self.compile(cfg)._mlir_ciface_sdpa
+        P = self.page_size
+        pages = -(-cfg.Skv // P)
+        order = np.random.default_rng(1).permutation(cfg.B * pages)
+        table = order.reshape(cfg.B, pages).astype(np.int32)
+
+        def paginate(x):
+            padded = np.zeros((cfg.B, cfg.Hkv, pages * P, cfg.D), x.dtype)
+            padded[:, :, :cfg.Skv] = x
+            # [B, H, pages, P, D] -> [B, pages, P, H, D], page by page.
+            blocks = padded.reshape(cfg.B, cfg.Hkv, pages, P, cfg.D)
+            cache = np.empty((cfg.B * pages, P, cfg.Hkv, cfg.D), x.dtype)
+            cache[table.reshape(-1)] = np.transpose(blocks, (0, 2, 3, 1, 4)).reshape(
+                cfg.B * pages, P, cfg.Hkv, cfg.D)
+            return cache
+
+        kc, vc = paginate(k), paginate(v)
+        lens = np.full(cfg.B, cfg.Skv, np.int32)
+        out = np.full((cfg.B, cfg.Hq, cfg.Sq, cfg.D), np.nan, np.float32)
+        descriptors = [memref(x) for x in (q, kc, vc, table, lens, out)]
+        pointers = [ctypes.byref(d) for d in descriptors]
+
+        def run():
+            function(*pointers)
+            return out
+
+        return run
+
+
 # Peers by name; each factory takes the build directory.
 PEERS = {
     "numpy": lambda build: NumPy(),
@@ -355,5 +417,8 @@ PEERS = {
     # the target model's, in one run.
     "attn-mlir-autotuned": lambda build: AttnMlir(os.path.join(build, "bin", "attnc"),
                                                   autotune=True),
+    # The same problems on paged caches (serving's layout), 16-key pages.
+    "attn-mlir-paged": lambda build: AttnMlirPaged(os.path.join(build, "bin", "attnc"),
+                                                   page_size=16),
 }
 DEFAULT_PEERS = ["numpy", "torch", "onnxruntime", "iree"]

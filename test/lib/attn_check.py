@@ -416,6 +416,99 @@ def check_paged(a, rng, args, mask_clause, q, k, v, mask, kv_lens):
     return compare(f"attn.sdpa over {P}-key pages", got, want, dt)
 
 
+def append_rows(cache, rows, table, positions):
+    """attn.append_pages' semantics: rows [B, H, T, D] written into the
+    cache at positions[b] + t through the table, skipping rows outside the
+    table or whose entry is outside the cache."""
+    cache = cache.copy()
+    num_pages, P = cache.shape[0], cache.shape[1]
+    for b in range(rows.shape[0]):
+        for t in range(rows.shape[2]):
+            p = int(positions[b]) + t
+            if not 0 <= p < table.shape[1] * P:
+                continue
+            page = int(table[b, p // P])
+            if 0 <= page < num_pages:
+                cache[page, p % P] = rows[b, :, t, :]
+    return cache
+
+
+def gather(cache, table):
+    """attn.gather_pages' semantics (entries clamped to the cache)."""
+    pages = np.clip(table, 0, cache.shape[0] - 1)
+    # [B, M, P, H, D] -> [B, H, M * P, D]
+    g = cache[pages]
+    B, M, P, H, D = g.shape
+    return np.transpose(g, (0, 3, 1, 2, 4)).reshape(B, H, M * P, D)
+
+
+def check_append(a, rng):
+    """attn.append_pages of T = Sq new rows per sequence into a paged cache
+    (the pages of each sequence scattered among spare ones, one sequence
+    writing past the end of its table, one table entry out of range),
+    checked against the NumPy scatter; with --decode-step, a whole
+    generation step in one function: the new keys and values appended,
+    then attn.sdpa of the Sq new queries over the gathered caches, causal
+    bottom-right with kv_lens = positions + T."""
+    B, Hq, Hkv, T, D, P = a.B, a.Hq, a.Hkv, a.Sq, a.D, a.page_size
+    dt = a.dtype
+    used = -(-(a.Skv + T) // P)
+    num_pages = B * used + 2
+    table = rng.permutation(num_pages)[:B * used].reshape(B, used)
+    positions = rng.integers(0, a.Skv + 1, B)
+    # The last sequence runs past its table: its last rows are dropped.
+    positions[-1] = used * P - 1 if T > 1 else positions[-1]
+    if B > 1:
+        table[0, -1] = num_pages + 3  # rows landing there are dropped
+    ltype = a.kv_lens_type
+    positions = positions.astype(NUMPY_TYPE[ltype])
+
+    def cache():
+        return round_to(rng.uniform(-2, 2, (num_pages, P, Hkv, D)), dt)
+
+    k_rows = round_to(rng.standard_normal((B, Hkv, T, D)), dt)
+    args = [("kr", k_rows, dt), ("kc", cache(), dt)]
+    if a.decode_step:
+        args += [("vr", round_to(rng.standard_normal((B, Hkv, T, D)), dt), dt),
+                 ("vc", cache(), dt),
+                 ("q", round_to(rng.standard_normal((B, Hq, T, D)), dt), dt)]
+    lens = np.minimum(positions.astype(np.int64) + T, used * P).astype(positions.dtype)
+    args += [("pt", table, a.page_table_type), ("pos", positions, ltype)]
+    if a.decode_step:
+        args += [("lens", lens, ltype), ("init", np.full((B, Hq, T, D), np.nan), dt)]
+    entry_args = [(name, tensor_type(value.shape, et, a.dynamic))
+                  for name, value, et in args]
+    t = dict(entry_args)
+    v = {name: value for name, value, _ in args}
+
+    def append(rows, c):
+        return (f"%{c}2 = attn.append_pages %{rows} into %{c}[%pt] at %pos : "
+                f"{t[rows]}, {t[c]}, {t['pt']}, {t['pos']} -> {t[c]}")
+
+    body = [append("kr", "kc")]
+    k_cache = append_rows(v["kc"], k_rows, table, positions)
+    if not a.decode_step:
+        body.append(f"return %kc2 : {t['kc']}")
+        text = wrap(entry_args, body, [(t["kc"], None)])
+        (got,) = run_module(text, args, 1, a)
+        return compare("attn.append_pages", got, k_cache, dt)
+    v_cache = append_rows(v["vc"], v["vr"], table, positions)
+    gt = tensor_type((B, Hkv, used * P, D), dt, a.dynamic)
+    out_type = t["init"]
+    body += [append("vr", "vc"),
+             f"%k = attn.gather_pages %kc2[%pt] : {t['kc']}, {t['pt']} -> {gt}",
+             f"%v = attn.gather_pages %vc2[%pt] : {t['vc']}, {t['pt']} -> {gt}",
+             f"%o = attn.sdpa %q, %k, %v kv_lens(%lens : {t['lens']}) outs(%init) "
+             f"causal align = <bottom_right> : {t['q']}, {gt}, {gt} -> {out_type}",
+             f"return %o : {out_type}"]
+    a.causal, a.align = True, "bottom_right"
+    k, vv = gather(k_cache, table), gather(v_cache, table)
+    p = reference_probs(a, v["q"], k, None, lens)
+    want = np.einsum("bhij,bhjd->bhid", p, np.repeat(vv, Hq // Hkv, axis=1))
+    (got,) = run_module(wrap(entry_args, body, [(out_type, None)]), args, 1, a)
+    return compare("decode step (append_pages, gather_pages, sdpa)", got, want, dt)
+
+
 def reference_grads(a, q, k, v, mask, kv_lens, out_grad, given_out):
     """The forward's output and log-sum-exp and the gradients of
     sum(out * out_grad) with respect to q, k and v, float64, by the chain
@@ -654,7 +747,8 @@ def check_multihead(a, rng):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--op", choices=["sdpa", "weights", "sdpa_grad", "multihead"],
+    p.add_argument("--op", choices=["sdpa", "weights", "sdpa_grad", "multihead",
+                                    "append"],
                    default="sdpa", help="sdpa_grad: attn.sdpa with its log-sum-exp, then "
                    "attn.sdpa_grad of its output")
     p.add_argument("--dtype", choices=list(TOL), default="f32")
@@ -679,6 +773,8 @@ def main():
     p.add_argument("--page-size", type=int,
                    help="sdpa: K and V gathered from a paged cache of pages this long")
     p.add_argument("--page-table-type", choices=["i32", "i64"], default="i32")
+    p.add_argument("--decode-step", action="store_true",
+                   help="append: append K and V, then attend over the caches")
     p.add_argument("--score-mod", choices=list(SCORE_MODS))
     p.add_argument("--mask-mod", choices=list(MASK_MODS))
     p.add_argument("--dynamic", action="store_true", help="all dims dynamic in @entry")
@@ -714,7 +810,12 @@ def main():
             else int.from_bytes(os.urandom(4), "little"))
     print(f"input seed {seed} (replay with --input-seed {seed})")
     rng = np.random.default_rng(seed)
-    ok = check_multihead(a, rng) if a.op == "multihead" else check_score_op(a, rng)
+    if a.op == "multihead":
+        ok = check_multihead(a, rng)
+    elif a.op == "append":
+        ok = check_append(a, rng)
+    else:
+        ok = check_score_op(a, rng)
     sys.exit(0 if ok else 1)
 
 

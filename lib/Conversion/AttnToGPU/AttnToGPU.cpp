@@ -484,6 +484,16 @@ struct AttnLowerToGPUPass
   using Base::Base;
 
   void runOnOperation() override {
+    // Its lowering is loops of row writes carrying the cache, which the
+    // CUDA pipeline's host code cannot run over device buffers.
+    WalkResult appends = getOperation()->walk([](AppendPagesOp op) {
+      op.emitOpError("is not supported by the CUDA pipeline yet: write the "
+                     "new rows into the cache with the CPU pipeline, or "
+                     "outside the compiled module");
+      return WalkResult::interrupt();
+    });
+    if (appends.wasInterrupted())
+      return signalPassFailure();
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     for (SdpaOp op : ops) {

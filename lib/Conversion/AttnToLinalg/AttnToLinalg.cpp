@@ -361,6 +361,95 @@ struct LowerGatherPages : OpRewritePattern<GatherPagesOp> {
   }
 };
 
+/// attn.append_pages -> loops over (sequence, new row), each writing its
+/// row [H, D] into the slot of its page where the position and the page
+/// are in range (an scf.if), through tensor.insert_slice into the cache
+/// the loops carry: in place once bufferized.
+struct LowerAppendPages : OpRewritePattern<AppendPagesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AppendPagesOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value rows = op.getRows(), cache = op.getCache();
+    Value table = op.getPageTable(), positions = op.getPositions();
+    RankedTensorType cacheType = op.getCache().getType();
+    auto dim = [&](OpBuilder &b, Value v, int64_t d) -> Value {
+      return tensor::DimOp::create(b, loc, v, d);
+    };
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value pageSize = dim(rewriter, cache, 1);
+    Value numPages = dim(rewriter, cache, 0);
+    Value capacity =
+        arith::MulIOp::create(rewriter, loc, dim(rewriter, table, 1), pageSize);
+    SmallVector<OpFoldResult> rowSizes = {
+        rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
+        tensor::getMixedSize(rewriter, loc, cache, 2),
+        tensor::getMixedSize(rewriter, loc, cache, 3)};
+    auto rowType = RankedTensorType::get(
+        {cacheType.getDimSize(2), cacheType.getDimSize(3)},
+        cacheType.getElementType());
+    SmallVector<OpFoldResult> unitStrides(4, rewriter.getIndexAttr(1));
+    auto inRange = [&](OpBuilder &b, Value v, Value end) {
+      return arith::AndIOp::create(
+          b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, zero),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, end));
+    };
+    auto sequences = scf::ForOp::create(
+        rewriter, loc, zero, dim(rewriter, rows, 0), one, ValueRange{cache},
+        [&](OpBuilder &ob, Location, Value batch, ValueRange outer) {
+          Value start = arith::IndexCastOp::create(
+              ob, loc, ob.getIndexType(),
+              tensor::ExtractOp::create(ob, loc, positions, batch));
+          auto newRows = scf::ForOp::create(
+              ob, loc, zero, dim(ob, rows, 2), one, outer,
+              [&](OpBuilder &b, Location, Value t, ValueRange carried) {
+                Value position = arith::AddIOp::create(b, loc, start, t);
+                Value inTable = inRange(b, position, capacity);
+                // The table is read at a slot in range even for a row
+                // that is not written.
+                Value safe =
+                    arith::SelectOp::create(b, loc, inTable, position, zero);
+                Value slot = arith::DivUIOp::create(b, loc, safe, pageSize);
+                Value offset = arith::RemUIOp::create(b, loc, safe, pageSize);
+                Value page = arith::IndexCastOp::create(
+                    b, loc, b.getIndexType(),
+                    tensor::ExtractOp::create(b, loc, table,
+                                              ValueRange{batch, slot}));
+                Value write = arith::AndIOp::create(
+                    b, loc, inTable, inRange(b, page, numPages));
+                auto ifOp = scf::IfOp::create(
+                    b, loc, write,
+                    [&](OpBuilder &tb, Location) {
+                      Value row = tensor::ExtractSliceOp::create(
+                          tb, loc, rowType, rows,
+                          ArrayRef<OpFoldResult>{batch, tb.getIndexAttr(0), t,
+                                                 tb.getIndexAttr(0)},
+                          ArrayRef<OpFoldResult>{
+                              tb.getIndexAttr(1), rowSizes[2],
+                              tb.getIndexAttr(1), rowSizes[3]},
+                          unitStrides);
+                      Value updated = tensor::InsertSliceOp::create(
+                          tb, loc, row, carried[0],
+                          ArrayRef<OpFoldResult>{page, offset,
+                                                 tb.getIndexAttr(0),
+                                                 tb.getIndexAttr(0)},
+                          rowSizes, unitStrides);
+                      scf::YieldOp::create(tb, loc, updated);
+                    },
+                    [&](OpBuilder &eb, Location) {
+                      scf::YieldOp::create(eb, loc, carried[0]);
+                    });
+                scf::YieldOp::create(b, loc, ifOp.getResults());
+              });
+          scf::YieldOp::create(ob, loc, newRows.getResults());
+        });
+    rewriter.replaceOp(op, sequences.getResult(0));
+    return success();
+  }
+};
+
 /// attn.weights -> the probabilities, stored straight into its init.
 
 /// Marks the last op of an attn.weights' probabilities for the pass's
@@ -836,6 +925,7 @@ struct AttnLowerToLinalgPass
 } // namespace
 
 void attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerSdpa, LowerWeights, LowerSdpaGrad, LowerGatherPages>(
+  patterns.add<LowerSdpa, LowerWeights, LowerSdpaGrad, LowerGatherPages,
+               LowerAppendPages>(
       patterns.getContext());
 }

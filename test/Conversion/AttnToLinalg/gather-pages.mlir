@@ -41,3 +41,35 @@ func.func @dynamic(%pages: tensor<?x32x8x128xbf16>, %table: tensor<?x?xi64>) -> 
   %k = attn.gather_pages %pages[%table] : tensor<?x32x8x128xbf16>, tensor<?x?xi64> -> tensor<?x8x?x128xbf16>
   return %k : tensor<?x8x?x128xbf16>
 }
+
+// attn.append_pages becomes loops over (sequence, new row) carrying the
+// cache: row t of sequence b goes to position positions[b] + t, written
+// (an insert_slice of its [H, D] row) only where the position is inside
+// the table (128 = 8 pages of 16) and the page inside the cache (40).
+// CHECK-LABEL: func.func @append
+// CHECK-SAME: (%[[ROWS:[^:]*]]: tensor<4x2x1x64xf32>, %[[CACHE:[^:]*]]: tensor<40x16x2x64xf32>, %[[T:[^:]*]]: tensor<4x8xi32>, %[[POS:[^:]*]]: tensor<4xi32>)
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C40:.*]] = arith.constant 40 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: %[[R:.*]] = scf.for %[[B:.*]] = %{{.*}} iter_args(%[[C0:.*]] = %[[CACHE]])
+// CHECK: %[[START:.*]] = tensor.extract %[[POS]][%[[B]]]
+// CHECK: %[[S:.*]] = arith.index_cast %[[START]]
+// CHECK: scf.for %[[TT:.*]] = %{{.*}} iter_args(%[[C1:.*]] = %[[C0]])
+// CHECK: %[[P:.*]] = arith.addi %[[S]], %[[TT]]
+// CHECK: arith.cmpi slt, %[[P]], %[[C128]]
+// CHECK: %[[SAFE:.*]] = arith.select
+// CHECK: %[[SLOT:.*]] = arith.divui %[[SAFE]], %[[C16]]
+// CHECK: %[[OFF:.*]] = arith.remui %[[SAFE]], %[[C16]]
+// CHECK: %[[E:.*]] = tensor.extract %[[T]][%[[B]], %[[SLOT]]]
+// CHECK: %[[PAGE:.*]] = arith.index_cast %[[E]]
+// CHECK: arith.cmpi slt, %[[PAGE]], %[[C40]]
+// CHECK: scf.if
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[ROWS]][%[[B]], 0, %[[TT]], 0] [1, 2, 1, 64] [1, 1, 1, 1] : tensor<4x2x1x64xf32> to tensor<2x64xf32>
+// CHECK: tensor.insert_slice %[[ROW]] into %[[C1]][%[[PAGE]], %[[OFF]], 0, 0] [1, 1, 2, 64] [1, 1, 1, 1]
+// CHECK: } else {
+// CHECK: scf.yield %[[C1]]
+// CHECK: return %[[R]]
+func.func @append(%rows: tensor<4x2x1x64xf32>, %cache: tensor<40x16x2x64xf32>, %table: tensor<4x8xi32>, %pos: tensor<4xi32>) -> tensor<40x16x2x64xf32> {
+  %c = attn.append_pages %rows into %cache[%table] at %pos : tensor<4x2x1x64xf32>, tensor<40x16x2x64xf32>, tensor<4x8xi32>, tensor<4xi32> -> tensor<40x16x2x64xf32>
+  return %c : tensor<40x16x2x64xf32>
+}

@@ -1,8 +1,8 @@
 // RUN: attn-opt %s | attn-opt | FileCheck %s
 // RUN: attn-opt %s --mlir-print-op-generic | attn-opt | FileCheck %s
 
-// attn.gather_pages round-trips, static and dynamic; its verifier rules are
-// in gather-pages-invalid.mlir.
+// attn.gather_pages and attn.append_pages round-trip, static and dynamic;
+// their verifier rules are in gather-pages-invalid.mlir.
 
 // CHECK-LABEL: func.func @static
 // CHECK: attn.gather_pages %{{.*}}[%{{.*}}] : tensor<40x16x2x64xf32>, tensor<4x8xi32> -> tensor<4x2x128x64xf32>
@@ -16,4 +16,19 @@ func.func @static(%pages: tensor<40x16x2x64xf32>, %table: tensor<4x8xi32>) -> te
 func.func @dynamic(%pages: tensor<?x32x8x128xbf16>, %table: tensor<?x?xi64>) -> tensor<?x8x?x128xbf16> {
   %k = attn.gather_pages %pages[%table] : tensor<?x32x8x128xbf16>, tensor<?x?xi64> -> tensor<?x8x?x128xbf16>
   return %k : tensor<?x8x?x128xbf16>
+}
+
+// attn.append_pages round-trips, static and dynamic.
+// CHECK-LABEL: func.func @append
+// CHECK: attn.append_pages %{{.*}} into %{{.*}}[%{{.*}}] at %{{.*}} : tensor<4x2x1x64xf32>, tensor<40x16x2x64xf32>, tensor<4x8xi32>, tensor<4xi32> -> tensor<40x16x2x64xf32>
+func.func @append(%rows: tensor<4x2x1x64xf32>, %cache: tensor<40x16x2x64xf32>, %table: tensor<4x8xi32>, %pos: tensor<4xi32>) -> tensor<40x16x2x64xf32> {
+  %c = attn.append_pages %rows into %cache[%table] at %pos : tensor<4x2x1x64xf32>, tensor<40x16x2x64xf32>, tensor<4x8xi32>, tensor<4xi32> -> tensor<40x16x2x64xf32>
+  return %c : tensor<40x16x2x64xf32>
+}
+
+// CHECK-LABEL: func.func @append_dynamic
+// CHECK: attn.append_pages %{{.*}} into %{{.*}}[%{{.*}}] at %{{.*}} : tensor<?x8x?x128xbf16>, tensor<?x32x8x128xbf16>, tensor<?x?xi64>, tensor<?xi64> -> tensor<?x32x8x128xbf16>
+func.func @append_dynamic(%rows: tensor<?x8x?x128xbf16>, %cache: tensor<?x32x8x128xbf16>, %table: tensor<?x?xi64>, %pos: tensor<?xi64>) -> tensor<?x32x8x128xbf16> {
+  %c = attn.append_pages %rows into %cache[%table] at %pos : tensor<?x8x?x128xbf16>, tensor<?x32x8x128xbf16>, tensor<?x?xi64>, tensor<?xi64> -> tensor<?x32x8x128xbf16>
+  return %c : tensor<?x32x8x128xbf16>
 }

@@ -437,6 +437,32 @@ LogicalResult GatherPagesOp::verify() {
                      "[batch, heads, max_pages * page_size, head_dim]");
 }
 
+LogicalResult AppendPagesOp::verify() {
+  RankedTensorType cache = getCache().getType();
+  RankedTensorType rows = getRows().getType();
+  if (failed(verifyRank4(*this, "cache", cache,
+                         "[num_pages, page_size, heads, head_dim]")) ||
+      failed(verifyRank4(*this, "rows", rows, "[B, heads, T, head_dim]")) ||
+      failed(verifyElementType(*this, "rows", rows, cache.getElementType(),
+                               "cache")))
+    return failure();
+  int64_t pageSize = cache.getDimSize(1);
+  if (!ShapedType::isDynamic(pageSize) && pageSize < 1)
+    return emitOpError() << "page_size (cache dimension 1) must be at least "
+                            "1, got "
+                         << pageSize;
+  RankedTensorType table = getPageTable().getType();
+  int64_t batch = table.getDimSize(0);
+  if (failed(verifyShape(*this, "rows", rows,
+                         {batch, cache.getDimSize(2), rows.getDimSize(2),
+                          cache.getDimSize(3)},
+                         "[B (page table rows), heads (cache dimension 2), T, "
+                         "head_dim (cache dimension 3)]")))
+    return failure();
+  return verifyShape(*this, "positions", getPositions().getType(), {batch},
+                     "[B (page table rows)]");
+}
+
 LogicalResult WeightsOp::verify() {
   ScoreDims dims;
   if (failed(verifyScoreOp(*this, dims)) ||

@@ -278,6 +278,69 @@ def Attn_GatherPagesOp : Attn_Op<"gather_pages", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.append_pages
+//===----------------------------------------------------------------------===//
+
+def Attn_AppendPagesOp : Attn_Op<"append_pages", [
+    Pure, DestinationStyleOpInterface,
+    AllTypesMatch<["cache", "result"]>]> {
+  let summary = "new keys or values written into a paged cache";
+  let description = [{
+    Writes `T` new rows per sequence into a paged cache (the layout
+    `attn.gather_pages` reads) and returns the updated cache:
+
+    ```
+    cache[page_table[b, p / P], p % P, h, :] = rows[b, h, t, :]
+        where p = positions[b] + t, for t in [0, T)
+    ```
+
+    `rows` is `[B, H, T, D]` (the projected keys or values of this step),
+    `cache` is `[num_pages, P, H, D]`, `page_table` is `[B, max_pages]`
+    and `positions` (`[B]`, `i32` or `i64`) is where each sequence's new
+    rows start, its current length (the `kv_lens` of the step before).
+    A generation step appends its keys and values, then attends over the
+    cache with `kv_lens = positions + T`. A row whose position falls
+    outside the table (negative, or at or past `max_pages * P`) or whose
+    table entry is outside `[0, num_pages)` is not written: nothing is
+    written out of bounds. Sequences must not share the pages they write.
+
+    The CPU pipeline compiles it; the CUDA pipeline does not take it yet
+    (an error says so). The op is in destination-passing style: `cache` is
+    the destination.
+    Inside a function it is updated in place; a cache passed as a function
+    argument is read-only there (attn-read-only-inputs), so the function's
+    result is a copy of it with the rows written.
+
+    Example (one decode step of 4 sequences):
+
+    ```mlir
+    %kc2 = attn.append_pages %k_new into %k_cache[%table] at %lens
+         : tensor<4x8x1x128xf32>, tensor<512x16x8x128xf32>, tensor<4x64xi32>,
+           tensor<4xi32> -> tensor<512x16x8x128xf32>
+    ```
+  }];
+
+  let arguments = (ins Attn_FloatTensor:$rows, Attn_FloatTensor:$cache,
+                       Attn_PageTableTensor:$page_table,
+                       Attn_LengthTensor:$positions);
+  let results = (outs Attn_FloatTensor:$result);
+
+  let assemblyFormat = [{
+    $rows `into` $cache `[` $page_table `]` `at` $positions attr-dict
+    `:` type($rows) `,` type($cache) `,` type($page_table) `,`
+    type($positions) `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getCacheMutable();
+    }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.weights
 //===----------------------------------------------------------------------===//
 
