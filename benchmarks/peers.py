@@ -346,30 +346,35 @@ func.func @sdpa(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
 
 class AttnMlirPaged(AttnMlir):
     """This project on a paged KV cache: K and V written into pages of
-    `page_size` keys (attn.gather_pages' layout, [num_pages, page_size,
-    Hkv, D]) at random places among the cache's pages, read through a page
-    table, with kv_lens = Skv: the same attention as the contiguous
-    problem, as a serving system keeps its cache."""
+    `page_size` keys (attn.gather_pages' layouts: "nhd" [num_pages,
+    page_size, Hkv, D] or "hnd" [num_pages, Hkv, page_size, D]) at random
+    places among the cache's pages, read through a page table, with
+    kv_lens = Skv: the same attention as the contiguous problem, as a
+    serving system keeps its cache."""
 
-    def __init__(self, attnc, page_size, **kwargs):
+    def __init__(self, attnc, page_size, layout="nhd", **kwargs):
         super().__init__(attnc, **kwargs)
         self.page_size = page_size
-        self.name = f"attn-mlir paged ({page_size}-key pages)"
+        self.layout = layout
+        self.name = f"attn-mlir paged ({page_size}-key pages, {layout})"
 
     def source(self, cfg, dtype="f32"):
         P = self.page_size
         pages = -(-cfg.Skv // P)
         num_pages = cfg.B * pages
         q = f"tensor<{cfg.B}x{cfg.Hq}x{cfg.Sq}x{cfg.D}x{dtype}>"
-        cache = f"tensor<{num_pages}x{P}x{cfg.Hkv}x{cfg.D}x{dtype}>"
+        shape = (num_pages, P, cfg.Hkv, cfg.D) if self.layout == "nhd" else (
+            num_pages, cfg.Hkv, P, cfg.D)
+        cache = f"tensor<{'x'.join(map(str, shape))}x{dtype}>"
+        layout = "" if self.layout == "nhd" else f" layout = <{self.layout}>"
         table = f"tensor<{cfg.B}x{pages}xi32>"
         kv = f"tensor<{cfg.B}x{cfg.Hkv}x{pages * P}x{cfg.D}x{dtype}>"
         lens = f"tensor<{cfg.B}xi32>"
         causal = " causal" if cfg.causal else ""
         return f"""
 func.func @sdpa(%q: {q}, %kc: {cache}, %vc: {cache}, %table: {table}, %lens: {lens}) -> {q} {{
-  %k = attn.gather_pages %kc[%table] : {cache}, {table} -> {kv}
-  %v = attn.gather_pages %vc[%table] : {cache}, {table} -> {kv}
+  %k = attn.gather_pages %kc[%table]{layout} : {cache}, {table} -> {kv}
+  %v = attn.gather_pages %vc[%table]{layout} : {cache}, {table} -> {kv}
   %init = tensor.empty() : {q}
   %o = attn.sdpa %q, %k, %v kv_lens(%lens : {lens}) outs(%init){causal} : {q}, {kv}, {kv} -> {q}
   return %o : {q}
@@ -386,22 +391,27 @@ func.func @sdpa(%q: {q}, %kc: {cache}, %vc: {cache}, %table: {table}, %lens: {le
         def paginate(x):
             padded = np.zeros((cfg.B, cfg.Hkv, pages * P, cfg.D), x.dtype)
             padded[:, :, :cfg.Skv] = x
-            # [B, H, pages, P, D] -> [B, pages, P, H, D], page by page.
+            # [B, H, pages, P, D] -> [B, pages, P, H, D] (nhd) or [B,
+            # pages, H, P, D] (hnd), page by page.
             blocks = padded.reshape(cfg.B, cfg.Hkv, pages, P, cfg.D)
-            cache = np.empty((cfg.B * pages, P, cfg.Hkv, cfg.D), x.dtype)
-            cache[table.reshape(-1)] = np.transpose(blocks, (0, 2, 3, 1, 4)).reshape(
-                cfg.B * pages, P, cfg.Hkv, cfg.D)
+            order = (0, 2, 3, 1, 4) if self.layout == "nhd" else (0, 2, 1, 3, 4)
+            blocks = np.transpose(blocks, order)
+            cache = np.empty((cfg.B * pages,) + blocks.shape[2:], x.dtype)
+            cache[table.reshape(-1)] = blocks.reshape(cache.shape)
             return cache
 
         kc, vc = paginate(k), paginate(v)
         lens = np.full(cfg.B, cfg.Skv, np.int32)
         out = np.full((cfg.B, cfg.Hq, cfg.Sq, cfg.D), np.nan, np.float32)
-        descriptors = [memref(x) for x in (q, kc, vc, table, lens, out)]
+        # The descriptors hold bare pointers: the arrays stay referenced
+        # by the closure for as long as it runs.
+        arrays = (q, kc, vc, table, lens, out)
+        descriptors = [memref(x) for x in arrays]
         pointers = [ctypes.byref(d) for d in descriptors]
 
         def run():
             function(*pointers)
-            return out
+            return arrays[-1]
 
         return run
 
@@ -417,8 +427,10 @@ PEERS = {
     # the target model's, in one run.
     "attn-mlir-autotuned": lambda build: AttnMlir(os.path.join(build, "bin", "attnc"),
                                                   autotune=True),
-    # The same problems on paged caches (serving's layout), 16-key pages.
+    # The same problems on paged caches (serving's layouts), 16-key pages.
     "attn-mlir-paged": lambda build: AttnMlirPaged(os.path.join(build, "bin", "attnc"),
                                                    page_size=16),
+    "attn-mlir-paged-hnd": lambda build: AttnMlirPaged(
+        os.path.join(build, "bin", "attnc"), page_size=16, layout="hnd"),
 }
 DEFAULT_PEERS = ["numpy", "torch", "onnxruntime", "iree"]

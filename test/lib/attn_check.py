@@ -353,11 +353,26 @@ def check_score_op(a, rng):
     return compare(f"attn.{a.op}", got, want, dt)
 
 
+def layout_clause(a):
+    return "" if a.page_layout == "nhd" else f" layout = <{a.page_layout}>"
+
+
+def to_layout(a, cache):
+    """A cache built as [num_pages, P, H, D] in --page-layout."""
+    return cache if a.page_layout == "nhd" else np.ascontiguousarray(
+        np.swapaxes(cache, 1, 2))
+
+
+def from_layout(a, cache):
+    return cache if a.page_layout == "nhd" else np.swapaxes(cache, 1, 2)
+
+
 def paginate(a, kv, num_pages, page_ids, garbage):
-    """`kv` [B, H, Skv, D] written into the pages of a cache [num_pages,
-    page_size, H, D] (attn.gather_pages' layout): sequence b's m-th page
-    is page_ids[b, m]. Every other position holds `garbage`: finite values
-    that the op's key lengths must keep out."""
+    """`kv` [B, H, Skv, D] written into the pages of a cache in
+    attn.gather_pages' layout --page-layout ([num_pages, page_size, H, D]
+    for nhd): sequence b's m-th page is page_ids[b, m]. Every other
+    position holds `garbage`: finite values that the op's key lengths must
+    keep out."""
     B, H, Skv, D = kv.shape
     P = a.page_size
     pages = garbage((num_pages, P, H, D))
@@ -365,7 +380,7 @@ def paginate(a, kv, num_pages, page_ids, garbage):
         for m in range(page_ids.shape[1]):
             keys = kv[b, :, m * P:(m + 1) * P, :]  # [H, <= P, D]
             pages[page_ids[b, m], :keys.shape[1]] = np.swapaxes(keys, 0, 1)
-    return pages
+    return to_layout(a, pages)
 
 
 def check_paged(a, rng, args, mask_clause, q, k, v, mask, kv_lens):
@@ -407,13 +422,14 @@ def check_paged(a, rng, args, mask_clause, q, k, v, mask, kv_lens):
     kt = tensor_type(gathered + (a.D,), dt, a.dynamic)
     vt = tensor_type(gathered + (a.Dv,), dt, a.dynamic)
     out_type = t["init"]
-    body = [f"%k = attn.gather_pages %kc[%pt] : {t['kc']}, {t['pt']} -> {kt}",
-            f"%v = attn.gather_pages %vc[%pt] : {t['vc']}, {t['pt']} -> {vt}",
+    lc = layout_clause(a)
+    body = [f"%k = attn.gather_pages %kc[%pt]{lc} : {t['kc']}, {t['pt']} -> {kt}",
+            f"%v = attn.gather_pages %vc[%pt]{lc} : {t['vc']}, {t['pt']} -> {vt}",
             f"%o = attn.sdpa %q, %k, %v {mask_clause}outs(%init) {score_attrs(a)} : "
             f"{t['q']}, {kt}, {vt} -> {out_type}{regions(a)}",
             f"return %o : {out_type}"]
     (got,) = run_module(wrap(entry_args, body, [(out_type, out_shape)]), args, 1, a)
-    return compare(f"attn.sdpa over {P}-key pages", got, want, dt)
+    return compare(f"attn.sdpa over {P}-key pages ({a.page_layout})", got, want, dt)
 
 
 def append_rows(cache, rows, table, positions):
@@ -464,7 +480,7 @@ def check_append(a, rng):
     positions = positions.astype(NUMPY_TYPE[ltype])
 
     def cache():
-        return round_to(rng.uniform(-2, 2, (num_pages, P, Hkv, D)), dt)
+        return to_layout(a, round_to(rng.uniform(-2, 2, (num_pages, P, Hkv, D)), dt))
 
     k_rows = round_to(rng.standard_normal((B, Hkv, T, D)), dt)
     args = [("kr", k_rows, dt), ("kc", cache(), dt)]
@@ -481,28 +497,32 @@ def check_append(a, rng):
     t = dict(entry_args)
     v = {name: value for name, value, _ in args}
 
+    lc = layout_clause(a)
+
     def append(rows, c):
-        return (f"%{c}2 = attn.append_pages %{rows} into %{c}[%pt] at %pos : "
+        return (f"%{c}2 = attn.append_pages %{rows} into %{c}[%pt] at %pos{lc} : "
                 f"{t[rows]}, {t[c]}, {t['pt']}, {t['pos']} -> {t[c]}")
 
     body = [append("kr", "kc")]
-    k_cache = append_rows(v["kc"], k_rows, table, positions)
+    # The oracle works on [num_pages, P, H, D] caches.
+    k_cache = to_layout(a, append_rows(from_layout(a, v["kc"]), k_rows, table, positions))
     if not a.decode_step:
         body.append(f"return %kc2 : {t['kc']}")
         text = wrap(entry_args, body, [(t["kc"], None)])
         (got,) = run_module(text, args, 1, a)
         return compare("attn.append_pages", got, k_cache, dt)
-    v_cache = append_rows(v["vc"], v["vr"], table, positions)
+    v_cache = to_layout(a, append_rows(from_layout(a, v["vc"]), v["vr"], table, positions))
     gt = tensor_type((B, Hkv, used * P, D), dt, a.dynamic)
     out_type = t["init"]
     body += [append("vr", "vc"),
-             f"%k = attn.gather_pages %kc2[%pt] : {t['kc']}, {t['pt']} -> {gt}",
-             f"%v = attn.gather_pages %vc2[%pt] : {t['vc']}, {t['pt']} -> {gt}",
+             f"%k = attn.gather_pages %kc2[%pt]{lc} : {t['kc']}, {t['pt']} -> {gt}",
+             f"%v = attn.gather_pages %vc2[%pt]{lc} : {t['vc']}, {t['pt']} -> {gt}",
              f"%o = attn.sdpa %q, %k, %v kv_lens(%lens : {t['lens']}) outs(%init) "
              f"causal align = <bottom_right> : {t['q']}, {gt}, {gt} -> {out_type}",
              f"return %o : {out_type}"]
     a.causal, a.align = True, "bottom_right"
-    k, vv = gather(k_cache, table), gather(v_cache, table)
+    k = gather(from_layout(a, k_cache), table)
+    vv = gather(from_layout(a, v_cache), table)
     p = reference_probs(a, v["q"], k, None, lens)
     want = np.einsum("bhij,bhjd->bhid", p, np.repeat(vv, Hq // Hkv, axis=1))
     (got,) = run_module(wrap(entry_args, body, [(out_type, None)]), args, 1, a)
@@ -773,6 +793,8 @@ def main():
     p.add_argument("--page-size", type=int,
                    help="sdpa: K and V gathered from a paged cache of pages this long")
     p.add_argument("--page-table-type", choices=["i32", "i64"], default="i32")
+    p.add_argument("--page-layout", choices=["nhd", "hnd"], default="nhd",
+                   help="the paged cache's layout (attn.gather_pages layout)")
     p.add_argument("--decode-step", action="store_true",
                    help="append: append K and V, then attend over the caches")
     p.add_argument("--score-mod", choices=list(SCORE_MODS))

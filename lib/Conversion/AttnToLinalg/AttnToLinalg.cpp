@@ -313,8 +313,20 @@ Value buildLogSumExp(OpBuilder &b, Location loc, const Probabilities &probs,
 // Patterns
 //===----------------------------------------------------------------------===//
 
+/// The index of element (slot, head, feature) of page `page` in a paged
+/// cache with dimensions `dims`.
+static SmallVector<Value> getCacheIndex(PageCacheDims dims, Value page,
+                                        Value slot, Value head,
+                                        Value feature) {
+  SmallVector<Value> index = {page, Value(), Value(), feature};
+  index[dims.slot] = slot;
+  index[dims.head] = head;
+  return index;
+}
+
 /// attn.gather_pages -> a linalg.generic writing the gathered tensor:
-/// element (b, h, j, d) reads pages[page(b, j / P), j % P, h, d].
+/// element (b, h, j, d) reads pages[page(b, j / P), j % P, h, d] (nhd;
+/// the slot and the head swapped for hnd).
 struct LowerGatherPages : OpRewritePattern<GatherPagesOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -324,12 +336,14 @@ struct LowerGatherPages : OpRewritePattern<GatherPagesOp> {
     Value pages = op.getPages(), table = op.getPageTable();
     RankedTensorType type = op.getResult().getType();
     // The result's sizes: [B, H, max_pages * P, D].
-    Value pageSize = tensor::DimOp::create(rewriter, loc, pages, 1);
+    PageCacheDims dims = op.getCacheDims();
+    Value pageSize = tensor::DimOp::create(rewriter, loc, pages, dims.slot);
     SmallVector<Value> dynamicSizes;
     if (type.isDynamicDim(0))
       dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, table, 0));
     if (type.isDynamicDim(1))
-      dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, pages, 2));
+      dynamicSizes.push_back(
+          tensor::DimOp::create(rewriter, loc, pages, dims.head));
     if (type.isDynamicDim(2))
       dynamicSizes.push_back(arith::MulIOp::create(
           rewriter, loc, tensor::DimOp::create(rewriter, loc, table, 1),
@@ -352,8 +366,9 @@ struct LowerGatherPages : OpRewritePattern<GatherPagesOp> {
           Value slot = arith::RemUIOp::create(nb, nl, key, pageSize);
           linalg::YieldOp::create(
               nb, nl,
-              tensor::ExtractOp::create(nb, nl, pages,
-                                        ValueRange{page, slot, head, feature})
+              tensor::ExtractOp::create(
+                  nb, nl, pages,
+                  getCacheIndex(dims, page, slot, head, feature))
                   .getResult());
         });
     rewriter.replaceOp(op, gathered.getResult(0));
@@ -374,21 +389,24 @@ struct LowerAppendPages : OpRewritePattern<AppendPagesOp> {
     Value rows = op.getRows(), cache = op.getCache();
     Value table = op.getPageTable(), positions = op.getPositions();
     RankedTensorType cacheType = op.getCache().getType();
+    PageCacheDims dims = op.getCacheDims();
     auto dim = [&](OpBuilder &b, Value v, int64_t d) -> Value {
       return tensor::DimOp::create(b, loc, v, d);
     };
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value pageSize = dim(rewriter, cache, 1);
+    Value pageSize = dim(rewriter, cache, dims.slot);
     Value numPages = dim(rewriter, cache, 0);
     Value capacity =
         arith::MulIOp::create(rewriter, loc, dim(rewriter, table, 1), pageSize);
-    SmallVector<OpFoldResult> rowSizes = {
-        rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
-        tensor::getMixedSize(rewriter, loc, cache, 2),
-        tensor::getMixedSize(rewriter, loc, cache, 3)};
+    // A row is [H, D]: one slot of a page, every head.
+    OpFoldResult heads = tensor::getMixedSize(rewriter, loc, cache, dims.head);
+    OpFoldResult features = tensor::getMixedSize(rewriter, loc, cache, 3);
+    SmallVector<OpFoldResult> slotSizes(4, rewriter.getIndexAttr(1));
+    slotSizes[dims.head] = heads;
+    slotSizes[3] = features;
     auto rowType = RankedTensorType::get(
-        {cacheType.getDimSize(2), cacheType.getDimSize(3)},
+        {cacheType.getDimSize(dims.head), cacheType.getDimSize(3)},
         cacheType.getElementType());
     SmallVector<OpFoldResult> unitStrides(4, rewriter.getIndexAttr(1));
     auto inRange = [&](OpBuilder &b, Value v, Value end) {
@@ -426,16 +444,16 @@ struct LowerAppendPages : OpRewritePattern<AppendPagesOp> {
                           tb, loc, rowType, rows,
                           ArrayRef<OpFoldResult>{batch, tb.getIndexAttr(0), t,
                                                  tb.getIndexAttr(0)},
-                          ArrayRef<OpFoldResult>{
-                              tb.getIndexAttr(1), rowSizes[2],
-                              tb.getIndexAttr(1), rowSizes[3]},
+                          ArrayRef<OpFoldResult>{tb.getIndexAttr(1), heads,
+                                                 tb.getIndexAttr(1), features},
                           unitStrides);
+                      SmallVector<OpFoldResult> slotOffsets(
+                          4, tb.getIndexAttr(0));
+                      slotOffsets[0] = page;
+                      slotOffsets[dims.slot] = offset;
                       Value updated = tensor::InsertSliceOp::create(
-                          tb, loc, row, carried[0],
-                          ArrayRef<OpFoldResult>{page, offset,
-                                                 tb.getIndexAttr(0),
-                                                 tb.getIndexAttr(0)},
-                          rowSizes, unitStrides);
+                          tb, loc, row, carried[0], slotOffsets, slotSizes,
+                          unitStrides);
                       scf::YieldOp::create(tb, loc, updated);
                     },
                     [&](OpBuilder &eb, Location) {

@@ -73,3 +73,20 @@ func.func @append(%rows: tensor<4x2x1x64xf32>, %cache: tensor<40x16x2x64xf32>, %
   %c = attn.append_pages %rows into %cache[%table] at %pos : tensor<4x2x1x64xf32>, tensor<40x16x2x64xf32>, tensor<4x8xi32>, tensor<4xi32> -> tensor<40x16x2x64xf32>
   return %c : tensor<40x16x2x64xf32>
 }
+
+// hnd: the head before the slot, in the gather and in the append's writes.
+// CHECK-LABEL: func.func @hnd
+// CHECK: linalg.generic
+// CHECK: %[[H:.*]] = linalg.index 1
+// CHECK: %[[J:.*]] = linalg.index 2
+// CHECK: %[[D:.*]] = linalg.index 3
+// CHECK: %[[PAGE:.*]] = arith.minsi
+// CHECK: %[[OFF:.*]] = arith.remui %[[J]], %c16
+// CHECK: tensor.extract %{{.*}}[%[[PAGE]], %[[H]], %[[OFF]], %[[D]]] : tensor<40x2x16x64xf32>
+// CHECK: scf.if
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0, %{{.*}}, 0] [1, 2, 1, 64] [1, 1, 1, 1] : tensor<2x64xf32> into tensor<40x2x16x64xf32>
+func.func @hnd(%pages: tensor<40x2x16x64xf32>, %table: tensor<4x8xi32>, %rows: tensor<4x2x1x64xf32>, %pos: tensor<4xi32>) -> (tensor<4x2x128x64xf32>, tensor<40x2x16x64xf32>) {
+  %k = attn.gather_pages %pages[%table] layout = <hnd> : tensor<40x2x16x64xf32>, tensor<4x8xi32> -> tensor<4x2x128x64xf32>
+  %c = attn.append_pages %rows into %pages[%table] at %pos layout = <hnd> : tensor<4x2x1x64xf32>, tensor<40x2x16x64xf32>, tensor<4x8xi32>, tensor<4xi32> -> tensor<40x2x16x64xf32>
+  return %k, %c : tensor<4x2x128x64xf32>, tensor<40x2x16x64xf32>
+}

@@ -97,3 +97,27 @@ func.func @f(%rows: tensor<4x2x1x64xf32>, %cache: tensor<40x16x2x64xf32>, %table
   %c = attn.append_pages %rows into %cache[%table] at %pos : tensor<4x2x1x64xf32>, tensor<40x16x2x64xf32>, tensor<4x8xi32>, tensor<3xi32> -> tensor<40x16x2x64xf32>
   return %c : tensor<40x16x2x64xf32>
 }
+
+// -----
+
+func.func @f(%pages: tensor<40x16x2x64xf32>, %table: tensor<4x8xi32>) -> tensor<4x2x128x64xf32> {
+  // expected-error @+1 {{result must have shape [batch, heads, max_pages * page_size, head_dim] = [4, 16, 16, 64], got [4, 2, 128, 64]}}
+  %k = attn.gather_pages %pages[%table] layout = <hnd> : tensor<40x16x2x64xf32>, tensor<4x8xi32> -> tensor<4x2x128x64xf32>
+  return %k : tensor<4x2x128x64xf32>
+}
+
+// -----
+
+func.func @f(%pages: tensor<40x2x0x64xf32>, %table: tensor<4x8xi32>) -> tensor<4x2x0x64xf32> {
+  // expected-error @+1 {{page_size (pages dimension 2) must be at least 1, got 0}}
+  %k = attn.gather_pages %pages[%table] layout = <hnd> : tensor<40x2x0x64xf32>, tensor<4x8xi32> -> tensor<4x2x0x64xf32>
+  return %k : tensor<4x2x0x64xf32>
+}
+
+// -----
+
+func.func @f(%rows: tensor<4x2x1x64xf32>, %cache: tensor<40x16x2x64xf32>, %table: tensor<4x8xi32>, %pos: tensor<4xi32>) -> tensor<40x16x2x64xf32> {
+  // expected-error @+1 {{rows must have shape [B (page table rows), heads (cache dimension 1), T, head_dim (cache dimension 3)] = [4, 16, 1, 64], got [4, 2, 1, 64]}}
+  %c = attn.append_pages %rows into %cache[%table] at %pos layout = <hnd> : tensor<4x2x1x64xf32>, tensor<40x16x2x64xf32>, tensor<4x8xi32>, tensor<4xi32> -> tensor<40x16x2x64xf32>
+  return %c : tensor<40x16x2x64xf32>
+}

@@ -32,3 +32,16 @@ func.func @append_dynamic(%rows: tensor<?x8x?x128xbf16>, %cache: tensor<?x32x8x1
   %c = attn.append_pages %rows into %cache[%table] at %pos : tensor<?x8x?x128xbf16>, tensor<?x32x8x128xbf16>, tensor<?x?xi64>, tensor<?xi64> -> tensor<?x32x8x128xbf16>
   return %c : tensor<?x32x8x128xbf16>
 }
+
+// The hnd layout ([num_pages, heads, page_size, head_dim]) is printed; nhd,
+// the default, is not.
+// CHECK-LABEL: func.func @hnd
+// CHECK: attn.gather_pages %{{.*}}[%{{.*}}] layout = <hnd> : tensor<40x2x16x64xf32>, tensor<4x8xi32> -> tensor<4x2x128x64xf32>
+// CHECK: attn.append_pages %{{.*}} into %{{.*}}[%{{.*}}] at %{{.*}} layout = <hnd> : tensor<4x2x1x64xf32>, tensor<40x2x16x64xf32>
+// CHECK: attn.gather_pages %{{.*}}[%{{.*}}] : tensor<40x16x2x64xf32>
+func.func @hnd(%pages: tensor<40x2x16x64xf32>, %nhd: tensor<40x16x2x64xf32>, %table: tensor<4x8xi32>, %rows: tensor<4x2x1x64xf32>, %pos: tensor<4xi32>) -> (tensor<4x2x128x64xf32>, tensor<40x2x16x64xf32>, tensor<4x2x128x64xf32>) {
+  %k = attn.gather_pages %pages[%table] layout = <hnd> : tensor<40x2x16x64xf32>, tensor<4x8xi32> -> tensor<4x2x128x64xf32>
+  %c = attn.append_pages %rows into %pages[%table] at %pos layout = <hnd> : tensor<4x2x1x64xf32>, tensor<40x2x16x64xf32>, tensor<4x8xi32>, tensor<4xi32> -> tensor<40x2x16x64xf32>
+  %n = attn.gather_pages %nhd[%table] layout = <nhd> : tensor<40x16x2x64xf32>, tensor<4x8xi32> -> tensor<4x2x128x64xf32>
+  return %k, %c, %n : tensor<4x2x128x64xf32>, tensor<40x2x16x64xf32>, tensor<4x2x128x64xf32>
+}

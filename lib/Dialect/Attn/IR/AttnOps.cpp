@@ -415,23 +415,37 @@ LogicalResult SdpaOp::verify() {
   return success();
 }
 
+/// The dimensions of a paged cache in `layout`, as diagnostics name them.
+static StringRef getPageCacheLayout(PageLayout layout) {
+  return layout == PageLayout::nhd ? "[num_pages, page_size, heads, head_dim]"
+                                   : "[num_pages, heads, page_size, head_dim]";
+}
+
+/// A static page size (dimension `slot` of the cache `what`) is positive.
+static LogicalResult verifyPageSize(Operation *op, StringRef what,
+                                    RankedTensorType cache, unsigned slot) {
+  int64_t pageSize = cache.getDimSize(slot);
+  if (ShapedType::isDynamic(pageSize) || pageSize >= 1)
+    return success();
+  return op->emitOpError() << "page_size (" << what << " dimension " << slot
+                           << ") must be at least 1, got " << pageSize;
+}
+
 LogicalResult GatherPagesOp::verify() {
   RankedTensorType pages = getPages().getType();
+  PageCacheDims dims = getCacheDims();
   if (failed(verifyRank4(*this, "pages", pages,
-                         "[num_pages, page_size, heads, head_dim]")))
+                         getPageCacheLayout(getLayout()))) ||
+      failed(verifyPageSize(*this, "pages", pages, dims.slot)))
     return failure();
-  int64_t pageSize = pages.getDimSize(1);
-  if (!ShapedType::isDynamic(pageSize) && pageSize < 1)
-    return emitOpError() << "page_size (pages dimension 1) must be at least "
-                            "1, got "
-                         << pageSize;
+  int64_t pageSize = pages.getDimSize(dims.slot);
   RankedTensorType table = getPageTable().getType();
   RankedTensorType result = getResult().getType();
   if (failed(verifyElementType(*this, "result", result,
                                pages.getElementType(), "pages")))
     return failure();
   return verifyShape(*this, "result", result,
-                     {table.getDimSize(0), pages.getDimSize(2),
+                     {table.getDimSize(0), pages.getDimSize(dims.head),
                       mulExtents(table.getDimSize(1), pageSize),
                       pages.getDimSize(3)},
                      "[batch, heads, max_pages * page_size, head_dim]");
@@ -440,24 +454,24 @@ LogicalResult GatherPagesOp::verify() {
 LogicalResult AppendPagesOp::verify() {
   RankedTensorType cache = getCache().getType();
   RankedTensorType rows = getRows().getType();
+  PageCacheDims dims = getCacheDims();
   if (failed(verifyRank4(*this, "cache", cache,
-                         "[num_pages, page_size, heads, head_dim]")) ||
+                         getPageCacheLayout(getLayout()))) ||
       failed(verifyRank4(*this, "rows", rows, "[B, heads, T, head_dim]")) ||
       failed(verifyElementType(*this, "rows", rows, cache.getElementType(),
-                               "cache")))
+                               "cache")) ||
+      failed(verifyPageSize(*this, "cache", cache, dims.slot)))
     return failure();
-  int64_t pageSize = cache.getDimSize(1);
-  if (!ShapedType::isDynamic(pageSize) && pageSize < 1)
-    return emitOpError() << "page_size (cache dimension 1) must be at least "
-                            "1, got "
-                         << pageSize;
   RankedTensorType table = getPageTable().getType();
   int64_t batch = table.getDimSize(0);
   if (failed(verifyShape(*this, "rows", rows,
-                         {batch, cache.getDimSize(2), rows.getDimSize(2),
-                          cache.getDimSize(3)},
-                         "[B (page table rows), heads (cache dimension 2), T, "
-                         "head_dim (cache dimension 3)]")))
+                         {batch, cache.getDimSize(dims.head),
+                          rows.getDimSize(2), cache.getDimSize(3)},
+                         dims.head == 2
+                             ? "[B (page table rows), heads (cache dimension "
+                               "2), T, head_dim (cache dimension 3)]"
+                             : "[B (page table rows), heads (cache dimension "
+                               "1), T, head_dim (cache dimension 3)]")))
     return failure();
   return verifyShape(*this, "positions", getPositions().getType(), {batch},
                      "[B (page table rows)]");

@@ -470,15 +470,20 @@ Value TileBuilder::sliceKeyTile(Value source, GatherPagesOp paged,
   OpFoldResult headSize = tensor::getMixedSize(b, loc, pages, 3);
   // Keys [offset, offset + length) of the page in slot `slot` of the
   // batch's row of the table, head kvHead.
+  PageCacheDims dims = paged.getCacheDims();
   auto pageSlice = [&](Value slot, OpFoldResult offset, int64_t length) {
-    Value page = buildPageIndex(b, loc, pages, table, batch, slot);
+    SmallVector<OpFoldResult> offsets = {
+        buildPageIndex(b, loc, pages, table, batch, slot), OpFoldResult(),
+        OpFoldResult(), b.getIndexAttr(0)};
+    offsets[dims.slot] = offset;
+    offsets[dims.head] = kvHead;
+    SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
+    sizes[dims.slot] = b.getIndexAttr(length);
+    sizes[3] = headSize;
     auto type = RankedTensorType::get({length, pagesType.getDimSize(3)},
                                       pagesType.getElementType());
     return tensor::ExtractSliceOp::create(
-        b, loc, type, pages,
-        ArrayRef<OpFoldResult>{page, offset, kvHead, b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(length),
-                               b.getIndexAttr(1), headSize},
+        b, loc, type, pages, offsets, sizes,
         SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
   };
   Value firstSlot =
@@ -489,7 +494,7 @@ Value TileBuilder::sliceKeyTile(Value source, GatherPagesOp paged,
         arith::RemUIOp::create(b, loc, keyStart, constIndex(pageSize))
             .getResult(),
         keyTileLength);
-  // A tile of whole pages, assembled: pageSize-key runs of one head are
+  // A tile of whole pages, assembled: a page's run of keys of one head is
   // not contiguous with the next page's.
   Value tile = tensor::EmptyOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(keyTileLength), headSize},

@@ -68,3 +68,23 @@ func.func @prefill(%q: tensor<1x1x100x32xf32>, %kc: tensor<5x64x1x32xf32>,
      : tensor<1x1x100x32xf32>, tensor<1x1x128x32xf32>, tensor<1x1x128x32xf32> -> tensor<1x1x100x32xf32>
   return %o : tensor<1x1x100x32xf32>
 }
+
+// -----
+
+// The hnd layout: a tile within a page is a slice of its head's contiguous
+// run, [page, head, offset, 0].
+// CHECK-LABEL: func.func @decode_hnd
+// CHECK-SAME: %[[KC:[^:]*]]: tensor<9x1x128x32xf32>
+// CHECK-NOT: attn.gather_pages
+// CHECK: %[[OFF:.*]] = arith.remui %{{.*}}, %c128
+// CHECK: tensor.extract_slice %[[KC]][%{{.*}}, %{{.*}}, %[[OFF]], 0] [1, 1, 64, 32] [1, 1, 1, 1] : tensor<9x1x128x32xf32> to tensor<64x32xf32>
+func.func @decode_hnd(%q: tensor<2x4x1x32xf32>, %kc: tensor<9x1x128x32xf32>,
+                      %vc: tensor<9x1x128x32xf32>, %table: tensor<2x4xi64>,
+                      %lens: tensor<2xi64>) -> tensor<2x4x1x32xf32> {
+  %k = attn.gather_pages %kc[%table] layout = <hnd> : tensor<9x1x128x32xf32>, tensor<2x4xi64> -> tensor<2x1x512x32xf32>
+  %v = attn.gather_pages %vc[%table] layout = <hnd> : tensor<9x1x128x32xf32>, tensor<2x4xi64> -> tensor<2x1x512x32xf32>
+  %e = tensor.empty() : tensor<2x4x1x32xf32>
+  %o = attn.sdpa %q, %k, %v kv_lens(%lens : tensor<2xi64>) outs(%e)
+     : tensor<2x4x1x32xf32>, tensor<2x1x512x32xf32>, tensor<2x1x512x32xf32> -> tensor<2x4x1x32xf32>
+  return %o : tensor<2x4x1x32xf32>
+}

@@ -29,4 +29,22 @@ def Attn_AlignmentAttr : EnumAttr<Attn_Dialect, Attn_Alignment, "alignment"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Attn_PageLayout_NHD : I32EnumAttrCase<"nhd", 0>;
+def Attn_PageLayout_HND : I32EnumAttrCase<"hnd", 1>;
+
+def Attn_PageLayout : I32EnumAttr<"PageLayout",
+    "the order of a paged cache's dimensions within a page",
+    [Attn_PageLayout_NHD, Attn_PageLayout_HND]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::attn";
+}
+
+/// The layout of a paged KV cache, named as FlashInfer names them: `nhd`,
+/// `[num_pages, page_size, heads, head_dim]` (a key's heads together;
+/// vLLM's FlashAttention backend), or `hnd`, `[num_pages, heads, page_size,
+/// head_dim]` (a head's keys of a page together, one contiguous run).
+def Attn_PageLayoutAttr : EnumAttr<Attn_Dialect, Attn_PageLayout, "page_layout"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

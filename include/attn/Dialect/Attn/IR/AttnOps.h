@@ -21,6 +21,19 @@
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/Attn/IR/AttnAttrs.h.inc"
 
+namespace mlir {
+namespace attn {
+/// The dimensions of a paged cache ([num_pages, ..., head_dim]) that index
+/// a page's keys (`slot`) and the heads (`head`) in `layout`.
+struct PageCacheDims {
+  unsigned slot, head;
+};
+inline PageCacheDims getPageCacheDims(PageLayout layout) {
+  return layout == PageLayout::nhd ? PageCacheDims{1, 2} : PageCacheDims{2, 1};
+}
+} // namespace attn
+} // namespace mlir
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"
 

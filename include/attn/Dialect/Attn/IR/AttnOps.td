@@ -226,12 +226,15 @@ def Attn_GatherPagesOp : Attn_Op<"gather_pages", [Pure]> {
     the same op rather than a second one:
 
     ```
-    result[b, h, j, d] = pages[page_table[b, j / P], j % P, h, d]
+    result[b, h, j, d] = pages[page_table[b, j / P], j % P, h, d]   (nhd)
+    result[b, h, j, d] = pages[page_table[b, j / P], h, j % P, d]   (hnd)
     ```
 
-    `pages` is `[num_pages, P, H, D]` (P keys per page, the layout of
-    FlashInfer's "NHD" caches and of vLLM's FlashAttention backend: the
-    heads of a key together, a page's keys one after another), and
+    `pages` is `[num_pages, P, H, D]` (P keys per page; `layout = <nhd>`,
+    the default: FlashInfer's "NHD" caches and vLLM's FlashAttention
+    backend, the heads of a key together) or, with `layout = <hnd>`,
+    `[num_pages, H, P, D]` (FlashInfer's "HND": a head's keys of a page in
+    one contiguous run, which reads faster on CPUs), and
     `page_table` is `[B, max_pages]` (`i32` or `i64`): the pages of batch
     `b`, in key order. The result is `[B, H, max_pages * P, D]`; the keys a
     sequence really has are given to the consumer as `kv_lens`, so that
@@ -261,17 +264,23 @@ def Attn_GatherPagesOp : Attn_Op<"gather_pages", [Pure]> {
   }];
 
   let arguments = (ins Attn_FloatTensor:$pages,
-                       Attn_PageTableTensor:$page_table);
+                       Attn_PageTableTensor:$page_table,
+                       DefaultValuedAttr<Attn_PageLayoutAttr,
+                           "::mlir::attn::PageLayout::nhd">:$layout);
   let results = (outs Attn_FloatTensor:$result);
 
   let assemblyFormat = [{
-    $pages `[` $page_table `]` attr-dict
+    $pages `[` $page_table `]` (`layout` `=` $layout^)? attr-dict
     `:` type($pages) `,` type($page_table) `->` type($result)
   }];
 
   let extraClassDeclaration = [{
+    /// The dimensions of `pages` that index a page's keys and the heads.
+    PageCacheDims getCacheDims() { return getPageCacheDims(getLayout()); }
     /// Keys per page (P), or ShapedType::kDynamic.
-    int64_t getStaticPageSize() { return getPages().getType().getDimSize(1); }
+    int64_t getStaticPageSize() {
+      return getPages().getType().getDimSize(getCacheDims().slot);
+    }
   }];
 
   let hasVerifier = 1;
@@ -290,12 +299,13 @@ def Attn_AppendPagesOp : Attn_Op<"append_pages", [
     `attn.gather_pages` reads) and returns the updated cache:
 
     ```
-    cache[page_table[b, p / P], p % P, h, :] = rows[b, h, t, :]
+    cache[page_table[b, p / P], p % P, h, :] = rows[b, h, t, :]   (nhd)
         where p = positions[b] + t, for t in [0, T)
     ```
 
     `rows` is `[B, H, T, D]` (the projected keys or values of this step),
-    `cache` is `[num_pages, P, H, D]`, `page_table` is `[B, max_pages]`
+    `cache` is `[num_pages, P, H, D]` (or `[num_pages, H, P, D]` with
+    `layout = <hnd>`, as `attn.gather_pages`), `page_table` is `[B, max_pages]`
     and `positions` (`[B]`, `i32` or `i64`) is where each sequence's new
     rows start, its current length (the `kv_lens` of the step before).
     A generation step appends its keys and values, then attends over the
@@ -322,11 +332,14 @@ def Attn_AppendPagesOp : Attn_Op<"append_pages", [
 
   let arguments = (ins Attn_FloatTensor:$rows, Attn_FloatTensor:$cache,
                        Attn_PageTableTensor:$page_table,
-                       Attn_LengthTensor:$positions);
+                       Attn_LengthTensor:$positions,
+                       DefaultValuedAttr<Attn_PageLayoutAttr,
+                           "::mlir::attn::PageLayout::nhd">:$layout);
   let results = (outs Attn_FloatTensor:$result);
 
   let assemblyFormat = [{
-    $rows `into` $cache `[` $page_table `]` `at` $positions attr-dict
+    $rows `into` $cache `[` $page_table `]` `at` $positions
+    (`layout` `=` $layout^)? attr-dict
     `:` type($rows) `,` type($cache) `,` type($page_table) `,`
     type($positions) `->` type($result)
   }];
@@ -335,6 +348,8 @@ def Attn_AppendPagesOp : Attn_Op<"append_pages", [
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return getCacheMutable();
     }
+    /// The dimensions of `cache` that index a page's keys and the heads.
+    PageCacheDims getCacheDims() { return getPageCacheDims(getLayout()); }
   }];
 
   let hasVerifier = 1;
