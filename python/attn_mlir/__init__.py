@@ -12,7 +12,7 @@
 
 from ._compile import (CacheWarning, CompiledFunction, TuningWarning, __version__, cache_dir,
                        clear_cache, compile, empty_cache, stats, tuning_cache_path)
-from .functional import scaled_dot_product_attention
+from .functional import paged_attention, scaled_dot_product_attention
 from .flex import flex_attention
 from . import flex, nn, viz
 
@@ -27,6 +27,7 @@ __all__ = [
     "flex",
     "flex_attention",
     "nn",
+    "paged_attention",
     "scaled_dot_product_attention",
     "stats",
     "tuning_cache_path",

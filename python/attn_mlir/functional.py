@@ -309,6 +309,115 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return out
 
 
+def _transpose_heads(x):
+    """[B, L, H, E] <-> [B, H, L, E], a contiguous copy (NumPy or torch)."""
+    if _arrays.is_torch(x):
+        return x.transpose(1, 2).contiguous()
+    return np.ascontiguousarray(np.swapaxes(x, 1, 2))
+
+
+def _append_rows(cache, rows, block_table, positions, layout):
+    """Writes rows [B, T, Hkv, D] into the paged `cache` in place at
+    positions[b] + t through `block_table` (attn.append_pages' semantics:
+    rows outside the table or the cache are skipped)."""
+    num_pages = cache.shape[0]
+    page_size = cache.shape[1] if layout == "nhd" else cache.shape[2]
+    table = np.asarray(block_table.cpu() if _arrays.is_torch(block_table) else block_table)
+    start = np.asarray(positions.cpu() if _arrays.is_torch(positions) else positions)
+    B, T = rows.shape[0], rows.shape[1]
+    for b in range(B):
+        for t in range(T):
+            p = int(start[b]) + t
+            if not 0 <= p < table.shape[1] * page_size:
+                continue
+            page = int(table[b, p // page_size])
+            if not 0 <= page < num_pages:
+                continue
+            if layout == "nhd":
+                cache[page, p % page_size] = rows[b, t]
+            else:
+                cache[page, :, p % page_size] = rows[b, t]
+
+
+def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=None,
+                    softmax_scale=None, causal=True, layout="nhd", target="cpu"):
+    """Attention over a paged KV cache with the conventions of
+    FlashAttention's `flash_attn_with_kvcache` (its paged form, with
+    `block_table`), compiled: attn.gather_pages feeding attn.sdpa.
+
+    q (B, Sq, Hq, D); k_cache, v_cache (num_pages, page_size, Hkv, D)
+    (`layout="nhd"`, FlashAttention's and vLLM's) or (num_pages, Hkv,
+    page_size, D) (`layout="hnd"`, FlashInfer's other layout, faster on
+    CPUs); block_table (B, max_pages) int32, the pages of each sequence in
+    order; cache_seqlens (B,) int32, the keys each sequence has in the
+    cache. With `k`, `v` (B, Sk, Hkv, D), those rows are first written into
+    the caches in place at positions cache_seqlens[b] ... (as
+    flash_attn_with_kvcache does; rows falling outside the table or the
+    cache are skipped) and attention covers cache_seqlens + Sk keys.
+    `causal` aligns the last query row with the last key (bottom-right).
+    Hq must be a multiple of Hkv (GQA/MQA). Returns (B, Sq, Hq, D), NumPy
+    or torch like `q`. Keys past each sequence's length must be finite
+    (docs/Serving.md).
+    """
+    if layout not in ("nhd", "hnd"):
+        raise ValueError(f"layout must be 'nhd' or 'hnd', got {layout!r}")
+    for name, x, rank in (("q", q, 4), ("k_cache", k_cache, 4), ("v_cache", v_cache, 4),
+                          ("block_table", block_table, 2), ("cache_seqlens", cache_seqlens, 1)):
+        if len(_arrays.shape(x)) != rank:
+            raise ValueError(f"{name} must have {rank} dimensions, got shape "
+                             f"{list(_arrays.shape(x))}")
+    elem = _arrays.element(q)
+    if elem not in ("f32", "f16", "bf16"):
+        raise TypeError(f"q must be float32, float16 or bfloat16, got {elem}")
+    for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
+        if _arrays.element(x) != elem:
+            raise TypeError(f"{name} ({_arrays.element(x)}) must have q's element type ({elem})")
+    for name, x in (("block_table", block_table), ("cache_seqlens", cache_seqlens)):
+        if _arrays.element(x) not in ("i32", "i64"):
+            raise TypeError(f"{name} must be int32 or int64, got {_arrays.element(x)}")
+    lens = cache_seqlens
+    if k is not None or v is not None:
+        if k is None or v is None:
+            raise ValueError("k and v are appended together: give both or neither")
+        _append_rows(k_cache, k, block_table, cache_seqlens, layout)
+        _append_rows(v_cache, v, block_table, cache_seqlens, layout)
+        lens = cache_seqlens + _arrays.shape(k)[1]
+    B, Sq, Hq, D = _arrays.shape(q)
+    cache_shape = _arrays.shape(k_cache)
+    page_size, Hkv = (cache_shape[1], cache_shape[2]) if layout == "nhd" else (
+        cache_shape[2], cache_shape[1])
+    max_pages = _arrays.shape(block_table)[1]
+    q4 = (B, Hq, Sq, D)
+    kv4 = (B, Hkv, max_pages * page_size, cache_shape[3])
+    types = {"q": _ir.tensor_type(q4, elem), "kc": _ir.tensor_type(cache_shape, elem),
+             "vc": _ir.tensor_type(_arrays.shape(v_cache), elem),
+             "pt": _ir.tensor_type(_arrays.shape(block_table), _arrays.element(block_table)),
+             "lens": _ir.tensor_type(_arrays.shape(lens), _arrays.element(lens))}
+    kv_type = _ir.tensor_type(kv4, elem)
+    layout_clause = "" if layout == "nhd" else f" layout = <{layout}>"
+    attrs = []
+    if softmax_scale is not None:
+        attrs.append(f"scale = {_ir.float_literal(softmax_scale)}")
+    if causal:
+        attrs.append("causal align = <bottom_right>")
+    body = [f"%k = attn.gather_pages %kc[%pt]{layout_clause} : {types['kc']}, "
+            f"{types['pt']} -> {kv_type}",
+            f"%v = attn.gather_pages %vc[%pt]{layout_clause} : {types['vc']}, "
+            f"{types['pt']} -> {kv_type}",
+            f"%e = tensor.empty() : {types['q']}",
+            f"%o = attn.sdpa %q, %k, %v kv_lens(%lens : {types['lens']}) outs(%e) "
+            f"{' '.join(attrs)} : {types['q']}, {kv_type}, {kv_type} -> {types['q']}"]
+    source = _ir.function("paged", [(n, types[n]) for n in ("q", "kc", "vc", "pt", "lens")],
+                          [("%o", types["q"])], body)
+    function = compile_shaped(lambda dynamic: source, False, target, key=("paged", source))
+    inputs = [_arrays.as_array(_transpose_heads(q), "q")] + [
+        _arrays.as_array(x, name) for name, x in (("k_cache", k_cache), ("v_cache", v_cache),
+                                                  ("block_table", block_table),
+                                                  ("cache_seqlens", lens))]
+    out = function.run_arrays(inputs, q if _arrays.is_torch(q) else None)
+    return _transpose_heads(out)
+
+
 def _signature(arrays, *options):
     """What decides a call's checks, function and views: the arrays' types,
     shapes, element types (and devices), and the options."""

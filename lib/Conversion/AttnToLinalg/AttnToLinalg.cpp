@@ -315,9 +315,8 @@ Value buildLogSumExp(OpBuilder &b, Location loc, const Probabilities &probs,
 
 /// The index of element (slot, head, feature) of page `page` in a paged
 /// cache with dimensions `dims`.
-static SmallVector<Value> getCacheIndex(PageCacheDims dims, Value page,
-                                        Value slot, Value head,
-                                        Value feature) {
+SmallVector<Value> getCacheIndex(PageCacheDims dims, Value page, Value slot,
+                                 Value head, Value feature) {
   SmallVector<Value> index = {page, Value(), Value(), feature};
   index[dims.slot] = slot;
   index[dims.head] = head;

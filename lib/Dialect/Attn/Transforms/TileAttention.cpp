@@ -468,9 +468,9 @@ Value TileBuilder::sliceKeyTile(Value source, GatherPagesOp paged,
   RankedTensorType pagesType = paged.getPages().getType();
   int64_t pageSize = paged.getStaticPageSize();
   OpFoldResult headSize = tensor::getMixedSize(b, loc, pages, 3);
+  PageCacheDims dims = paged.getCacheDims();
   // Keys [offset, offset + length) of the page in slot `slot` of the
   // batch's row of the table, head kvHead.
-  PageCacheDims dims = paged.getCacheDims();
   auto pageSlice = [&](Value slot, OpFoldResult offset, int64_t length) {
     SmallVector<OpFoldResult> offsets = {
         buildPageIndex(b, loc, pages, table, batch, slot), OpFoldResult(),
