@@ -310,7 +310,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 def _transpose_heads(x):
-    """[B, L, H, E] <-> [B, H, L, E], a contiguous copy (NumPy or torch)."""
+    """[B, L, H, E] <-> [B, H, L, E], contiguous (NumPy or torch): a view
+    where L or H is 1 (decode), else a copy."""
+    s = _arrays.shape(x)
+    if s[1] == 1 or s[2] == 1:
+        return _arrays.reshape(x, (s[0], s[2], s[1], s[3]))
     if _arrays.is_torch(x):
         return x.transpose(1, 2).contiguous()
     return np.ascontiguousarray(np.swapaxes(x, 1, 2))
@@ -339,6 +343,67 @@ def _append_rows(cache, rows, block_table, positions, layout):
                 cache[page, :, p % page_size] = rows[b, t]
 
 
+def _paged_source(shapes, elems, layout, softmax_scale, causal):
+    """The text of paged_attention's function for these shapes ((q,
+    k_cache, v_cache, block_table, lens)), element types ((data, table,
+    lens)) and options: attn.gather_pages of both caches into attn.sdpa."""
+    (B, Sq, Hq, D), cache_shape, v_shape, table_shape, lens_shape = shapes
+    elem, table_elem, lens_elem = elems
+    page_size, Hkv = (cache_shape[1], cache_shape[2]) if layout == "nhd" else (
+        cache_shape[2], cache_shape[1])
+    q4 = (B, Hq, Sq, D)
+    types = {"q": _ir.tensor_type(q4, elem), "kc": _ir.tensor_type(cache_shape, elem),
+             "vc": _ir.tensor_type(v_shape, elem),
+             "pt": _ir.tensor_type(table_shape, table_elem),
+             "lens": _ir.tensor_type(lens_shape, lens_elem)}
+    kv_type = _ir.tensor_type((B, Hkv, table_shape[1] * page_size, cache_shape[3]), elem)
+    layout_clause = "" if layout == "nhd" else f" layout = <{layout}>"
+    attrs = []
+    if softmax_scale is not None:
+        attrs.append(f"scale = {_ir.float_literal(softmax_scale)}")
+    if causal:
+        attrs.append("causal align = <bottom_right>")
+    body = [f"%k = attn.gather_pages %kc[%pt]{layout_clause} : {types['kc']}, "
+            f"{types['pt']} -> {kv_type}",
+            f"%v = attn.gather_pages %vc[%pt]{layout_clause} : {types['vc']}, "
+            f"{types['pt']} -> {kv_type}",
+            f"%e = tensor.empty() : {types['q']}",
+            f"%o = attn.sdpa %q, %k, %v kv_lens(%lens : {types['lens']}) outs(%e) "
+            f"{' '.join(attrs)} : {types['q']}, {kv_type}, {kv_type} -> {types['q']}"]
+    return _ir.function("paged", [(n, types[n]) for n in ("q", "kc", "vc", "pt", "lens")],
+                        [("%o", types["q"])], body)
+
+
+def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softmax_scale,
+                   causal, layout, target):
+    """paged_attention's checks of its arguments, then its compiled
+    function for their shapes (one compile per shape and options)."""
+    if layout not in ("nhd", "hnd"):
+        raise ValueError(f"layout must be 'nhd' or 'hnd', got {layout!r}")
+    for name, x, rank in (("q", q, 4), ("k_cache", k_cache, 4), ("v_cache", v_cache, 4),
+                          ("block_table", block_table, 2), ("cache_seqlens", cache_seqlens, 1)):
+        if len(_arrays.shape(x)) != rank:
+            raise ValueError(f"{name} must have {rank} dimensions, got shape "
+                             f"{list(_arrays.shape(x))}")
+    elem = _arrays.element(q)
+    if elem not in ("f32", "f16", "bf16"):
+        raise TypeError(f"q must be float32, float16 or bfloat16, got {elem}")
+    for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
+        if _arrays.element(x) != elem:
+            raise TypeError(f"{name} ({_arrays.element(x)}) must have q's element type ({elem})")
+    for name, x in (("block_table", block_table), ("cache_seqlens", cache_seqlens)):
+        if _arrays.element(x) not in ("i32", "i64"):
+            raise TypeError(f"{name} must be int32 or int64, got {_arrays.element(x)}")
+    if (k is None) != (v is None):
+        raise ValueError("k and v are appended together: give both or neither")
+    shapes = tuple(_arrays.shape(x) for x in (q, k_cache, v_cache, block_table, cache_seqlens))
+    elems = (elem, _arrays.element(block_table), _arrays.element(cache_seqlens))
+    key = ("paged", shapes, elems, layout, softmax_scale, bool(causal))
+    return compile_shaped(
+        lambda dynamic: _paged_source(shapes, elems, layout, softmax_scale, causal),
+        False, target, key=key)
+
+
 def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=None,
                     softmax_scale=None, causal=True, layout="nhd", target="cpu"):
     """Attention over a paged KV cache with the conventions of
@@ -359,57 +424,19 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     or torch like `q`. Keys past each sequence's length must be finite
     (docs/Serving.md).
     """
-    if layout not in ("nhd", "hnd"):
-        raise ValueError(f"layout must be 'nhd' or 'hnd', got {layout!r}")
-    for name, x, rank in (("q", q, 4), ("k_cache", k_cache, 4), ("v_cache", v_cache, 4),
-                          ("block_table", block_table, 2), ("cache_seqlens", cache_seqlens, 1)):
-        if len(_arrays.shape(x)) != rank:
-            raise ValueError(f"{name} must have {rank} dimensions, got shape "
-                             f"{list(_arrays.shape(x))}")
-    elem = _arrays.element(q)
-    if elem not in ("f32", "f16", "bf16"):
-        raise TypeError(f"q must be float32, float16 or bfloat16, got {elem}")
-    for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
-        if _arrays.element(x) != elem:
-            raise TypeError(f"{name} ({_arrays.element(x)}) must have q's element type ({elem})")
-    for name, x in (("block_table", block_table), ("cache_seqlens", cache_seqlens)):
-        if _arrays.element(x) not in ("i32", "i64"):
-            raise TypeError(f"{name} must be int32 or int64, got {_arrays.element(x)}")
+    # A call like one checked before runs the function chosen then.
+    signature = _signature((q, k_cache, v_cache, block_table, cache_seqlens, k, v),
+                           "paged", softmax_scale, causal, layout, target)
+    function = checked_call(signature)
+    if function is None:
+        function = _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v,
+                                  softmax_scale, causal, layout, target)
+        remember_call(signature, function)
     lens = cache_seqlens
-    if k is not None or v is not None:
-        if k is None or v is None:
-            raise ValueError("k and v are appended together: give both or neither")
+    if k is not None:
         _append_rows(k_cache, k, block_table, cache_seqlens, layout)
         _append_rows(v_cache, v, block_table, cache_seqlens, layout)
         lens = cache_seqlens + _arrays.shape(k)[1]
-    B, Sq, Hq, D = _arrays.shape(q)
-    cache_shape = _arrays.shape(k_cache)
-    page_size, Hkv = (cache_shape[1], cache_shape[2]) if layout == "nhd" else (
-        cache_shape[2], cache_shape[1])
-    max_pages = _arrays.shape(block_table)[1]
-    q4 = (B, Hq, Sq, D)
-    kv4 = (B, Hkv, max_pages * page_size, cache_shape[3])
-    types = {"q": _ir.tensor_type(q4, elem), "kc": _ir.tensor_type(cache_shape, elem),
-             "vc": _ir.tensor_type(_arrays.shape(v_cache), elem),
-             "pt": _ir.tensor_type(_arrays.shape(block_table), _arrays.element(block_table)),
-             "lens": _ir.tensor_type(_arrays.shape(lens), _arrays.element(lens))}
-    kv_type = _ir.tensor_type(kv4, elem)
-    layout_clause = "" if layout == "nhd" else f" layout = <{layout}>"
-    attrs = []
-    if softmax_scale is not None:
-        attrs.append(f"scale = {_ir.float_literal(softmax_scale)}")
-    if causal:
-        attrs.append("causal align = <bottom_right>")
-    body = [f"%k = attn.gather_pages %kc[%pt]{layout_clause} : {types['kc']}, "
-            f"{types['pt']} -> {kv_type}",
-            f"%v = attn.gather_pages %vc[%pt]{layout_clause} : {types['vc']}, "
-            f"{types['pt']} -> {kv_type}",
-            f"%e = tensor.empty() : {types['q']}",
-            f"%o = attn.sdpa %q, %k, %v kv_lens(%lens : {types['lens']}) outs(%e) "
-            f"{' '.join(attrs)} : {types['q']}, {kv_type}, {kv_type} -> {types['q']}"]
-    source = _ir.function("paged", [(n, types[n]) for n in ("q", "kc", "vc", "pt", "lens")],
-                          [("%o", types["q"])], body)
-    function = compile_shaped(lambda dynamic: source, False, target, key=("paged", source))
     inputs = [_arrays.as_array(_transpose_heads(q), "q")] + [
         _arrays.as_array(x, name) for name, x in (("k_cache", k_cache), ("v_cache", v_cache),
                                                   ("block_table", block_table),
