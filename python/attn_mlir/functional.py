@@ -351,12 +351,14 @@ def _paged_source(shapes, elems, layout, softmax_scale, causal):
     elem, table_elem, lens_elem = elems
     page_size, Hkv = (cache_shape[1], cache_shape[2]) if layout == "nhd" else (
         cache_shape[2], cache_shape[1])
-    q4 = (B, Hq, Sq, D)
-    types = {"q": _ir.tensor_type(q4, elem), "kc": _ir.tensor_type(cache_shape, elem),
-             "vc": _ir.tensor_type(v_shape, elem),
+    keys = table_shape[1] * page_size
+    types = {"q": _ir.tensor_type((B, Hq, Sq, D), elem),
+             "kc": _ir.tensor_type(cache_shape, elem), "vc": _ir.tensor_type(v_shape, elem),
              "pt": _ir.tensor_type(table_shape, table_elem),
-             "lens": _ir.tensor_type(lens_shape, lens_elem)}
-    kv_type = _ir.tensor_type((B, Hkv, table_shape[1] * page_size, cache_shape[3]), elem)
+             "lens": _ir.tensor_type(lens_shape, lens_elem),
+             "o": _ir.tensor_type((B, Hq, Sq, v_shape[3]), elem)}
+    k_type = _ir.tensor_type((B, Hkv, keys, cache_shape[3]), elem)
+    v_type = _ir.tensor_type((B, Hkv, keys, v_shape[3]), elem)
     layout_clause = "" if layout == "nhd" else f" layout = <{layout}>"
     attrs = []
     if softmax_scale is not None:
@@ -364,14 +366,14 @@ def _paged_source(shapes, elems, layout, softmax_scale, causal):
     if causal:
         attrs.append("causal align = <bottom_right>")
     body = [f"%k = attn.gather_pages %kc[%pt]{layout_clause} : {types['kc']}, "
-            f"{types['pt']} -> {kv_type}",
+            f"{types['pt']} -> {k_type}",
             f"%v = attn.gather_pages %vc[%pt]{layout_clause} : {types['vc']}, "
-            f"{types['pt']} -> {kv_type}",
-            f"%e = tensor.empty() : {types['q']}",
+            f"{types['pt']} -> {v_type}",
+            f"%e = tensor.empty() : {types['o']}",
             f"%o = attn.sdpa %q, %k, %v kv_lens(%lens : {types['lens']}) outs(%e) "
-            f"{' '.join(attrs)} : {types['q']}, {kv_type}, {kv_type} -> {types['q']}"]
+            f"{' '.join(attrs)} : {types['q']}, {k_type}, {v_type} -> {types['o']}"]
     return _ir.function("paged", [(n, types[n]) for n in ("q", "kc", "vc", "pt", "lens")],
-                        [("%o", types["q"])], body)
+                        [("%o", types["o"])], body)
 
 
 def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softmax_scale,
@@ -410,9 +412,10 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     FlashAttention's `flash_attn_with_kvcache` (its paged form, with
     `block_table`), compiled: attn.gather_pages feeding attn.sdpa.
 
-    q (B, Sq, Hq, D); k_cache, v_cache (num_pages, page_size, Hkv, D)
-    (`layout="nhd"`, FlashAttention's and vLLM's) or (num_pages, Hkv,
-    page_size, D) (`layout="hnd"`, FlashInfer's other layout, faster on
+    q (B, Sq, Hq, D); k_cache (num_pages, page_size, Hkv, D) and v_cache
+    (num_pages, page_size, Hkv, Dv) (`layout="nhd"`, FlashAttention's and
+    vLLM's) or (num_pages, Hkv, page_size, D or Dv) (`layout="hnd"`,
+    FlashInfer's other layout, faster on
     CPUs); block_table (B, max_pages) int32, the pages of each sequence in
     order; cache_seqlens (B,) int32, the keys each sequence has in the
     cache. With `k`, `v` (B, Sk, Hkv, D), those rows are first written into
@@ -420,7 +423,7 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     flash_attn_with_kvcache does; rows falling outside the table or the
     cache are skipped) and attention covers cache_seqlens + Sk keys.
     `causal` aligns the last query row with the last key (bottom-right).
-    Hq must be a multiple of Hkv (GQA/MQA). Returns (B, Sq, Hq, D), NumPy
+    Hq must be a multiple of Hkv (GQA/MQA). Returns (B, Sq, Hq, Dv), NumPy
     or torch like `q`. Keys past each sequence's length must be finite
     (docs/Serving.md).
     """

@@ -12,17 +12,22 @@ from attn_mlir.functional import paged_attention
 from conftest import reference_sdpa, relative_error, require
 
 
-def make_cache(rng, lengths, page_size, hkv, d, layout, spare=3):
-    """Sequences of `lengths` keys written into pages of a fresh cache at
-    random places; returns (contiguous K, V per sequence, caches, table)."""
+def make_cache(rng, lengths, page_size, hkv, d, layout, spare=3, dv=None):
+    """Sequences of `lengths` keys (head size d; values dv, default d)
+    written into pages of a fresh cache at random places; returns
+    (contiguous K, V per sequence, caches, table)."""
+    dv = dv or d
     pages = [-(-n // page_size) + 1 for n in lengths]  # room to append
     max_pages = max(pages)
     num_pages = sum(pages) + spare
     order = rng.permutation(num_pages)
     table = np.zeros((len(lengths), max_pages), np.int32)
-    shape = (num_pages, page_size, hkv, d) if layout == "nhd" else (num_pages, hkv, page_size, d)
-    k_cache = rng.uniform(-2, 2, shape).astype(np.float32)
-    v_cache = rng.uniform(-2, 2, shape).astype(np.float32)
+    def shape(size):
+        return ((num_pages, page_size, hkv, size) if layout == "nhd"
+                else (num_pages, hkv, page_size, size))
+
+    k_cache = rng.uniform(-2, 2, shape(d)).astype(np.float32)
+    v_cache = rng.uniform(-2, 2, shape(dv)).astype(np.float32)
     start = 0
     keys, values = [], []
     for b, n in enumerate(lengths):
@@ -31,7 +36,7 @@ def make_cache(rng, lengths, page_size, hkv, d, layout, spare=3):
         table[b, pages[b]:] = num_pages + 7
         start += pages[b]
         k = rng.standard_normal((n, hkv, d)).astype(np.float32)
-        v = rng.standard_normal((n, hkv, d)).astype(np.float32)
+        v = rng.standard_normal((n, hkv, dv)).astype(np.float32)
         for p in range(n):
             page, slot = table[b, p // page_size], p % page_size
             if layout == "nhd":
@@ -97,6 +102,19 @@ def test_torch_tensors_and_scale(rng):
         want.append(np.swapaxes(reference_sdpa(np.swapaxes(q[b], 0, 1), np.swapaxes(k, 0, 1),
                                                np.swapaxes(v, 0, 1), scale=0.3), 0, 1))
     assert relative_error(got.double().numpy(), np.stack(want)) < 1e-5
+
+
+def test_value_head_size_and_mismatched_caches(rng):
+    """v_cache may have another head size than k_cache (Dv != D); caches
+    whose heads disagree are the compiler's error, with the shapes."""
+    lengths = [30, 9]
+    keys, values, kc, vc, table = make_cache(rng, lengths, 16, 2, 16, "nhd", dv=32)
+    q = rng.standard_normal((2, 1, 4, 16)).astype(np.float32)
+    got = paged_attention(q, kc, vc, table, np.array(lengths, np.int32))
+    assert got.shape == (2, 1, 4, 32)
+    assert relative_error(got.astype(np.float64), reference(q, keys, values)) < 1e-5
+    with pytest.raises(ValueError, match=r"'attn.gather_pages' op result must have shape"):
+        paged_attention(q, kc[:, :, :1], vc, table, np.array(lengths, np.int32))
 
 
 def test_bad_arguments(rng):
