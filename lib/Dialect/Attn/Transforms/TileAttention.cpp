@@ -56,8 +56,8 @@ public:
               bool bf16Pairs, int64_t decodeKeyChunks, int64_t valuePanel)
       : TileBuilderBase(b, op.getLoc(), qTile, kvTile,
                         op.getResult().getType().getElementType()),
-        op(op), sem(getScoreSemantics(op)), decodeKeyChunks(decodeKeyChunks),
-        valuePanel(valuePanel) {
+        op(op), sem(getScoreSemantics(op)), valuePanel(valuePanel),
+        decodeKeyChunks(decodeKeyChunks) {
     // Block classes describe tiles of `block_size`: the tiles are those.
     if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
       this->qTile = (*blockSize)[0];
