@@ -267,13 +267,10 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   Value kTileT =
       packKeys
           ? packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys)
-          : createTranspose(
-                b, loc,
-                createElementCast(b, loc,
-                                  sliceKeyTile(keySource, pagedKeys, batch,
-                                               kvHead, keyStart, keys),
-                                  acc),
-                {1, 0});
+          : createTranspose(b, loc,
+                            sliceKeyTile(keySource, pagedKeys, batch, kvHead,
+                                         keyStart, keys),
+                            {1, 0});
   // V_t in the accumulator type, or its pairs of keys (the last one padded
   // with a zero key when `keys` is odd).
   OpFoldResult keyPairs;
@@ -288,10 +285,9 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
     vTile = packedTile(valuePanels, batch, kvHead, keyStart, /*keyDim=*/1,
                        keys);
   } else {
-    vTile = createElementCast(b, loc,
-                              sliceKeyTile(valueSource, pagedValues, batch,
-                                           kvHead, keyStart, keys),
-                              acc);
+    // Read in its own type: the product widens each row as it loads it.
+    vTile = sliceKeyTile(valueSource, pagedValues, batch, kvHead, keyStart,
+                         keys);
   }
 
   // S = Q_t K_t^T in the accumulator type, read from the packed K^T so

@@ -802,13 +802,13 @@ struct AttnVectorizeTilesPass
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
       patterns.add<UnitKContractToOuterProduct, ExtendContractOperands>(
           &getContext());
-      if (bf16Dot) {
+      if (bf16Dot)
         patterns.add<PairContractToDotBF16>(&getContext(), /*benefit=*/2);
-        // The vectoriser widens bf16 after broadcasting and transposing the
-        // operands into the iteration space; moving the extf before them
-        // lets the contraction patterns fold both into its maps.
-        vector::populateSinkVectorOpsPatterns(patterns);
-      }
+      // The vectoriser widens narrower operands (bf16 pairs; bf16/f16 tiles
+      // a product reads in their own type) after broadcasting and
+      // transposing them into the iteration space; moving the extf before
+      // them lets the contraction patterns fold both into its maps.
+      vector::populateSinkVectorOpsPatterns(patterns);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       // Transposed blocks (tileTransposeIntoBlocks) as shuffles.
       vector::populateVectorTransposeLoweringPatterns(

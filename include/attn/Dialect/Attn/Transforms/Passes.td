@@ -220,8 +220,11 @@ def AttnTile : Pass<"attn-tile"> {
     keys for `P V_t`. Scores, softmax statistics and the output
     accumulator stay f32. Otherwise, and for ops of at most 16 static
     query rows (decode: bound by reading K and V, where packing K into
-    pairs on every call is a pass over the cache), bf16 and f16 tiles are
-    widened to f32 once and both contractions are f32.
+    pairs on every call is a pass over the cache), both contractions are
+    f32: a packed K is widened to f32 when packed; K tiles transposed in
+    the step and V tiles read where they are keep their bf16/f16 type, and
+    the products widen each row as they load it (no widened copy of the
+    tile: bf16 decode B1 Hq32 Hkv8 Skv8192 D128 4.4 -> 2.9-3.3 ms).
 
     With `value-panel` (the CPU pipeline passes its register block's
     `n-block`), an op whose value head size `Dv` is a multiple of at least
