@@ -324,23 +324,26 @@ def _append_rows(cache, rows, block_table, positions, layout):
     """Writes rows [B, T, Hkv, D] into the paged `cache` in place at
     positions[b] + t through `block_table` (attn.append_pages' semantics:
     rows outside the table or the cache are skipped)."""
+    def host(x):
+        return np.asarray(x.cpu() if _arrays.is_torch(x) else x).astype(np.int64)
+
     num_pages = cache.shape[0]
     page_size = cache.shape[1] if layout == "nhd" else cache.shape[2]
-    table = np.asarray(block_table.cpu() if _arrays.is_torch(block_table) else block_table)
-    start = np.asarray(positions.cpu() if _arrays.is_torch(positions) else positions)
+    table, start = host(block_table), host(positions)
     B, T = rows.shape[0], rows.shape[1]
-    for b in range(B):
-        for t in range(T):
-            p = int(start[b]) + t
-            if not 0 <= p < table.shape[1] * page_size:
-                continue
-            page = int(table[b, p // page_size])
-            if not 0 <= page < num_pages:
-                continue
-            if layout == "nhd":
-                cache[page, p % page_size] = rows[b, t]
-            else:
-                cache[page, :, p % page_size] = rows[b, t]
+    position = start[:, None] + np.arange(T)[None, :]  # [B, T]
+    written = (position >= 0) & (position < table.shape[1] * page_size)
+    page = table[np.arange(B)[:, None], np.where(written, position, 0) // page_size]
+    written &= (page >= 0) & (page < num_pages)
+    b, t = np.nonzero(written)
+    page, slot = page[b, t], position[b, t] % page_size
+    if _arrays.is_torch(cache):
+        torch = _arrays._torch()
+        b, t, page, slot = (torch.from_numpy(x) for x in (b, t, page, slot))
+    if layout == "nhd":
+        cache[page, slot] = rows[b, t]
+    else:
+        cache[page, :, slot] = rows[b, t]
 
 
 def _paged_source(shapes, elems, layout, softmax_scale, causal):

@@ -374,13 +374,9 @@ def paginate(a, kv, num_pages, page_ids, garbage):
     position holds `garbage`: finite values that the op's key lengths must
     keep out."""
     B, H, Skv, D = kv.shape
-    P = a.page_size
-    pages = garbage((num_pages, P, H, D))
-    for b in range(B):
-        for m in range(page_ids.shape[1]):
-            keys = kv[b, :, m * P:(m + 1) * P, :]  # [H, <= P, D]
-            pages[page_ids[b, m], :keys.shape[1]] = np.swapaxes(keys, 0, 1)
-    return to_layout(a, pages)
+    pages = garbage((num_pages, a.page_size, H, D))
+    # Every key appended from position 0, through the sequence's pages.
+    return to_layout(a, append_rows(pages, kv, page_ids, np.zeros(B, np.int64)))
 
 
 def check_paged(a, rng, args, mask_clause, q, k, v, mask, kv_lens):

@@ -313,16 +313,6 @@ Value buildLogSumExp(OpBuilder &b, Location loc, const Probabilities &probs,
 // Patterns
 //===----------------------------------------------------------------------===//
 
-/// The index of element (slot, head, feature) of page `page` in a paged
-/// cache with dimensions `dims`.
-SmallVector<Value> getCacheIndex(PageCacheDims dims, Value page, Value slot,
-                                 Value head, Value feature) {
-  SmallVector<Value> index = {page, Value(), Value(), feature};
-  index[dims.slot] = slot;
-  index[dims.head] = head;
-  return index;
-}
-
 /// attn.gather_pages -> a linalg.generic writing the gathered tensor:
 /// element (b, h, j, d) reads pages[page(b, j / P), j % P, h, d] (nhd;
 /// the slot and the head swapped for hnd).
@@ -367,7 +357,7 @@ struct LowerGatherPages : OpRewritePattern<GatherPagesOp> {
               nb, nl,
               tensor::ExtractOp::create(
                   nb, nl, pages,
-                  getCacheIndex(dims, page, slot, head, feature))
+                  dims.order(page, slot, head, feature))
                   .getResult());
         });
     rewriter.replaceOp(op, gathered.getResult(0));
@@ -401,9 +391,10 @@ struct LowerAppendPages : OpRewritePattern<AppendPagesOp> {
     // A row is [H, D]: one slot of a page, every head.
     OpFoldResult heads = tensor::getMixedSize(rewriter, loc, cache, dims.head);
     OpFoldResult features = tensor::getMixedSize(rewriter, loc, cache, 3);
-    SmallVector<OpFoldResult> slotSizes(4, rewriter.getIndexAttr(1));
-    slotSizes[dims.head] = heads;
-    slotSizes[3] = features;
+    OpFoldResult unit = rewriter.getIndexAttr(1);
+    OpFoldResult origin = rewriter.getIndexAttr(0);
+    SmallVector<OpFoldResult, 4> slotSizes =
+        dims.order(unit, unit, heads, features);
     auto rowType = RankedTensorType::get(
         {cacheType.getDimSize(dims.head), cacheType.getDimSize(3)},
         cacheType.getElementType());
@@ -446,13 +437,10 @@ struct LowerAppendPages : OpRewritePattern<AppendPagesOp> {
                           ArrayRef<OpFoldResult>{tb.getIndexAttr(1), heads,
                                                  tb.getIndexAttr(1), features},
                           unitStrides);
-                      SmallVector<OpFoldResult> slotOffsets(
-                          4, tb.getIndexAttr(0));
-                      slotOffsets[0] = page;
-                      slotOffsets[dims.slot] = offset;
                       Value updated = tensor::InsertSliceOp::create(
-                          tb, loc, row, carried[0], slotOffsets, slotSizes,
-                          unitStrides);
+                          tb, loc, row, carried[0],
+                          dims.order<OpFoldResult>(page, offset, origin, origin),
+                          slotSizes, unitStrides);
                       scf::YieldOp::create(tb, loc, updated);
                     },
                     [&](OpBuilder &eb, Location) {

@@ -16,6 +16,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -464,14 +465,14 @@ LogicalResult AppendPagesOp::verify() {
     return failure();
   RankedTensorType table = getPageTable().getType();
   int64_t batch = table.getDimSize(0);
+  std::string layout =
+      llvm::formatv("[B (page table rows), heads (cache dimension {0}), T, "
+                    "head_dim (cache dimension 3)]",
+                    dims.head);
   if (failed(verifyShape(*this, "rows", rows,
                          {batch, cache.getDimSize(dims.head),
                           rows.getDimSize(2), cache.getDimSize(3)},
-                         dims.head == 2
-                             ? "[B (page table rows), heads (cache dimension "
-                               "2), T, head_dim (cache dimension 3)]"
-                             : "[B (page table rows), heads (cache dimension "
-                               "1), T, head_dim (cache dimension 3)]")))
+                         layout)))
     return failure();
   return verifyShape(*this, "positions", getPositions().getType(), {batch},
                      "[B (page table rows)]");

@@ -468,14 +468,12 @@ Value TileBuilder::sliceKeyTile(Value source, GatherPagesOp paged,
   // Keys [offset, offset + length) of the page in slot `slot` of the
   // batch's row of the table, head kvHead.
   auto pageSlice = [&](Value slot, OpFoldResult offset, int64_t length) {
-    SmallVector<OpFoldResult> offsets = {
-        buildPageIndex(b, loc, pages, table, batch, slot), OpFoldResult(),
-        OpFoldResult(), b.getIndexAttr(0)};
-    offsets[dims.slot] = offset;
-    offsets[dims.head] = kvHead;
-    SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
-    sizes[dims.slot] = b.getIndexAttr(length);
-    sizes[3] = headSize;
+    OpFoldResult one = b.getIndexAttr(1);
+    SmallVector<OpFoldResult, 4> offsets = dims.order<OpFoldResult>(
+        buildPageIndex(b, loc, pages, table, batch, slot), offset, kvHead,
+        b.getIndexAttr(0));
+    SmallVector<OpFoldResult, 4> sizes =
+        dims.order<OpFoldResult>(one, b.getIndexAttr(length), one, headSize);
     auto type = RankedTensorType::get({length, pagesType.getDimSize(3)},
                                       pagesType.getElementType());
     return tensor::ExtractSliceOp::create(

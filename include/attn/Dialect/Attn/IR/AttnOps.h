@@ -27,6 +27,16 @@ namespace attn {
 /// a page's keys (`slot`) and the heads (`head`) in `layout`.
 struct PageCacheDims {
   unsigned slot, head;
+
+  /// (page, slot, head, feature) in the cache's dimension order: an index,
+  /// offsets or sizes of a slice.
+  template <typename T>
+  SmallVector<T, 4> order(T page, T slot, T head, T feature) const {
+    SmallVector<T, 4> result = {page, T(), T(), feature};
+    result[this->slot] = slot;
+    result[this->head] = head;
+    return result;
+  }
 };
 inline PageCacheDims getPageCacheDims(PageLayout layout) {
   return layout == PageLayout::nhd ? PageCacheDims{1, 2} : PageCacheDims{2, 1};
