@@ -53,9 +53,13 @@ static void addAttentionLowering(OpPassManager &pm,
     pm.addPass(createAttnTile(*tile));
   }
   // attn.weights keeps the reference lowering; with the tiled one its
-  // steps are fused per block of query rows.
-  pm.addPass(createAttnLowerToLinalg(
-      AttnLowerToLinalgOptions{/*weightsRows=*/tile ? kWeightsRows : 0}));
+  // steps are fused per block of query rows. Packed sequences are copied
+  // row by row in the tiled pipeline and gathered element by element in
+  // the reference one (which --check's float64 build is), so that each
+  // checks the other.
+  pm.addPass(createAttnLowerToLinalg(AttnLowerToLinalgOptions{
+      /*weightsRows=*/tile ? kWeightsRows : 0,
+      /*rowCopies=*/tile.has_value()}));
   if (panel)
     pm.addPass(createAttnPackWeights(AttnPackWeightsOptions{*panel}));
   pm.addPass(createAttnLowerPacks());

@@ -54,6 +54,69 @@ static std::optional<int64_t> getPageCount(func::FuncOp func,
   return std::nullopt;
 }
 
+namespace {
+/// The packed rows (T) and the padded length (S) of a packed batch.
+struct PackedBatch {
+  int64_t rows, padded;
+};
+} // namespace
+
+/// For an argument used as the cu_seqlens of attn.pad_sequences or
+/// attn.unpad_sequences, the batch it describes; nullopt otherwise.
+static std::optional<PackedBatch>
+getPackedBatch(func::FuncOp func, unsigned argument, ShapeEvaluator &evaluator) {
+  Value arg = func.getArgument(argument);
+  for (Operation *user : arg.getUsers()) {
+    Value packed, padded;
+    if (auto pad = dyn_cast<PadSequencesOp>(user)) {
+      packed = pad.getPacked();
+      padded = pad.getResult();
+    } else if (auto unpad = dyn_cast<UnpadSequencesOp>(user)) {
+      packed = unpad.getInit();
+      padded = unpad.getPadded();
+    } else {
+      continue;
+    }
+    FailureOr<int64_t> rows = evaluator.getDim(packed, 0);
+    FailureOr<int64_t> length = evaluator.getDim(padded, 2);
+    if (succeeded(rows) && succeeded(length))
+      return PackedBatch{*rows, *length};
+  }
+  return std::nullopt;
+}
+
+/// Offsets `[B + 1]` of B sequences of random lengths in [0, S] that cover
+/// the T packed rows from row 0 (all of them when B * S >= T), as
+/// FlashAttention's cu_seqlens do.
+static void fillSequenceOffsets(HostArray &array, PackedBatch batch,
+                                std::mt19937_64 &rng) {
+  int64_t sequences = array.getNumElements() - 1;
+  if (sequences < 0)
+    return;
+  std::uniform_int_distribution<int64_t> lengthOf(0, batch.padded);
+  SmallVector<int64_t> lengths(sequences);
+  int64_t total = 0;
+  for (int64_t &length : lengths)
+    total += length = lengthOf(rng);
+  // Trim or grow random sequences one row at a time until they cover T.
+  std::uniform_int_distribution<int64_t> pick(0, std::max<int64_t>(sequences - 1, 0));
+  while (sequences > 0 && total > batch.rows) {
+    int64_t &length = lengths[pick(rng)];
+    if (length > 0)
+      --length, --total;
+  }
+  while (sequences > 0 && total < batch.rows &&
+         total < sequences * batch.padded) {
+    int64_t &length = lengths[pick(rng)];
+    if (length < batch.padded)
+      ++length, ++total;
+  }
+  int64_t offset = 0;
+  array.setInt(0, 0);
+  for (int64_t b = 0; b < sequences; ++b)
+    array.setInt(b + 1, offset += lengths[b]);
+}
+
 /// Whether the argument is a boolean mask of attn.multihead, where true
 /// means "masked out" (PyTorch's convention).
 static bool isMultiheadMask(func::FuncOp func, unsigned argument) {
@@ -98,6 +161,10 @@ SmallVector<HostArray> attn::makeRandomInputs(func::FuncOp func,
     AbiElement element = array.getElement();
     std::optional<int64_t> bound, fanIn, pageCount;
     if (!isFloatElement(element) && element != AbiElement::i1) {
+      if (std::optional<PackedBatch> batch = getPackedBatch(func, i, evaluator)) {
+        fillSequenceOffsets(array, *batch, rng);
+        continue;
+      }
       bound = getLengthBound(func, i, evaluator);
       pageCount = getPageCount(func, i, evaluator);
     }

@@ -12,7 +12,7 @@
 
 from ._compile import (CacheWarning, CompiledFunction, TuningWarning, __version__, cache_dir,
                        clear_cache, compile, empty_cache, stats, tuning_cache_path)
-from .functional import paged_attention, scaled_dot_product_attention
+from .functional import paged_attention, scaled_dot_product_attention, varlen_attention
 from .flex import flex_attention
 from . import flex, nn, viz
 
@@ -31,5 +31,6 @@ __all__ = [
     "scaled_dot_product_attention",
     "stats",
     "tuning_cache_path",
+    "varlen_attention",
     "viz",
 ]

@@ -451,6 +451,145 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     return _transpose_heads(out)
 
 
+def _padded_length(longest):
+    """The padded length a varlen call compiles for: the longest sequence
+    rounded up to a power of two up to 64 and to a multiple of 64 beyond,
+    so that batches whose longest sequence differs a little share one
+    function."""
+    longest = max(int(longest), 1)
+    if longest <= 64:
+        return 1 << (longest - 1).bit_length()
+    return -(-longest // 64) * 64
+
+
+def _sequence_lengths(cu_seqlens, total, name):
+    """The lengths cu_seqlens (B + 1 offsets into `total` rows) describes,
+    after checking that it does describe them."""
+    cu = np.asarray(cu_seqlens.cpu() if _arrays.is_torch(cu_seqlens) else cu_seqlens)
+    if cu.ndim != 1 or cu.size < 1:
+        raise ValueError(f"{name} must have B + 1 >= 1 entries, got shape {list(cu.shape)}")
+    lengths = np.diff(cu.astype(np.int64))
+    if cu[0] < 0 or cu[-1] > total or (lengths < 0).any():
+        raise ValueError(f"{name} must be non-decreasing offsets from >= 0 to at most "
+                         f"the {total} packed rows, got {cu.tolist()}")
+    return lengths
+
+
+def _varlen_source(shapes, elems, padded, softmax_scale, causal, window, dynamic):
+    """The text of varlen_attention's function: packed q, k, v padded per
+    sequence (queries at the end of their rows, keys and values at the
+    start), attn.sdpa over the keys' lengths with bottom-right scores, the
+    output packed back. `padded` is (Sq, Skv); `dynamic` makes the packed
+    rows and the batch sizes given at run time."""
+    q_shape, k_shape, v_shape, cuq_shape, cuk_shape = shapes
+    elem, cu_elem = elems
+    (_, Hq, D), (_, Hkv, _), Dv = q_shape, k_shape, v_shape[2]
+    B = cuq_shape[0] - 1
+    Sq, Skv = padded
+    rows = (0,) if dynamic else ()
+    t = {"q": _ir.tensor_type(q_shape, elem, rows), "k": _ir.tensor_type(k_shape, elem, rows),
+         "v": _ir.tensor_type(v_shape, elem, rows),
+         "cuq": _ir.tensor_type(cuq_shape, cu_elem, rows),
+         "cuk": _ir.tensor_type(cuk_shape, cu_elem, rows),
+         "o": _ir.tensor_type((q_shape[0], Hq, Dv), elem, rows)}
+    lens = _ir.tensor_type((B,), cu_elem, rows)
+    qp, kp, vp, op = (_ir.tensor_type((B, h, length, d), elem, rows)
+                      for h, length, d in ((Hq, Sq, D), (Hkv, Skv, D), (Hkv, Skv, Dv),
+                                           (Hq, Sq, Dv)))
+    attrs = []
+    if softmax_scale is not None:
+        attrs.append(f"scale = {_ir.float_literal(softmax_scale)}")
+    if causal:
+        attrs.append("causal")
+    if window:
+        attrs.append(f"window = [{window[0]}, {window[1]}]")
+    if causal or window:
+        attrs.append("align = <bottom_right>")
+    body = [f"%qp, %ql = attn.pad_sequences %q[%cuq] align = <bottom_right> : "
+            f"{t['q']}, {t['cuq']} -> {qp}, {lens}",
+            f"%kp, %kl = attn.pad_sequences %k[%cuk] : {t['k']}, {t['cuk']} -> {kp}, {lens}",
+            f"%vp, %vl = attn.pad_sequences %v[%cuk] : {t['v']}, {t['cuk']} -> {vp}, {lens}",
+            "%c0 = arith.constant 0 : index",
+            f"%nb = tensor.dim %qp, %c0 : {qp}",
+            f"%e = tensor.empty({'%nb' if dynamic else ''}) : {op}",
+            f"%o = attn.sdpa %qp, %kp, %vp kv_lens(%kl : {lens}) outs(%e) {' '.join(attrs)} : "
+            f"{qp}, {kp}, {vp} -> {op}",
+            # Rows no sequence covers (past cu_seqlens_q[-1]) are zeros.
+            f"%t = tensor.dim %q, %c0 : {t['q']}",
+            f"%zero = arith.constant 0.0 : {elem}",
+            f"%oe = tensor.empty({'%t' if dynamic else ''}) : {t['o']}",
+            f"%oz = linalg.fill ins(%zero : {elem}) outs(%oe : {t['o']}) -> {t['o']}",
+            f"%r = attn.unpad_sequences %o[%cuq] align = <bottom_right> outs(%oz) : "
+            f"{op}, {t['cuq']} -> {t['o']}"]
+    return _ir.function("varlen", [(n, t[n]) for n in ("q", "k", "v", "cuq", "cuk")],
+                        [("%r", t["o"])], body)
+
+
+def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
+                     max_seqlen_k=None, softmax_scale=None, causal=False,
+                     window_size=(-1, -1), target="cpu"):
+    """Attention over a batch of sequences of different lengths packed
+    without padding, with the conventions of FlashAttention's
+    `flash_attn_varlen_func`, compiled: attn.pad_sequences around attn.sdpa.
+
+    q (total_q, Hq, D), k (total_k, Hkv, D), v (total_k, Hkv, Dv): the
+    sequences one after another; cu_seqlens_q (B + 1,) and cu_seqlens_k
+    (B + 1,), int32 or int64: sequence b's rows are
+    [cu_seqlens[b], cu_seqlens[b + 1]). Hq must be a multiple of Hkv
+    (GQA/MQA). `causal` and `window_size=(left, right)` (-1: unbounded)
+    align each sequence's last query with its last key (bottom-right), as
+    FlashAttention >= 2.1 does; a query row that sees no key gets zeros.
+    `max_seqlen_q`/`max_seqlen_k`, when given, are checked against the
+    offsets. Returns (total_q, Hq, Dv), NumPy or torch like `q`. Lengths
+    vary from call to call without recompiling: the function is compiled
+    for the packed rows and the batch given at run time and for padded
+    lengths rounded up (docs/Serving.md).
+    """
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if len(_arrays.shape(x)) != 3:
+            raise ValueError(f"{name} must have 3 dimensions (total, heads, head_dim), "
+                             f"got shape {list(_arrays.shape(x))}")
+    elem = _arrays.element(q)
+    if elem not in ("f32", "f16", "bf16"):
+        raise TypeError(f"q must be float32, float16 or bfloat16, got {elem}")
+    for name, x in (("k", k), ("v", v)):
+        if _arrays.element(x) != elem:
+            raise TypeError(f"{name} ({_arrays.element(x)}) must have q's element type ({elem})")
+    cu_elem = _arrays.element(cu_seqlens_q)
+    if cu_elem not in ("i32", "i64") or _arrays.element(cu_seqlens_k) != cu_elem:
+        raise TypeError(f"cu_seqlens_q and cu_seqlens_k must both be int32 or both int64, "
+                        f"got {cu_elem} and {_arrays.element(cu_seqlens_k)}")
+    q_lens = _sequence_lengths(cu_seqlens_q, _arrays.shape(q)[0], "cu_seqlens_q")
+    k_lens = _sequence_lengths(cu_seqlens_k, _arrays.shape(k)[0], "cu_seqlens_k")
+    if len(q_lens) != len(k_lens):
+        raise ValueError(f"cu_seqlens_q ({len(q_lens) + 1} entries) and cu_seqlens_k "
+                         f"({len(k_lens) + 1}) must describe the same sequences")
+    longest = []
+    for name, lens, given in (("max_seqlen_q", q_lens, max_seqlen_q),
+                              ("max_seqlen_k", k_lens, max_seqlen_k)):
+        actual = int(lens.max()) if lens.size else 0
+        if given is not None and given < actual:
+            raise ValueError(f"{name} ({given}) is shorter than the longest sequence ({actual})")
+        longest.append(actual)
+    padded = tuple(_padded_length(n) for n in longest)
+    left, right = (int(w) for w in window_size)
+    window = None
+    if (left, right) != (-1, -1):
+        unbounded = padded[0] + padded[1]
+        window = (unbounded if left < 0 else left, unbounded if right < 0 else right)
+    shapes = tuple(tuple(_arrays.shape(x)) for x in (q, k, v, cu_seqlens_q, cu_seqlens_k))
+    elems = (elem, cu_elem)
+    key = ("varlen", shapes, elems, padded, softmax_scale, bool(causal), window)
+    function = compile_shaped(
+        lambda dynamic: _varlen_source(shapes, elems, padded, softmax_scale, causal, window,
+                                       dynamic),
+        None, target, key=key)
+    inputs = [_arrays.as_array(x, name) for name, x in (
+        ("q", q), ("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q),
+        ("cu_seqlens_k", cu_seqlens_k))]
+    return function.run_arrays(inputs, q if _arrays.is_torch(q) else None)
+
+
 def _signature(arrays, *options):
     """What decides a call's checks, function and views: the arrays' types,
     shapes, element types (and devices), and the options."""

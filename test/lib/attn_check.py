@@ -525,6 +525,68 @@ def check_append(a, rng):
     return compare("decode step (append_pages, gather_pages, sdpa)", got, want, dt)
 
 
+def check_varlen(a, rng):
+    """Varlen attention as the Python API builds it: packed q [Tq, Hq, D]
+    and k, v [Tk, Hkv, D] padded per sequence by cu_seqlens
+    (attn.pad_sequences; queries at the end of their rows, keys at the
+    start), attn.sdpa with the keys' lengths and bottom-right scores, and
+    the output packed back (attn.unpad_sequences) into a destination of
+    finite values whose --extra-rows rows no sequence covers: against
+    attention computed on each sequence alone (causal and windows
+    bottom-right, as FlashAttention's varlen API)."""
+    Hq, Hkv, D, Dv, dt = a.Hq, a.Hkv, a.D, a.Dv, a.dtype
+    q_lens = [int(x) for x in a.seqlens_q.split(",")]
+    k_lens = [int(x) for x in a.seqlens_k.split(",")] if a.seqlens_k else q_lens
+    B, Sq, Skv = len(q_lens), a.Sq, a.Skv
+    if len(k_lens) != B or max(q_lens) > Sq or max(k_lens) > Skv:
+        sys.exit("--seqlens-q/--seqlens-k: one length per sequence, at most --Sq/--Skv")
+    if a.causal or a.window:
+        a.align = "bottom_right"
+    Tq, Tk = sum(q_lens) + a.extra_rows, sum(k_lens) + a.extra_rows
+    q = round_to(rng.standard_normal((Tq, Hq, D)), dt)
+    k = round_to(rng.standard_normal((Tk, Hkv, D)), dt)
+    v = round_to(rng.standard_normal((Tk, Hkv, Dv)), dt)
+    et = a.kv_lens_type
+    cu_q = np.concatenate([[0], np.cumsum(q_lens)]).astype(NUMPY_TYPE[et])
+    cu_k = np.concatenate([[0], np.cumsum(k_lens)]).astype(NUMPY_TYPE[et])
+    init = round_to(rng.uniform(-3, 3, (Tq, Hq, Dv)), dt)
+
+    want = init.copy()
+    for b in range(B):
+        qs, ks = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
+        if k_lens[b] == 0:  # no key: rows of zeros
+            want[qs] = 0.0
+            continue
+        heads = lambda x: x[None].transpose(0, 2, 1, 3)  # [1, H, len, D]
+        p = reference_probs(a, heads(q[qs]), heads(k[ks]), None, None)
+        o = np.einsum("bhij,bhjd->bhid", p, np.repeat(heads(v[ks]), Hq // Hkv, axis=1))
+        want[qs] = o[0].transpose(1, 0, 2)
+
+    args = [("q", q, dt), ("k", k, dt), ("v", v, dt), ("cuq", cu_q, et),
+            ("cuk", cu_k, et), ("init", init, dt)]
+    entry_args = [(name, tensor_type(value.shape, t, a.dynamic)) for name, value, t in args]
+    t = dict(entry_args)
+    # The padded length is static; with --dynamic the batch is not.
+    def padded(heads, length, dim):
+        return f"tensor<{'?' if a.dynamic else B}x{heads}x{length}x{dim}x{dt}>"
+    lens = f"tensor<{'?' if a.dynamic else B}x{et}>"
+    qp, kp, vp, op = padded(Hq, Sq, D), padded(Hkv, Skv, D), padded(Hkv, Skv, Dv), padded(Hq, Sq, Dv)
+    body = [f"%qp, %ql = attn.pad_sequences %q[%cuq] align = <bottom_right> : "
+            f"{t['q']}, {t['cuq']} -> {qp}, {lens}",
+            f"%kp, %kl = attn.pad_sequences %k[%cuk] : {t['k']}, {t['cuk']} -> {kp}, {lens}",
+            f"%vp, %vl = attn.pad_sequences %v[%cuk] : {t['v']}, {t['cuk']} -> {vp}, {lens}",
+            f"%c0 = arith.constant 0 : index",
+            f"%nb = tensor.dim %qp, %c0 : {qp}",
+            f"%e = tensor.empty({'%nb' if a.dynamic else ''}) : {op}",
+            f"%o = attn.sdpa %qp, %kp, %vp kv_lens(%kl : {lens}) outs(%e) {score_attrs(a)} : "
+            f"{qp}, {kp}, {vp} -> {op}",
+            f"%r = attn.unpad_sequences %o[%cuq] align = <bottom_right> outs(%init) : "
+            f"{op}, {t['cuq']} -> {t['init']}",
+            f"return %r : {t['init']}"]
+    (got,) = run_module(wrap(entry_args, body, [(t["init"], want.shape)]), args, 1, a)
+    return compare(f"varlen attention ({B} sequences, q {q_lens}, k {k_lens})", got, want, dt)
+
+
 def reference_grads(a, q, k, v, mask, kv_lens, out_grad, given_out):
     """The forward's output and log-sum-exp and the gradients of
     sum(out * out_grad) with respect to q, k and v, float64, by the chain
@@ -764,7 +826,7 @@ def check_multihead(a, rng):
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--op", choices=["sdpa", "weights", "sdpa_grad", "multihead",
-                                    "append"],
+                                    "append", "varlen"],
                    default="sdpa", help="sdpa_grad: attn.sdpa with its log-sum-exp, then "
                    "attn.sdpa_grad of its output")
     p.add_argument("--dtype", choices=list(TOL), default="f32")
@@ -793,6 +855,11 @@ def main():
                    help="the paged cache's layout (attn.gather_pages layout)")
     p.add_argument("--decode-step", action="store_true",
                    help="append: append K and V, then attend over the caches")
+    p.add_argument("--seqlens-q", help="varlen: comma-separated query lengths, one per "
+                   "sequence (at most --Sq, the padded length)")
+    p.add_argument("--seqlens-k", help="varlen: key lengths (default: --seqlens-q), at most --Skv")
+    p.add_argument("--extra-rows", type=int, default=0,
+                   help="varlen: packed rows past the last sequence (kept from the destination)")
     p.add_argument("--score-mod", choices=list(SCORE_MODS))
     p.add_argument("--mask-mod", choices=list(MASK_MODS))
     p.add_argument("--dynamic", action="store_true", help="all dims dynamic in @entry")
@@ -832,6 +899,8 @@ def main():
         ok = check_multihead(a, rng)
     elif a.op == "append":
         ok = check_append(a, rng)
+    elif a.op == "varlen":
+        ok = check_varlen(a, rng)
     else:
         ok = check_score_op(a, rng)
     sys.exit(0 if ok else 1)

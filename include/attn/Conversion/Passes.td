@@ -40,6 +40,16 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     `[B, H, max_pages * page_size, D]` tensor, each element read through
     the page table (entries clamped to the cache's pages).
 
+    `attn.pad_sequences` and `attn.unpad_sequences` become `linalg.generic`
+    gathers: each element of the result reads its source under an `scf.if`
+    (padding is 0; packed rows no sequence covers keep the destination's
+    values), the sequence of a packed row found by a scan over the
+    offsets. With `row-copies`, each becomes an `scf.forall` over the
+    sequences instead, each iteration a `linalg.transpose` of the
+    sequence's rows into its place (after a `linalg.fill` of zeros for the
+    padded tensor): whole rows copied, which is several times faster on
+    CPUs than per-element gathers.
+
     With `weights-rows = R > 0` (the CPU pipeline's tiled lowering), the
     steps of an `attn.weights` are computed per block of R query rows of
     one (batch, head) instead of one pass each over the whole
@@ -60,6 +70,10 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     Option<"weightsRows", "weights-rows", "int64_t", /*default=*/"0",
            "Query rows per fused block of attn.weights (0: one pass per step "
            "over the whole tensor)">,
+    Option<"rowCopies", "row-copies", "bool", /*default=*/"false",
+           "attn.pad_sequences and attn.unpad_sequences as parallel copies "
+           "of whole rows per sequence (the CPU pipeline), not element-wise "
+           "gathers">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -313,6 +313,28 @@ Value buildLogSumExp(OpBuilder &b, Location loc, const Probabilities &probs,
 // Patterns
 //===----------------------------------------------------------------------===//
 
+/// `cond ? then() : otherwise` as an scf.if yielding one value: a read
+/// that must not happen out of bounds, inside a linalg.generic body.
+static Value buildGuardedRead(OpBuilder &b, Location loc, Value cond,
+                              function_ref<Value(OpBuilder &)> read,
+                              Value otherwise) {
+  auto ifOp = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &tb, Location) { scf::YieldOp::create(tb, loc, read(tb)); },
+      [&](OpBuilder &eb, Location) {
+        scf::YieldOp::create(eb, loc, otherwise);
+      });
+  return ifOp.getResult(0);
+}
+
+/// `lo <= v < hi` on index values.
+static Value buildInRange(OpBuilder &b, Location loc, Value v, Value lo,
+                          Value hi) {
+  return arith::AndIOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, lo),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, hi));
+}
+
 /// attn.gather_pages -> a linalg.generic writing the gathered tensor:
 /// element (b, h, j, d) reads pages[page(b, j / P), j % P, h, d] (nhd;
 /// the slot and the head swapped for hnd).
@@ -400,9 +422,7 @@ struct LowerAppendPages : OpRewritePattern<AppendPagesOp> {
         cacheType.getElementType());
     SmallVector<OpFoldResult> unitStrides(4, rewriter.getIndexAttr(1));
     auto inRange = [&](OpBuilder &b, Value v, Value end) {
-      return arith::AndIOp::create(
-          b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, zero),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, end));
+      return buildInRange(b, loc, v, zero, end);
     };
     auto sequences = scf::ForOp::create(
         rewriter, loc, zero, dim(rewriter, rows, 0), one, ValueRange{cache},
@@ -453,6 +473,272 @@ struct LowerAppendPages : OpRewritePattern<AppendPagesOp> {
     rewriter.replaceOp(op, sequences.getResult(0));
     return success();
   }
+};
+
+/// The copies of the row-copy lowering (attn-lower-to-linalg
+/// row-copies=true): an scf.forall over the B sequences of `offsets` whose
+/// iteration `b` transposes the first two dimensions of `source(b, seq)`
+/// (a sequence's [len, H, D] packed rows or [H, len, D] padded ones) and
+/// inserts the result into `dest` at `insertAt(b, seq)`. Rows of D
+/// elements are copied whole, which the loops of the linalg.transpose make
+/// contiguous copies, and the sequences are copied in parallel.
+static Value buildSequenceCopies(
+    OpBuilder &b, Location loc, Value offsets, Value rows, Value padded,
+    bool alignEnd, Value dest,
+    function_ref<Value(OpBuilder &, Value, const SequenceBounds &)> source,
+    function_ref<SmallVector<OpFoldResult>(OpBuilder &, Value,
+                                           const SequenceBounds &)>
+        insertAt) {
+  Value batch = arith::SubIOp::create(
+      b, loc, tensor::DimOp::create(b, loc, offsets, 0),
+      arith::ConstantIndexOp::create(b, loc, 1));
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{batch},
+                                      ValueRange{dest},
+                                      /*mapping=*/std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  Value sequence = forall.getInductionVar(0);
+  SequenceBounds seq = buildSequenceBounds(b, loc, offsets, sequence, rows,
+                                           padded, alignEnd);
+  Value moved =
+      createTranspose(b, loc, source(b, sequence, seq), {1, 0, 2});
+  SmallVector<OpFoldResult> offsetsAt = insertAt(b, sequence, seq);
+  auto destType = cast<RankedTensorType>(dest.getType());
+  SmallVector<OpFoldResult> sizes, strides(destType.getRank(),
+                                           b.getIndexAttr(1));
+  // The copy's sizes, with a unit batch dimension in front when the
+  // destination is the padded tensor.
+  if (destType.getRank() == 4)
+    sizes.push_back(b.getIndexAttr(1));
+  llvm::append_range(sizes, getSizes(b, loc, moved));
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, moved,
+                                        forall.getRegionOutArgs()[0],
+                                        offsetsAt, sizes, strides);
+  return forall.getResult(0);
+}
+
+/// attn.pad_sequences -> two linalg.generic ops: the lengths, and the
+/// padded tensor, whose element (b, h, s, d) reads the packed row of
+/// position s of sequence b, or is 0 where s is padding.
+struct LowerPadSequences : OpRewritePattern<PadSequencesOp> {
+  LowerPadSequences(MLIRContext *context, bool rowCopies)
+      : OpRewritePattern(context), rowCopies(rowCopies) {}
+
+  LogicalResult matchAndRewrite(PadSequencesOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value packed = op.getPacked(), offsets = op.getCuSeqlens();
+    RankedTensorType type = op.getResult().getType();
+    bool alignEnd = op.getAlignment() == Alignment::bottom_right;
+    auto dim = [&](Value v, int64_t d) -> OpFoldResult {
+      return tensor::getMixedSize(rewriter, loc, v, d);
+    };
+    Value rows = tensor::DimOp::create(rewriter, loc, packed, 0);
+    Value paddedLength = arith::ConstantIndexOp::create(rewriter, loc,
+                                                        type.getDimSize(2));
+    // B: static in the result type, or the offsets' entries - 1.
+    OpFoldResult batch = rewriter.getIndexAttr(type.getDimSize(0));
+    if (type.isDynamicDim(0))
+      batch = arith::SubIOp::create(
+                  rewriter, loc, tensor::DimOp::create(rewriter, loc, offsets, 0),
+                  arith::ConstantIndexOp::create(rewriter, loc, 1))
+                  .getResult();
+
+    Type lengthElement = op.getLengths().getType().getElementType();
+    Value lengthsInit = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{batch}, lengthElement);
+    auto lengths = linalg::GenericOp::create(
+        rewriter, loc, lengthsInit.getType(), ValueRange{}, lengthsInit,
+        {rewriter.getMultiDimIdentityMap(1)}, {kPar},
+        [&](OpBuilder &nb, Location nl, ValueRange) {
+          SequenceBounds seq = buildSequenceBounds(
+              nb, nl, offsets, linalg::IndexOp::create(nb, nl, 0), rows,
+              paddedLength, alignEnd);
+          linalg::YieldOp::create(
+              nb, nl,
+              arith::IndexCastOp::create(nb, nl, lengthElement, seq.length)
+                  .getResult());
+        });
+
+    Value init = tensor::EmptyOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{batch, dim(packed, 1),
+                               rewriter.getIndexAttr(type.getDimSize(2)),
+                               dim(packed, 2)},
+        type.getElementType());
+    Value zero = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
+    if (rowCopies) {
+      // Zeros, then each sequence's rows [len, H, D] transposed into its
+      // [1, H, len, D] place.
+      Value filled =
+          linalg::FillOp::create(rewriter, loc, zero, init).getResult(0);
+      Value padded = buildSequenceCopies(
+          rewriter, loc, offsets, rows, paddedLength, alignEnd, filled,
+          [&](OpBuilder &b, Value, const SequenceBounds &seq) -> Value {
+            return tensor::ExtractSliceOp::create(
+                b, loc, packed,
+                ArrayRef<OpFoldResult>{seq.start, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)},
+                ArrayRef<OpFoldResult>{seq.length, dim(packed, 1),
+                                       dim(packed, 2)},
+                SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+          },
+          [&](OpBuilder &b, Value sequence, const SequenceBounds &seq) {
+            return SmallVector<OpFoldResult>{sequence, b.getIndexAttr(0),
+                                             seq.paddedStart,
+                                             b.getIndexAttr(0)};
+          });
+      rewriter.replaceOp(op, {padded, lengths.getResult(0)});
+      return success();
+    }
+    auto result = linalg::GenericOp::create(
+        rewriter, loc, init.getType(), ValueRange{}, init,
+        {rewriter.getMultiDimIdentityMap(4)}, SmallVector<IteratorType>(4, kPar),
+        [&](OpBuilder &nb, Location nl, ValueRange) {
+          Value head = linalg::IndexOp::create(nb, nl, 1);
+          Value position = linalg::IndexOp::create(nb, nl, 2);
+          Value feature = linalg::IndexOp::create(nb, nl, 3);
+          SequenceBounds seq = buildSequenceBounds(
+              nb, nl, offsets, linalg::IndexOp::create(nb, nl, 0), rows,
+              paddedLength, alignEnd);
+          Value r = arith::SubIOp::create(nb, nl, position, seq.paddedStart);
+          Value inSequence = buildInRange(
+              nb, nl, r, arith::ConstantIndexOp::create(nb, nl, 0), seq.length);
+          Value value = buildGuardedRead(
+              nb, nl, inSequence,
+              [&](OpBuilder &tb) -> Value {
+                Value row = arith::AddIOp::create(tb, nl, seq.start, r);
+                return tensor::ExtractOp::create(
+                    tb, nl, packed, ValueRange{row, head, feature});
+              },
+              zero);
+          linalg::YieldOp::create(nb, nl, value);
+        });
+    rewriter.replaceOp(op, {result.getResult(0), lengths.getResult(0)});
+    return success();
+  }
+
+  /// Copies of whole rows (scf.forall over the sequences), not gathers.
+  bool rowCopies;
+};
+
+/// attn.unpad_sequences -> two linalg.generic ops: the sequence of every
+/// packed row (-1 for rows none covers; a scan over the B sequences per
+/// row), then the packed tensor, whose row t reads its sequence's padded
+/// position or keeps init's value.
+struct LowerUnpadSequences : OpRewritePattern<UnpadSequencesOp> {
+  LowerUnpadSequences(MLIRContext *context, bool rowCopies)
+      : OpRewritePattern(context), rowCopies(rowCopies) {}
+
+  LogicalResult matchAndRewrite(UnpadSequencesOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value padded = op.getPadded(), offsets = op.getCuSeqlens();
+    Value init = op.getInit();
+    bool alignEnd = op.getAlignment() == Alignment::bottom_right;
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value rows = tensor::DimOp::create(rewriter, loc, init, 0);
+    Value paddedLength = tensor::DimOp::create(rewriter, loc, padded, 2);
+    if (rowCopies) {
+      // Each sequence's [1, H, len, D] padded rows, rank-reduced to
+      // [H, len, D], transposed into its [len, H, D] rows of init.
+      RankedTensorType paddedType = op.getPadded().getType();
+      auto slice = RankedTensorType::get(
+          {paddedType.getDimSize(1), ShapedType::kDynamic,
+           paddedType.getDimSize(3)},
+          paddedType.getElementType());
+      Value packed = buildSequenceCopies(
+          rewriter, loc, offsets, rows, paddedLength, alignEnd, init,
+          [&](OpBuilder &b, Value sequence, const SequenceBounds &seq) -> Value {
+            return tensor::ExtractSliceOp::create(
+                b, loc, slice, padded,
+                ArrayRef<OpFoldResult>{sequence, b.getIndexAttr(0),
+                                       seq.paddedStart, b.getIndexAttr(0)},
+                ArrayRef<OpFoldResult>{b.getIndexAttr(1),
+                                       tensor::getMixedSize(b, loc, padded, 1),
+                                       seq.length,
+                                       tensor::getMixedSize(b, loc, padded, 3)},
+                SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+          },
+          [&](OpBuilder &b, Value, const SequenceBounds &seq) {
+            return SmallVector<OpFoldResult>{seq.start, b.getIndexAttr(0),
+                                             b.getIndexAttr(0)};
+          });
+      rewriter.replaceOp(op, packed);
+      return success();
+    }
+    Value batch = arith::SubIOp::create(
+        rewriter, loc, tensor::DimOp::create(rewriter, loc, offsets, 0), one);
+
+    Type i64 = rewriter.getI64Type();
+    Value idsInit = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{tensor::getMixedSize(
+                           rewriter, loc, init, 0)},
+        i64);
+    auto ids = linalg::GenericOp::create(
+        rewriter, loc, idsInit.getType(), ValueRange{}, idsInit,
+        {rewriter.getMultiDimIdentityMap(1)}, {kPar},
+        [&](OpBuilder &nb, Location nl, ValueRange) {
+          Value row = linalg::IndexOp::create(nb, nl, 0);
+          Value none = arith::ConstantIndexOp::create(nb, nl, -1);
+          auto scan = scf::ForOp::create(
+              nb, nl, zero, batch, one, ValueRange{none},
+              [&](OpBuilder &fb, Location fl, Value b, ValueRange found) {
+                SequenceBounds seq = buildSequenceBounds(
+                    fb, fl, offsets, b, rows, paddedLength, alignEnd);
+                Value inside = buildInRange(
+                    fb, fl, row, seq.start,
+                    arith::AddIOp::create(fb, fl, seq.start, seq.length));
+                scf::YieldOp::create(
+                    fb, fl,
+                    arith::SelectOp::create(fb, fl, inside, b, found[0])
+                        .getResult());
+              });
+          linalg::YieldOp::create(
+              nb, nl,
+              arith::IndexCastOp::create(nb, nl, i64, scan.getResult(0))
+                  .getResult());
+        });
+
+    auto rowMap = AffineMap::get(3, 0, {rewriter.getAffineDimExpr(0)},
+                                 rewriter.getContext());
+    auto result = linalg::GenericOp::create(
+        rewriter, loc, init.getType(), ids.getResult(0), init,
+        {rowMap, rewriter.getMultiDimIdentityMap(3)},
+        SmallVector<IteratorType>(3, kPar),
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value row = linalg::IndexOp::create(nb, nl, 0);
+          Value head = linalg::IndexOp::create(nb, nl, 1);
+          Value feature = linalg::IndexOp::create(nb, nl, 2);
+          Value sequence =
+              arith::IndexCastOp::create(nb, nl, nb.getIndexType(), args[0]);
+          Value covered = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::sge, sequence,
+              arith::ConstantIndexOp::create(nb, nl, 0));
+          Value value = buildGuardedRead(
+              nb, nl, covered,
+              [&](OpBuilder &tb) -> Value {
+                SequenceBounds seq = buildSequenceBounds(
+                    tb, nl, offsets, sequence, rows, paddedLength, alignEnd);
+                Value position = arith::AddIOp::create(
+                    tb, nl, seq.paddedStart,
+                    arith::SubIOp::create(tb, nl, row, seq.start));
+                return tensor::ExtractOp::create(
+                    tb, nl, padded,
+                    ValueRange{sequence, head, position, feature});
+              },
+              args[1]);
+          linalg::YieldOp::create(nb, nl, value);
+        });
+    rewriter.replaceOp(op, result.getResult(0));
+    return success();
+  }
+
+  /// Copies of whole rows (scf.forall over the sequences), not gathers.
+  bool rowCopies;
 };
 
 /// attn.weights -> the probabilities, stored straight into its init.
@@ -818,7 +1104,7 @@ struct AttnLowerToLinalgPass
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateAttnToLinalgPatterns(patterns);
+    populateAttnToLinalgPatterns(patterns, rowCopies);
     // Each pattern replaces one op with ops of other dialects, so a single
     // walk suffices; the greedy driver only adds what folding finds.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
@@ -929,8 +1215,10 @@ struct AttnLowerToLinalgPass
 
 } // namespace
 
-void attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
+void attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns,
+                                        bool rowCopies) {
   patterns.add<LowerSdpa, LowerWeights, LowerSdpaGrad, LowerGatherPages,
-               LowerAppendPages>(
-      patterns.getContext());
+               LowerAppendPages>(patterns.getContext());
+  patterns.add<LowerPadSequences, LowerUnpadSequences>(patterns.getContext(),
+                                                       rowCopies);
 }

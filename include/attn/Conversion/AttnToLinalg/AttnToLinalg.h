@@ -18,8 +18,11 @@ namespace attn {
 #include "attn/Conversion/Passes.h.inc"
 
 /// Adds the patterns that lower attn.sdpa and attn.weights to the unfused
-/// reference computation in linalg on tensors.
-void populateAttnToLinalgPatterns(RewritePatternSet &patterns);
+/// reference computation in linalg on tensors, and the paged-cache and
+/// packed-sequence ops to the gathers and copies they stand for
+/// (`rowCopies`: attn-lower-to-linalg's row-copies option).
+void populateAttnToLinalgPatterns(RewritePatternSet &patterns,
+                                  bool rowCopies = false);
 
 } // namespace attn
 } // namespace mlir

@@ -478,6 +478,71 @@ LogicalResult AppendPagesOp::verify() {
                      "[B (page table rows)]");
 }
 
+/// The batch a [B + 1] offsets tensor describes (dynamic if it is), after
+/// checking that a static one has an entry to start from.
+static FailureOr<int64_t> verifySequenceOffsets(Operation *op,
+                                                RankedTensorType offsets) {
+  int64_t entries = offsets.getDimSize(0);
+  if (ShapedType::isDynamic(entries))
+    return kDynamic;
+  if (entries < 1)
+    return op->emitOpError() << "cu_seqlens must have B + 1 >= 1 entries, got "
+                             << entries;
+  return entries - 1;
+}
+
+/// The padded [B, H, S, D] and packed [T, H, D] sides of a (un)pad op
+/// agree with each other and with the offsets.
+static LogicalResult verifySequenceBatch(Operation *op, StringRef paddedName,
+                                         RankedTensorType padded,
+                                         StringRef packedName,
+                                         RankedTensorType packed,
+                                         RankedTensorType offsets) {
+  if (failed(verifyRank4(op, paddedName, padded, "[B, heads, S, head_dim]")))
+    return failure();
+  if (packed.getRank() != 3)
+    return op->emitOpError() << packedName
+                             << " must be a rank-3 tensor [T, heads, "
+                                "head_dim], got rank "
+                             << packed.getRank();
+  FailureOr<int64_t> batch = verifySequenceOffsets(op, offsets);
+  if (failed(batch) ||
+      failed(verifyElementType(op, paddedName, padded,
+                               packed.getElementType(), packedName)))
+    return failure();
+  std::string layout = llvm::formatv(
+      "[B (cu_seqlens entries - 1), heads ({0} dimension 1), S, head_dim "
+      "({0} dimension 2)]",
+      packedName);
+  return verifyShape(op, paddedName, padded,
+                     {*batch, packed.getDimSize(1), padded.getDimSize(2),
+                      packed.getDimSize(2)},
+                     layout);
+}
+
+LogicalResult PadSequencesOp::verify() {
+  RankedTensorType result = getResult().getType();
+  RankedTensorType offsets = getCuSeqlens().getType();
+  if (failed(verifySequenceBatch(*this, "result", result, "packed",
+                                 getPacked().getType(), offsets)))
+    return failure();
+  int64_t padded = result.getDimSize(2);
+  if (ShapedType::isDynamic(padded))
+    return emitOpError() << "the padded length S (result dimension 2) must "
+                            "be static: it bounds the longest sequence";
+  RankedTensorType lengths = getLengths().getType();
+  if (failed(verifyElementType(*this, "lengths", lengths,
+                               offsets.getElementType(), "cu_seqlens")))
+    return failure();
+  return verifyShape(*this, "lengths", lengths, {result.getDimSize(0)},
+                     "[B (cu_seqlens entries - 1)]");
+}
+
+LogicalResult UnpadSequencesOp::verify() {
+  return verifySequenceBatch(*this, "padded", getPadded().getType(), "init",
+                             getInit().getType(), getCuSeqlens().getType());
+}
+
 LogicalResult WeightsOp::verify() {
   ScoreDims dims;
   if (failed(verifyScoreOp(*this, dims)) ||

@@ -145,6 +145,12 @@ private:
   /// no padding of the keys (see sliceKeyTile). Null otherwise: the steps
   /// then read the gathered tensor.
   GatherPagesOp getPagedSource(Value kv);
+  /// The attn.unpad_sequences that is the only reader of the op's results
+  /// (the varlen form: padding rows of the output are dropped), or null.
+  UnpadSequencesOp getPackedOutput();
+  /// Whether query rows [rowStart, rowStart + rows) of batch `batch` all
+  /// lie outside the sequence packedOutput keeps of it.
+  Value buildDeadRows(Value batch, Value rowStart, Value rows);
 
   /// The key tile [keyStart, keyStart + keyTileLength) of head `kvHead`
   /// of batch `batch` of `source` as a [keys, D] tensor: a slice of it, or
@@ -248,6 +254,10 @@ private:
   // The gathers of a paged K and V whose tiles the steps read from the
   // pages (getPagedSource), or null.
   GatherPagesOp pagedKeys, pagedValues;
+  // The attn.unpad_sequences that alone reads the result (getPackedOutput),
+  // or null: query rows outside its sequences are read by no one, and
+  // their tiles visit no key.
+  UnpadSequencesOp packedOutput;
   // Key chunks: `decode-key-chunks` (0: automatic); with a split, the key
   // range [chunkStart, chunkEnd) of the current iteration (buildKeyLoops
   // clamps its tiles to it), and the op's replacements.
@@ -437,6 +447,31 @@ Value TileBuilder::buildValueSource(Value value) {
   return ifOp.getResult(0);
 }
 
+UnpadSequencesOp TileBuilder::getPackedOutput() {
+  if (Value lse = op.getLse(); lse && !lse.use_empty())
+    return {};
+  Value result = op.getResult();
+  if (!result.hasOneUse())
+    return {};
+  auto unpad = dyn_cast<UnpadSequencesOp>(*result.user_begin());
+  return unpad && unpad.getPadded() == result ? unpad : UnpadSequencesOp();
+}
+
+Value TileBuilder::buildDeadRows(Value batch, Value rowStart, Value rows) {
+  SequenceBounds seq = buildSequenceBounds(
+      b, loc, packedOutput.getCuSeqlens(), batch,
+      tensor::DimOp::create(b, loc, packedOutput.getInit(), 0), queryLength,
+      packedOutput.getAlignment() == Alignment::bottom_right);
+  Value liveEnd = arith::AddIOp::create(b, loc, seq.paddedStart, seq.length);
+  Value rowEnd = arith::AddIOp::create(b, loc, rowStart, rows);
+  return arith::OrIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, rowEnd,
+                            seq.paddedStart),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, rowStart,
+                            liveEnd));
+}
+
 GatherPagesOp TileBuilder::getPagedSource(Value kv) {
   auto gather = kv.getDefiningOp<GatherPagesOp>();
   if (!gather)
@@ -575,6 +610,13 @@ SmallVector<Value> TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
       *bound = arith::MinSIOp::create(
           b, loc, arith::MaxSIOp::create(b, loc, *bound, chunkStart),
           chunkEnd);
+  // Rows no one reads (the padding of a varlen batch's queries): no key
+  // tile, so the tile is zeros at the cost of a few comparisons.
+  if (packedOutput) {
+    Value dead = buildDeadRows(batch, rowStart, rows);
+    for (Value *bound : {&tiles.fullStart, &tiles.fullEnd, &tiles.end})
+      *bound = arith::SelectOp::create(b, loc, dead, tiles.first, *bound);
+  }
   auto loop = [&](const KeyTiles &range, bool masked, ValueRange carried) {
     return buildKeyLoop(range, masked, /*boundKeys=*/padKeys && masked,
                         qTileValue, batch, head, kvHead, rowStart, rows,
@@ -597,6 +639,7 @@ SmallVector<Value> TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
 
 ValueRange TileBuilder::build() {
   Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+  packedOutput = getPackedOutput();
   OpFoldResult batches = tensor::getMixedSize(b, loc, query, 0);
   OpFoldResult heads = tensor::getMixedSize(b, loc, query, 1);
   queryLength = tensor::DimOp::create(b, loc, query, 2);

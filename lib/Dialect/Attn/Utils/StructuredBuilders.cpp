@@ -58,6 +58,31 @@ Value attn::buildPageIndex(OpBuilder &b, Location loc, Value pages,
       lastPage);
 }
 
+attn::SequenceBounds attn::buildSequenceBounds(OpBuilder &b, Location loc,
+                                         Value offsets, Value batch,
+                                         Value rows, Value padded,
+                                         bool alignEnd) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto offsetAt = [&](Value index) -> Value {
+    Value entry = tensor::ExtractOp::create(b, loc, offsets, index);
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+  };
+  auto clamp = [&](Value v, Value lo, Value hi) -> Value {
+    return arith::MinSIOp::create(b, loc,
+                                  arith::MaxSIOp::create(b, loc, v, lo), hi);
+  };
+  Value next = arith::AddIOp::create(
+      b, loc, batch, arith::ConstantIndexOp::create(b, loc, 1));
+  Value start = clamp(offsetAt(batch), zero, rows);
+  Value end = clamp(offsetAt(next), start, rows);
+  Value length = arith::MinSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, end, start), padded);
+  Value paddedStart =
+      alignEnd ? arith::SubIOp::create(b, loc, padded, length).getResult()
+               : zero;
+  return {start, length, paddedStart};
+}
+
 Type attn::getAccumulatorType(Type element) {
   if (element.isF64())
     return element;

@@ -356,6 +356,125 @@ def Attn_AppendPagesOp : Attn_Op<"append_pages", [
 }
 
 //===----------------------------------------------------------------------===//
+// attn.pad_sequences, attn.unpad_sequences
+//===----------------------------------------------------------------------===//
+
+// Where a packed batch's sequences start: `[B + 1]` row offsets, i32 or
+// i64 (FlashAttention's `cu_seqlens`).
+def Attn_SequenceOffsetTensor : 1DTensorOf<[I32, I64]>;
+
+defvar Attn_SequenceBoundsDoc = [{
+    A packed batch holds `B` sequences one after another in `T` rows:
+    sequence `b` is rows `[cu_seqlens[b], cu_seqlens[b + 1])`, as in
+    FlashAttention's varlen API. Offsets are clamped to `[0, T]`, and a
+    sequence's length is `len[b] = min(max(cu_seqlens[b + 1] -
+    cu_seqlens[b], 0), S)`, where `S` is the padded length: a sequence
+    longer than `S` is cut to its first `S` rows, and nothing is read or
+    written out of bounds whatever the offsets hold. In the padded batch,
+    sequence `b` occupies positions `[off[b], off[b] + len[b])` with
+    `off[b] = 0` for `align = <top_left>` (the default, padding after the
+    sequence) and `off[b] = S - len[b]` for `align = <bottom_right>`
+    (padding before it).
+
+    Varlen attention is these ops around `attn.sdpa`: queries padded
+    `bottom_right`, keys and values `top_left`, the keys' lengths as
+    `kv_lens`, and the scores aligned `bottom_right`, so that a causal or
+    windowed mask relates query `i` of a sequence to key
+    `i + len_k[b] - len_q[b]` as FlashAttention's varlen causal does. With
+    those alignments the padding rows of a causal self-attention see no
+    key: the tiled lowering skips their tiles.
+}];
+
+def Attn_PadSequencesOp : Attn_Op<"pad_sequences", [Pure]> {
+  let summary = "a packed batch of variable-length sequences, padded";
+  let description = !strconcat([{
+    Reads a packed batch `[T, H, D]` as the `[B, H, S, D]` tensor that
+    `attn.sdpa` takes, and the sequences' lengths `[B]` (in the offsets'
+    element type), the `kv_lens` of its keys:
+
+    ```
+    result[b, h, off[b] + r, d] = packed[cu_seqlens[b] + r, h, d]
+        for r in [0, len[b]); 0 at every other position
+    ```
+
+  }], Attn_SequenceBoundsDoc, [{
+
+    `S`, the result's dimension 2, must be static: it bounds the longest
+    sequence a compiled function takes.
+
+    Example (three prompts of up to 128 tokens, packed in 300 rows):
+
+    ```mlir
+    %k, %k_lens = attn.pad_sequences %k_packed[%cu_k]
+        : tensor<300x8x64xf32>, tensor<4xi32>
+        -> tensor<3x8x128x64xf32>, tensor<3xi32>
+    ```
+  }]);
+
+  let arguments = (ins Attn_FloatTensor:$packed,
+                       Attn_SequenceOffsetTensor:$cu_seqlens,
+                       DefaultValuedAttr<Attn_AlignmentAttr,
+                           "::mlir::attn::Alignment::top_left">:$alignment);
+  let results = (outs Attn_FloatTensor:$result, Attn_LengthTensor:$lengths);
+
+  let assemblyFormat = [{
+    $packed `[` $cu_seqlens `]` (`align` `=` $alignment^)? attr-dict
+    `:` type($packed) `,` type($cu_seqlens) `->` type($result) `,`
+    type($lengths)
+  }];
+
+  let hasVerifier = 1;
+}
+
+def Attn_UnpadSequencesOp : Attn_Op<"unpad_sequences", [
+    Pure, DestinationStyleOpInterface,
+    AllTypesMatch<["init", "result"]>]> {
+  let summary = "a padded batch of variable-length sequences, packed";
+  let description = !strconcat([{
+    The inverse of `attn.pad_sequences`: writes each sequence of a padded
+    batch `[B, H, S, D]` (an `attn.sdpa` result) into its rows of the
+    packed `[T, H, D]` destination `init`:
+
+    ```
+    result[cu_seqlens[b] + r, h, d] = padded[b, h, off[b] + r, d]
+        for r in [0, len[b])
+    ```
+
+    Rows that no sequence covers keep `init`'s values.
+
+  }], Attn_SequenceBoundsDoc, [{
+
+    Example:
+
+    ```mlir
+    %o = attn.unpad_sequences %o_padded[%cu_q] align = <bottom_right>
+         outs(%init) : tensor<3x8x128x64xf32>, tensor<4xi32>
+         -> tensor<300x8x64xf32>
+    ```
+  }]);
+
+  let arguments = (ins Attn_FloatTensor:$padded,
+                       Attn_SequenceOffsetTensor:$cu_seqlens,
+                       Attn_FloatTensor:$init,
+                       DefaultValuedAttr<Attn_AlignmentAttr,
+                           "::mlir::attn::Alignment::top_left">:$alignment);
+  let results = (outs Attn_FloatTensor:$result);
+
+  let assemblyFormat = [{
+    $padded `[` $cu_seqlens `]` (`align` `=` $alignment^)? `outs` `(` $init `)`
+    attr-dict `:` type($padded) `,` type($cu_seqlens) `->` type($result)
+  }];
+
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.weights
 //===----------------------------------------------------------------------===//
 

@@ -247,6 +247,12 @@ def AttnTile : Pass<"attn-tile"> {
     gathered tensor is never built for them; other readers (a packed K)
     read it, and `attn-lower-to-linalg` writes it.
 
+    An op whose only reader is `attn.unpad_sequences` (a varlen batch's
+    output, whose padding rows are dropped) visits no key tile for a query
+    tile made only of rows outside its batch's sequence: those tiles are
+    zeros at the cost of a few comparisons, so padding queries cost
+    nothing with or without `causal`.
+
     No tensor of `Sq x Skv` scores exists: the largest intermediate is one
     `q-tile x kv-tile` score tile, so memory is linear in the sequence
     length. Any `Sq` and `Skv`, dynamic included: a query tile has

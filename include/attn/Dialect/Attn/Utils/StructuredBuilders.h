@@ -49,6 +49,18 @@ Value createTranspose(OpBuilder &b, Location loc, Value input,
 Value buildPageIndex(OpBuilder &b, Location loc, Value pages, Value table,
                      Value batch, Value slot);
 
+/// Sequence `batch` of a packed batch (attn.pad_sequences and
+/// attn.unpad_sequences): its first row in the `rows`-row packed tensor,
+/// its length and where it starts in the padded one of length `padded`,
+/// clamped as the ops define (offsets to [0, rows], lengths to [0, padded];
+/// `alignEnd` places it at the end of its padded rows). All index values.
+struct SequenceBounds {
+  Value start, length, paddedStart;
+};
+SequenceBounds buildSequenceBounds(OpBuilder &b, Location loc, Value offsets,
+                                   Value batch, Value rows, Value padded,
+                                   bool alignEnd);
+
 /// The type attention arithmetic is carried out in for inputs of type
 /// `element`: f64 for f64 (the float64 reference), f32 for everything else.
 Type getAccumulatorType(Type element);
