@@ -42,14 +42,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def sweep(args):
     """The problems: per S, full and causal self-attention at each D, GQA
     (Llama-3 style, Hq=32 over Hkv=8, causal) and single-query decode
-    against an S-long cache."""
+    against an S-long cache for each of --decode-batches."""
     configs = []
     for s in args.seq:
         for d in args.dims:
             for causal in (False, True):
                 configs.append(Config(1, args.heads, args.heads, s, s, d, causal))
         configs.append(Config(1, 32, 8, s, s, 128, True))
-        configs.append(Config(1, 32, 8, 1, s, 128, False))
+        for batch in args.decode_batches:
+            configs.append(Config(batch, 32, 8, 1, s, 128, False))
     return configs
 
 
@@ -125,6 +126,8 @@ def main():
                    default=[512, 1024, 2048, 4096, 8192, 16384])
     p.add_argument("--dims", type=int, nargs="+", default=[64, 128])
     p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--decode-batches", type=int, nargs="+", default=[1],
+                   help="batch sizes of the decode problems")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--peers", nargs="+", default=DEFAULT_PEERS,
                    choices=list(PEERS), help="peers to run where installed")

@@ -26,9 +26,21 @@ def _torch():
     return sys.modules.get("torch")
 
 
+_TENSOR = None  # torch.Tensor, once something imported torch
+
+
 def is_torch(x):
-    torch = _torch()
-    return torch is not None and isinstance(x, torch.Tensor)
+    global _TENSOR
+    # Asked of every argument of every call: NumPy answered first, then
+    # the class kept once torch is there.
+    if type(x) is np.ndarray:
+        return False
+    if _TENSOR is None:
+        torch = _torch()
+        if torch is None:
+            return False
+        _TENSOR = torch.Tensor
+    return isinstance(x, _TENSOR)
 
 
 _TORCH_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16",
@@ -56,10 +68,17 @@ def as_array(x, name):
     tensor (copied only when it is not one already). Torch tensors stay on
     their device; the compiled function checks it is the one its target
     runs on."""
-    if is_torch(x):
-        return x.detach().contiguous()
-    # np.require keeps a 0-D array 0-D (np.ascontiguousarray makes it 1-D).
-    x = np.require(x, requirements="C")
+    if type(x) is np.ndarray and x.flags.c_contiguous:
+        # No copy to make: skip np.require, a microsecond of a small call's
+        # budget.
+        pass
+    elif is_torch(x):
+        # The native call reads the tensor's storage (data_ptr), with or
+        # without grad: a contiguous one needs no new tensor object.
+        return x if x.is_contiguous() else x.detach().contiguous()
+    else:
+        # np.require keeps a 0-D array 0-D (np.ascontiguousarray makes it 1-D).
+        x = np.require(x, requirements="C")
     if _NP_BF16 is not None and x.dtype == _NP_BF16:
         return x.view(np.uint16)  # bf16 travels as its bit patterns
     return x
@@ -72,20 +91,28 @@ def empty_like_kind(reference, shape, elem):
     to write show; otherwise left unfilled: a fill is a pass over the
     output, and on torch tensors it wakes torch's own OpenMP threads, whose
     spinning then competes with the compiled code's for the cores."""
-    poison = os.environ.get("ATTN_MLIR_ALLOCATOR_POISON") == "1"
-    if is_torch(reference):
+    if reference is not None and is_torch(reference):
         torch = _torch()
+        if (not _POISON and elem != "bf16" and reference.device.type == "cpu"):
+            # A NumPy array's memory as a tensor: half of torch.empty's
+            # microseconds for small results.
+            return torch.from_numpy(np.empty(shape, dtype=_NUMPY_RESULT_TYPES[elem]))
         dtype = {"f32": torch.float32, "f16": torch.float16,
                  "bf16": torch.bfloat16, "f64": torch.float64}[elem]
-        if poison:
+        if _POISON:
             return torch.full(tuple(shape), float("nan"), dtype=dtype,
                               device=reference.device)
         return torch.empty(tuple(shape), dtype=dtype, device=reference.device)
-    dtype = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
-             "bf16": _NP_BF16}[elem]
-    if poison:
-        return np.full(tuple(shape), np.nan, dtype=dtype)
-    return np.empty(tuple(shape), dtype=dtype)
+    dtype = _NUMPY_RESULT_TYPES[elem]
+    if _POISON:
+        return np.full(shape, np.nan, dtype=dtype)
+    return np.empty(shape, dtype=dtype)
+
+
+# Read once, as the compiled code's allocator does (CpuAllocator.cpp).
+_POISON = os.environ.get("ATTN_MLIR_ALLOCATOR_POISON") == "1"
+_NUMPY_RESULT_TYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
+                       "bf16": _NP_BF16}
 
 
 def device(x):

@@ -27,6 +27,15 @@ def _tracked(*tensors):
         x is not None and x.requires_grad for x in tensors)
 
 
+def refuse_gradients(function, *tensors):
+    """Raises for a call of `function`, which has no backward, that
+    autograd would record: a result without a gradient would silently cut
+    the graph."""
+    if any(_arrays.is_torch(x) for x in tensors) and _tracked(*tensors):
+        raise ValueError(f"{function} computes no gradients: call it under "
+                         "torch.no_grad() or on tensors that do not require grad")
+
+
 def wanted(query, key, value, attn_mask):
     """Whether a call on torch tensors goes through the custom ops: when
     autograd records it, or when torch.compile is tracing it."""

@@ -226,6 +226,9 @@ class CompiledFunction:
         static = [shape for _, shape in program.outputs]
         self._result_shapes = {}
         self._static_results = static if all(d >= 0 for s in static for d in s) else None
+        # The shared library's entry called on the arrays themselves, or
+        # None (the JIT); looked up once, not per call.
+        self._direct = getattr(backend, "direct", None)
 
     @property
     def name(self):
@@ -245,8 +248,12 @@ class CompiledFunction:
         if len(inputs) != len(expected):
             raise TypeError(f"@{self.name} takes {len(expected)} inputs, "
                             f"{len(inputs)} were given")
-        arrays = [_arrays.as_array(x, f"input #{i}") for i, x in enumerate(inputs)]
-        like = next((x for x in inputs if _arrays.is_torch(x)), None)
+        arrays = [_arrays.as_array(x, "input") for x in inputs]
+        like = None
+        for x in inputs:
+            if _arrays.is_torch(x):
+                like = x
+                break
         return self.run_arrays(arrays, like)
 
     def _check(self, arrays):
@@ -278,7 +285,7 @@ class CompiledFunction:
         `_arrays.as_array`), allocating the results like `like` (a torch
         tensor, or None for NumPy)."""
         program = self._program
-        direct = getattr(self._backend, "direct", None)
+        direct = self._direct
         if direct is None:
             self._check(arrays[:len(program.inputs)])
         shapes = self._static_results

@@ -433,6 +433,7 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     # A call like one checked before runs the function chosen then.
     signature = _signature((q, k_cache, v_cache, block_table, cache_seqlens, k, v),
                            "paged", softmax_scale, causal, layout, target)
+    _autograd.refuse_gradients("paged_attention", q, k_cache, v_cache, k, v)
     function = checked_call(signature)
     if function is None:
         function = _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v,
@@ -543,8 +544,9 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
     offsets. Returns (total_q, Hq, Dv), NumPy or torch like `q`. Lengths
     vary from call to call without recompiling: the function is compiled
     for the packed rows and the batch given at run time and for padded
-    lengths rounded up (docs/Serving.md).
+    lengths rounded up (docs/Serving.md). Inference only: no gradients.
     """
+    _autograd.refuse_gradients("varlen_attention", q, k, v)
     for name, x in (("q", q), ("k", k), ("v", v)):
         if len(_arrays.shape(x)) != 3:
             raise ValueError(f"{name} must have 3 dimensions (total, heads, head_dim), "

@@ -554,17 +554,31 @@ private:
         words.push_back(array.shape(d));
       return reinterpret_cast<int64_t>(array.data());
     }
-    if (!nb::hasattr(object, "data_ptr") ||
-        !nb::cast<bool>(object.attr("is_cpu")) ||
-        !nb::cast<bool>(object.attr("is_contiguous")()))
+    static const TensorAttributes names;
+    if (!nb::hasattr(object, names.dataPtr) ||
+        !nb::cast<bool>(object.attr(names.isCpu)) ||
+        !nb::cast<bool>(object.attr(names.isContiguous)()))
       return std::nullopt;
-    if (getTorchElement(object.attr("dtype")) != expected)
+    if (getTorchElement(object.attr(names.dtype)) != expected)
       return std::nullopt;
-    nb::object shape = object.attr("shape");
+    nb::object shape = object.attr(names.shape);
     for (nb::handle size : shape)
       words.push_back(nb::cast<int64_t>(size));
-    return nb::cast<int64_t>(object.attr("data_ptr")());
+    return nb::cast<int64_t>(object.attr(names.dataPtr)());
   }
+
+  /// The attribute names a torch tensor is read through, made once (a
+  /// name given as a C string is a new Python string on every lookup:
+  /// seven per tensor per call). Interned and never freed, so that no
+  /// Python object outlives the interpreter's end in a destructor.
+  struct TensorAttributes {
+    nb::handle dataPtr = intern("data_ptr"), isCpu = intern("is_cpu"),
+               isContiguous = intern("is_contiguous"), dtype = intern("dtype"),
+               shape = intern("shape");
+    static nb::handle intern(const char *name) {
+      return PyUnicode_InternFromString(name);
+    }
+  };
 
   /// The ABI element of a torch dtype, by its name ("torch.float32") the
   /// first time a dtype object is seen (they are singletons).

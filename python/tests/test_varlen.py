@@ -119,3 +119,14 @@ def test_bad_arguments_say_what_is_wrong(rng):
         varlen_attention(q[None], q, q, cu, cu)
     with pytest.raises(TypeError, match=r"must both be int32 or both int64, got i32 and i64"):
         varlen_attention(q, q, q, cu, cu.astype(np.int64))
+
+
+def test_refuses_tensors_that_want_gradients(rng):
+    """No backward: a result cut from the graph would be a silent error."""
+    torch = require("torch")
+    q = torch.from_numpy(packed(rng, [4, 4], 2, 8)).requires_grad_()
+    cu = torch.tensor(offsets([4, 4]))
+    with pytest.raises(ValueError, match=r"varlen_attention computes no gradients"):
+        varlen_attention(q, q, q, cu, cu)
+    with torch.no_grad():
+        assert varlen_attention(q, q, q, cu, cu).shape == (8, 2, 8)

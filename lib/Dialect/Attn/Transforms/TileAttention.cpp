@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
@@ -454,14 +455,22 @@ UnpadSequencesOp TileBuilder::getPackedOutput() {
   if (!result.hasOneUse())
     return {};
   auto unpad = dyn_cast<UnpadSequencesOp>(*result.user_begin());
-  return unpad && unpad.getPadded() == result ? unpad : UnpadSequencesOp();
+  if (!unpad || unpad.getPadded() != result)
+    return {};
+  // The offsets are read inside the tiles: they must be there already.
+  DominanceInfo dominance(op->getParentOp());
+  return dominance.properlyDominates(unpad.getCuSeqlens(), op)
+             ? unpad
+             : UnpadSequencesOp();
 }
 
 Value TileBuilder::buildDeadRows(Value batch, Value rowStart, Value rows) {
+  // Without the packed rows (the destination may come after the op), as
+  // many rows per sequence as the offsets allow: never fewer than the
+  // unpad reads.
   SequenceBounds seq = buildSequenceBounds(
-      b, loc, packedOutput.getCuSeqlens(), batch,
-      tensor::DimOp::create(b, loc, packedOutput.getInit(), 0), queryLength,
-      packedOutput.getAlignment() == Alignment::bottom_right);
+      b, loc, packedOutput.getCuSeqlens(), batch, /*rows=*/Value(),
+      queryLength, packedOutput.getAlignment() == Alignment::bottom_right);
   Value liveEnd = arith::AddIOp::create(b, loc, seq.paddedStart, seq.length);
   Value rowEnd = arith::AddIOp::create(b, loc, rowStart, rows);
   return arith::OrIOp::create(

@@ -73,8 +73,14 @@ attn::SequenceBounds attn::buildSequenceBounds(OpBuilder &b, Location loc,
   };
   Value next = arith::AddIOp::create(
       b, loc, batch, arith::ConstantIndexOp::create(b, loc, 1));
-  Value start = clamp(offsetAt(batch), zero, rows);
-  Value end = clamp(offsetAt(next), start, rows);
+  Value start = offsetAt(batch), end = offsetAt(next);
+  if (rows) {
+    start = clamp(start, zero, rows);
+    end = clamp(end, start, rows);
+  } else {
+    start = arith::MaxSIOp::create(b, loc, start, zero);
+    end = arith::MaxSIOp::create(b, loc, end, start);
+  }
   Value length = arith::MinSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, end, start), padded);
   Value paddedStart =

@@ -42,3 +42,28 @@ func.func @also_returned(%qp: tensor<3x4x128x64xf32>, %kp: tensor<3x4x128x64xf32
   %r = attn.unpad_sequences %o[%cu] align = <bottom_right> outs(%init) : tensor<3x4x128x64xf32>, tensor<4xi32> -> tensor<300x4x64xf32>
   return %r, %o : tensor<300x4x64xf32>, tensor<3x4x128x64xf32>
 }
+
+// -----
+
+// The destination made after the op (as attn_mlir.varlen_attention writes
+// it), dynamic batch and rows: the dead-row test reads the offsets alone,
+// not the destination's rows, which do not exist yet where it runs.
+// CHECK-LABEL: func.func @init_after
+// CHECK-SAME: %[[CU:[a-z0-9]+]]: tensor<?xi32>
+// CHECK: scf.forall
+// CHECK: tensor.extract %[[CU]]
+// CHECK: %[[DEAD:.*]] = arith.ori
+// CHECK: arith.select %[[DEAD]]
+// CHECK: linalg.fill
+// CHECK: attn.unpad_sequences
+func.func @init_after(%qp: tensor<?x4x128x64xf32>, %kp: tensor<?x4x128x64xf32>, %vp: tensor<?x4x128x64xf32>, %kl: tensor<?xi32>, %cu: tensor<?xi32>, %rows: index) -> tensor<?x4x64xf32> {
+  %c0 = arith.constant 0 : index
+  %nb = tensor.dim %qp, %c0 : tensor<?x4x128x64xf32>
+  %e = tensor.empty(%nb) : tensor<?x4x128x64xf32>
+  %o = attn.sdpa %qp, %kp, %vp kv_lens(%kl : tensor<?xi32>) outs(%e) causal align = <bottom_right> : tensor<?x4x128x64xf32>, tensor<?x4x128x64xf32>, tensor<?x4x128x64xf32> -> tensor<?x4x128x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %ie = tensor.empty(%rows) : tensor<?x4x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%ie : tensor<?x4x64xf32>) -> tensor<?x4x64xf32>
+  %r = attn.unpad_sequences %o[%cu] align = <bottom_right> outs(%init) : tensor<?x4x128x64xf32>, tensor<?xi32> -> tensor<?x4x64xf32>
+  return %r : tensor<?x4x64xf32>
+}

@@ -54,6 +54,9 @@ Value buildPageIndex(OpBuilder &b, Location loc, Value pages, Value table,
 /// its length and where it starts in the padded one of length `padded`,
 /// clamped as the ops define (offsets to [0, rows], lengths to [0, padded];
 /// `alignEnd` places it at the end of its padded rows). All index values.
+/// `rows` may be null: offsets are then not bounded above, which gives
+/// each sequence at least the rows the ops give it (for a caller that only
+/// needs to know which rows are certainly unused).
 struct SequenceBounds {
   Value start, length, paddedStart;
 };
