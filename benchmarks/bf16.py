@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   python3 benchmarks/bf16.py [--seq 1024 2048 4096 8192] [--repeat 3]
+#   python3 benchmarks/bf16.py [--seq 1024 2048 4096 8192] [--repeat 3] [--decode]
 #
 # bf16 inputs and outputs, the problems of run.py's sweep (full and causal
 # at D = 64 and 128, Llama-3 GQA): attn-mlir's default pipeline (bf16 pairs
@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import AttnMlir, Config  # noqa: E402
-from run import ROOT, cpu_model, fma_peak, time_interleaved  # noqa: E402
+from run import ROOT, cpu_model, fma_peak, mem_bandwidth, time_interleaved  # noqa: E402
 
 
 def main():
@@ -35,6 +35,10 @@ def main():
     p.add_argument("--seq", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--decode", action="store_true",
+                   help="single-query decode (B 1 and 8, Hq 32 over Hkv 8, D 128) against "
+                   "an S-long cache instead, with each time's share of the "
+                   "memory-bandwidth floor")
     args = p.parse_args()
     import torch
 
@@ -51,14 +55,21 @@ def main():
     print(f"# CPU: {cpu_model(args.build)}")
     print(f"# {peak_text}")
     print(f"# the target model's choice: bf16-dot={str(default_dot).lower()}")
+    bandwidth = None
+    if args.decode:
+        bandwidth, bandwidth_text = mem_bandwidth(args.build)
+        print(f"# {bandwidth_text}")
     names = list(ours) + ["torch"]
     print("| problem | " + " | ".join(f"{n} ms (GFLOP/s)" for n in names)
           + " | torch / attn-mlir | error vs f32 |")
     print("|---|" + "---|" * (len(names) + 2), flush=True)
     generator = torch.Generator().manual_seed(0)
     for s in args.seq:
-        configs = [Config(1, 8, 8, s, s, d, c) for d in (64, 128) for c in (False, True)]
-        configs.append(Config(1, 32, 8, s, s, 128, True))
+        if args.decode:
+            configs = [Config(b, 32, 8, 1, s, 128, False) for b in (1, 8)]
+        else:
+            configs = [Config(1, 8, 8, s, s, d, c) for d in (64, 128) for c in (False, True)]
+            configs.append(Config(1, 32, 8, s, s, 128, True))
         for cfg in configs:
             q = torch.randn(cfg.B, cfg.Hq, cfg.Sq, cfg.D, generator=generator).bfloat16()
             k, v = (torch.randn(cfg.B, cfg.Hkv, cfg.Skv, cfg.D, generator=generator).bfloat16()
@@ -85,6 +96,10 @@ def main():
             best = time_interleaved(runs, args.repeat)
             flops = cfg.flops()
             cells = [f"{best[n] * 1e3:.1f} ({flops / best[n] * 1e-9:.0f})" for n in names]
+            if bandwidth:
+                floor = cfg.bytes_read(element_size=2) / (bandwidth * 1e9)
+                cells = [f"{c} {floor / best[n]:.0%} of floor"
+                         for c, n in zip(cells, names)]
             print(f"| {cfg.label()} bf16 | " + " | ".join(cells)
                   + f" | {best['torch'] / best['attn-mlir']:.2f}× | "
                   + ", ".join(f"{e:.1e}" for e in errors) + " |", flush=True)

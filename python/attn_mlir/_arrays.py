@@ -84,29 +84,34 @@ def as_array(x, name):
     return x
 
 
-def empty_like_kind(reference, shape, elem):
-    """A new output of `shape` and element `elem`, a torch tensor when
-    `reference` is one. With ATTN_MLIR_ALLOCATOR_POISON=1 (the test suites
-    set it) it is filled with NaN, so that elements the compiled code fails
-    to write show; otherwise left unfilled: a fill is a pass over the
-    output, and on torch tensors it wakes torch's own OpenMP threads, whose
-    spinning then competes with the compiled code's for the cores."""
+def new_result(reference, shape, elem):
+    """A new output of `shape` and element `elem` as (what the native call
+    writes, what the caller gets): a torch tensor when `reference` is one,
+    else a NumPy array. With ATTN_MLIR_ALLOCATOR_POISON=1 in the
+    environment when the package is imported (the test suites set it) it
+    is filled with NaN, so that elements the compiled code fails to write
+    show; otherwise left unfilled: a fill is a pass over the output, and on
+    torch tensors it wakes torch's own OpenMP threads, whose spinning then
+    competes with the compiled code's for the cores."""
     if reference is not None and is_torch(reference):
         torch = _torch()
-        if (not _POISON and elem != "bf16" and reference.device.type == "cpu"):
-            # A NumPy array's memory as a tensor: half of torch.empty's
-            # microseconds for small results.
-            return torch.from_numpy(np.empty(shape, dtype=_NUMPY_RESULT_TYPES[elem]))
+        if not _POISON and elem != "bf16" and reference.device.type == "cpu":
+            # A NumPy array's memory as the tensor: the native call writes
+            # the array (the buffer protocol, faster than a tensor's
+            # attributes) and this costs half of torch.empty.
+            array = np.empty(shape, dtype=_NUMPY_RESULT_TYPES[elem])
+            return array, torch.from_numpy(array)
         dtype = {"f32": torch.float32, "f16": torch.float16,
                  "bf16": torch.bfloat16, "f64": torch.float64}[elem]
         if _POISON:
-            return torch.full(tuple(shape), float("nan"), dtype=dtype,
-                              device=reference.device)
-        return torch.empty(tuple(shape), dtype=dtype, device=reference.device)
+            tensor = torch.full(tuple(shape), float("nan"), dtype=dtype,
+                                device=reference.device)
+        else:
+            tensor = torch.empty(tuple(shape), dtype=dtype, device=reference.device)
+        return tensor, tensor
     dtype = _NUMPY_RESULT_TYPES[elem]
-    if _POISON:
-        return np.full(shape, np.nan, dtype=dtype)
-    return np.empty(shape, dtype=dtype)
+    array = np.full(shape, np.nan, dtype=dtype) if _POISON else np.empty(shape, dtype=dtype)
+    return as_array(array, "result"), array
 
 
 # Read once, as the compiled code's allocator does (CpuAllocator.cpp).

@@ -297,9 +297,12 @@ class CompiledFunction:
                     self._result_shapes.clear()
                 shapes = self._result_shapes[key] = program.result_shapes(
                     [list(s) for s in key])
-        results = [_arrays.empty_like_kind(like, s, elem)
-                   for (elem, _), s in zip(program.outputs, shapes)]
-        buffers = list(arrays) + [_arrays.as_array(r, "result") for r in results]
+        buffers = list(arrays)
+        results = []
+        for (elem, _), shape in zip(program.outputs, shapes):
+            written, result = _arrays.new_result(like, shape, elem)
+            buffers.append(written)
+            results.append(result)
         if direct is None:
             self._backend.call(buffers)
         else:
