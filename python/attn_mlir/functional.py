@@ -346,6 +346,26 @@ def _append_rows(cache, rows, block_table, positions, layout):
         cache[page, :, slot] = rows[b, t]
 
 
+def _check_operands(ranked, data):
+    """The argument checks paged_attention and varlen_attention share: each
+    (name, array, rank) of `ranked` has that rank, and the (name, array) of
+    `data` share the first one's element type, float32, float16 or
+    bfloat16, which is returned."""
+    for name, x, rank in ranked:
+        if len(_arrays.shape(x)) != rank:
+            raise ValueError(f"{name} must have {rank} dimensions, got shape "
+                             f"{list(_arrays.shape(x))}")
+    (first, x), *others = data
+    elem = _arrays.element(x)
+    if elem not in ("f32", "f16", "bf16"):
+        raise TypeError(f"{first} must be float32, float16 or bfloat16, got {elem}")
+    for name, x in others:
+        if _arrays.element(x) != elem:
+            raise TypeError(f"{name} ({_arrays.element(x)}) must have {first}'s element "
+                            f"type ({elem})")
+    return elem
+
+
 def _paged_source(shapes, elems, layout, softmax_scale, causal):
     """The text of paged_attention's function for these shapes ((q,
     k_cache, v_cache, block_table, lens)), element types ((data, table,
@@ -385,17 +405,10 @@ def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softma
     function for their shapes (one compile per shape and options)."""
     if layout not in ("nhd", "hnd"):
         raise ValueError(f"layout must be 'nhd' or 'hnd', got {layout!r}")
-    for name, x, rank in (("q", q, 4), ("k_cache", k_cache, 4), ("v_cache", v_cache, 4),
-                          ("block_table", block_table, 2), ("cache_seqlens", cache_seqlens, 1)):
-        if len(_arrays.shape(x)) != rank:
-            raise ValueError(f"{name} must have {rank} dimensions, got shape "
-                             f"{list(_arrays.shape(x))}")
-    elem = _arrays.element(q)
-    if elem not in ("f32", "f16", "bf16"):
-        raise TypeError(f"q must be float32, float16 or bfloat16, got {elem}")
-    for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
-        if _arrays.element(x) != elem:
-            raise TypeError(f"{name} ({_arrays.element(x)}) must have q's element type ({elem})")
+    elem = _check_operands(
+        (("q", q, 4), ("k_cache", k_cache, 4), ("v_cache", v_cache, 4),
+         ("block_table", block_table, 2), ("cache_seqlens", cache_seqlens, 1)),
+        (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)))
     for name, x in (("block_table", block_table), ("cache_seqlens", cache_seqlens)):
         if _arrays.element(x) not in ("i32", "i64"):
             raise TypeError(f"{name} must be int32 or int64, got {_arrays.element(x)}")
@@ -547,16 +560,8 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
     lengths rounded up (docs/Serving.md). Inference only: no gradients.
     """
     _autograd.refuse_gradients("varlen_attention", q, k, v)
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        if len(_arrays.shape(x)) != 3:
-            raise ValueError(f"{name} must have 3 dimensions (total, heads, head_dim), "
-                             f"got shape {list(_arrays.shape(x))}")
-    elem = _arrays.element(q)
-    if elem not in ("f32", "f16", "bf16"):
-        raise TypeError(f"q must be float32, float16 or bfloat16, got {elem}")
-    for name, x in (("k", k), ("v", v)):
-        if _arrays.element(x) != elem:
-            raise TypeError(f"{name} ({_arrays.element(x)}) must have q's element type ({elem})")
+    elem = _check_operands((("q", q, 3), ("k", k, 3), ("v", v, 3)),
+                           (("q", q), ("k", k), ("v", v)))
     cu_elem = _arrays.element(cu_seqlens_q)
     if cu_elem not in ("i32", "i64") or _arrays.element(cu_seqlens_k) != cu_elem:
         raise TypeError(f"cu_seqlens_q and cu_seqlens_k must both be int32 or both int64, "
