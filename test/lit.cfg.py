@@ -20,6 +20,9 @@ config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
 config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
+# The attn dialect, passes and pipelines as an mlir-opt plugin.
+config.substitutions.append(
+    ("%attn_plugin", os.path.join(config.attn_obj_root, "lib", "AttnMLIRPlugin.so")))
 
 # Captured FileCheck variables do not leak across CHECK-LABELs.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
@@ -39,6 +42,8 @@ tools = [
     "attn-parse-fuzzer",
     "attn-gen-fuzzer",
     "attn-mem-bandwidth",
+    # Upstream's mlir-opt, which loads the attn plugin (test/Plugin).
+    "mlir-opt",
     # The C compiler the C ABI tests build their programs with.
     ToolSubst("%cc", config.host_cc, unresolved="fatal"),
 ]
