@@ -54,8 +54,8 @@ static double now(void) {
 #endif
 
 #define ATTN_DEFINE_KERNEL(name, attribute, lanes, chains)                     \
-  attribute static float name(long iterations) {                             \
-    typedef float vec __attribute__((vector_size((lanes) * sizeof(float))));  \
+  attribute static float name(long iterations) {                               \
+    typedef float vec __attribute__((vector_size((lanes) * sizeof(float))));   \
     vec acc[chains], x, y;                                                     \
     for (int l = 0; l < (lanes); ++l) {                                        \
       x[l] = 1.0000001f;                                                       \
@@ -66,8 +66,8 @@ static double now(void) {
         acc[c][l] = (float)(c + l);                                            \
     for (long i = 0; i < iterations; ++i) {                                    \
       ATTN_OPAQUE(x);                                                          \
-      _Pragma("GCC unroll 32") for (int c = 0; c < (chains); ++c)              \
-        acc[c] = acc[c] * x + y;                                               \
+      _Pragma("GCC unroll 32") for (int c = 0; c < (chains); ++c) acc[c] =     \
+          acc[c] * x + y;                                                      \
     }                                                                          \
     float total = 0;                                                           \
     for (int c = 0; c < (chains); ++c)                                         \
@@ -128,8 +128,8 @@ static double measure(const struct Kernel *kernel, int threads) {
       pthread_create(&ids[t], NULL, runJob, &job);
     for (int t = 0; t < threads; ++t)
       pthread_join(ids[t], NULL);
-    double flops = 2.0 * kernel->lanes * kernel->chains *
-                   (double)job.iterations * threads;
+    double flops =
+        2.0 * kernel->lanes * kernel->chains * (double)job.iterations * threads;
     double rate = flops / (now() - start) * 1e-9;
     if (rate > best)
       best = rate;

@@ -3,7 +3,8 @@
 #
 # Idempotent: returns in about a second when everything is present.
 # Installs Debian's LLVM/MLIR 22 packages (with compiler-rt: the sanitizers and
-# libFuzzer), CMake, Ninja and ccache; qemu-user
+# libFuzzer; clang-format: the suite checks the sources' format), CMake,
+# Ninja and ccache; qemu-user
 # and the AArch64 C library; from PyPI what the tests need (NumPy, nanobind,
 # pytest, torch, ml_dtypes, matplotlib) and, where the machine has no CUDA
 # toolkit, NVIDIA's compiler wheel for ptxas. The test suite fails, rather
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22 llvm-22-dev llvm-22-tools clang-22
-          libclang-rt-22-dev
+          libclang-rt-22-dev clang-format-22
           lld-22 libomp-22-dev cmake ninja-build ccache)
 
 SUDO=""

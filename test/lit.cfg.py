@@ -44,6 +44,8 @@ tools = [
     "attn-mem-bandwidth",
     # Upstream's mlir-opt, which loads the attn plugin (test/Plugin).
     "mlir-opt",
+    # LLVM 22's, which test/Tools/clang-format.test checks the sources with.
+    "clang-format",
     # The C compiler the C ABI tests build their programs with.
     ToolSubst("%cc", config.host_cc, unresolved="fatal"),
 ]

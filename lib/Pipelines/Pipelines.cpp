@@ -57,9 +57,9 @@ static void addAttentionLowering(OpPassManager &pm,
   // row by row in the tiled pipeline and gathered element by element in
   // the reference one (which --check's float64 build is), so that each
   // checks the other.
-  pm.addPass(createAttnLowerToLinalg(AttnLowerToLinalgOptions{
-      /*weightsRows=*/tile ? kWeightsRows : 0,
-      /*rowCopies=*/tile.has_value()}));
+  pm.addPass(createAttnLowerToLinalg(
+      AttnLowerToLinalgOptions{/*weightsRows=*/tile ? kWeightsRows : 0,
+                               /*rowCopies=*/tile.has_value()}));
   if (panel)
     pm.addPass(createAttnPackWeights(AttnPackWeightsOptions{*panel}));
   pm.addPass(createAttnLowerPacks());
@@ -129,7 +129,8 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
   if (config.maxMBlock > config.mBlock)
     why << "  max-m-block: " << config.maxMBlock
         << ": rows a contraction of a static row count may use per block "
-           "instead (" << config.maxMBlock << " x " << config.nBlock
+           "instead ("
+        << config.maxMBlock << " x " << config.nBlock
         << " fits the registers)\n";
   // bf16-dot given explicitly: false widens everywhere, true takes
   // vdpbf16ps wherever the target has it (also where the model widens).
@@ -165,14 +166,15 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   // vectorises.
   std::optional<AttnTileOptions> tile;
   if (options.lowering == SdpaLowering::Tiled)
-    tile = AttnTileOptions{config.qTile, config.kvTile,
-                           config.smallHeadKvTile,
-                           /*bf16Pairs=*/config.bf16Dot && options.vectorize,
-                           options.gradKeyChunks, options.decodeKeyChunks,
-                           /*valuePanel=*/options.vectorize &&
-                                   options.valuePanels
-                               ? config.nBlock
-                               : 0};
+    tile = AttnTileOptions{
+        config.qTile,
+        config.kvTile,
+        config.smallHeadKvTile,
+        /*bf16Pairs=*/config.bf16Dot && options.vectorize,
+        options.gradKeyChunks,
+        options.decodeKeyChunks,
+        /*valuePanel=*/options.vectorize && options.valuePanels ? config.nBlock
+                                                                : 0};
   // Projections read their weights from panels as wide as a register
   // block.
   std::optional<int64_t> panel;
@@ -182,14 +184,13 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   // Contractions outside the attention's parallel loop (the multihead
   // projections) get a parallel loop of their own.
   if (options.threads)
-    pm.addPass(createAttnParallelizeContractions(
-        AttnParallelizeContractionsOptions{/*rows=*/64,
-                                           config.contractionColumns,
-                                           config.contractionDepth}));
+    pm.addPass(
+        createAttnParallelizeContractions(AttnParallelizeContractionsOptions{
+            /*rows=*/64, config.contractionColumns, config.contractionDepth}));
   if (options.vectorize)
     pm.addPass(createAttnVectorizeTiles(AttnVectorizeTilesOptions{
-        config.mBlock, config.nBlock, config.maxRowElements,
-        config.bf16Dot, config.maxMBlock}));
+        config.mBlock, config.nBlock, config.maxRowElements, config.bf16Dot,
+        config.maxMBlock}));
 
   // The tiled loop carries (max, sum, acc) tiles whose new values are
   // computed out of place; they may be fresh buffers each iteration.

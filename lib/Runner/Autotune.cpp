@@ -73,7 +73,8 @@ std::optional<TuningKey> attn::getTuningKey(ModuleOp module,
         os << '=' << attr.getValue();
     }
     if (dtype.empty())
-      if (auto tensor = dyn_cast<RankedTensorType>(op->getOperand(0).getType())) {
+      if (auto tensor =
+              dyn_cast<RankedTensorType>(op->getOperand(0).getType())) {
         llvm::raw_string_ostream typeOs(dtype);
         typeOs << tensor.getElementType();
       }
@@ -117,9 +118,10 @@ std::string TuningSizes::str() const {
 }
 
 std::string TuningSizes::verify(const CpuTargetModel &target) const {
-  std::pair<StringRef, int64_t> sizes[] = {
-      {"q-tile", qTile}, {"kv-tile", kvTile}, {"m-block", mBlock},
-      {"n-block", nBlock}};
+  std::pair<StringRef, int64_t> sizes[] = {{"q-tile", qTile},
+                                           {"kv-tile", kvTile},
+                                           {"m-block", mBlock},
+                                           {"n-block", nBlock}};
   for (auto [name, size] : sizes)
     if (size < 1 || size > 1024)
       return llvm::formatv("{0}={1} is not in [1, 1024]", name, size).str();
@@ -190,8 +192,8 @@ attn::getTuningCandidates(const CpuPipelineOptions &options,
           {qTile, base.kvTile, block.m, block.n, /*bf16Dot=*/std::nullopt});
   // A longer key tile halves the softmax rescales of the accumulators.
   if (!options.kvTile && base.kvTile * 2 <= 256)
-    candidates.push_back({base.qTile, base.kvTile * 2, base.mBlock,
-                          base.nBlock, /*bf16Dot=*/std::nullopt});
+    candidates.push_back({base.qTile, base.kvTile * 2, base.mBlock, base.nBlock,
+                          /*bf16Dot=*/std::nullopt});
   // vdpbf16ps against widening: 1.5-1.9x faster on Zen 4, 1.2-1.6x slower
   // on Sapphire Rapids (the model's rule follows those two; other cores are
   // measured here).
@@ -298,11 +300,10 @@ TuningCache::lookup(const TuningKey &key, const CpuTargetModel &target,
       continue;
     }
     const json::Object &sizesObject = *object.getObject("sizes");
-    TuningSizes sizes{*sizesObject.getInteger("q-tile"),
-                      *sizesObject.getInteger("kv-tile"),
-                      *sizesObject.getInteger("m-block"),
-                      *sizesObject.getInteger("n-block"),
-                      sizesObject.getBoolean("bf16-dot")};
+    TuningSizes sizes{
+        *sizesObject.getInteger("q-tile"), *sizesObject.getInteger("kv-tile"),
+        *sizesObject.getInteger("m-block"), *sizesObject.getInteger("n-block"),
+        sizesObject.getBoolean("bf16-dot")};
     std::string problem = sizes.verify(target);
     if (!problem.empty()) {
       warnings.push_back(llvm::formatv("the tuning cache {0} has an entry "
@@ -354,8 +355,8 @@ llvm::Error TuningCache::save() const {
                                            ec.message());
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    json::Value root =
-        json::Object{{"format", kCacheFormat}, {"entries", json::Array(entries)}};
+    json::Value root = json::Object{{"format", kCacheFormat},
+                                    {"entries", json::Array(entries)}};
     os << llvm::formatv("{0:2}", root) << "\n";
     if (os.has_error()) {
       std::string message = os.error().message();
@@ -418,17 +419,18 @@ static llvm::Expected<double> timeCalls(JitFunction &function,
     Clock::time_point start = Clock::now();
     if (llvm::Error error = function.call(arrays))
       return std::move(error);
-    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
     best = std::min(best, seconds);
     total += seconds;
   }
   return best;
 }
 
-llvm::Expected<AutotuneResult> attn::autotune(
-    ModuleOp module, const CpuTargetOptions &target,
-    const CpuTargetModel &model, const CpuPipelineOptions &pipeline,
-    const AutotuneOptions &options) {
+llvm::Expected<AutotuneResult>
+attn::autotune(ModuleOp module, const CpuTargetOptions &target,
+               const CpuTargetModel &model, const CpuPipelineOptions &pipeline,
+               const AutotuneOptions &options) {
   AutotuneResult result;
   if (!model.isHost)
     return llvm::createStringError(
@@ -440,8 +442,8 @@ llvm::Expected<AutotuneResult> attn::autotune(
   result.key = getTuningKey(module, model, pipeline);
   if (!result.key)
     return result;
-  result.cachePath =
-      options.cachePath.empty() ? getDefaultTuningCachePath() : options.cachePath;
+  result.cachePath = options.cachePath.empty() ? getDefaultTuningCachePath()
+                                               : options.cachePath;
   TuningCache cache = TuningCache::load(result.cachePath, result.warnings);
   if (std::optional<TuningSizes> sizes =
           cache.lookup(*result.key, model, result.warnings)) {
@@ -487,22 +489,20 @@ llvm::Expected<AutotuneResult> attn::autotune(
     sizes.apply(candidateOptions);
     double total = 0;
     for (TimedFunction &timed : functions) {
-      auto function =
-          JitFunction::compile(module, timed.abi, target, model,
-                               candidateOptions);
+      auto function = JitFunction::compile(module, timed.abi, target, model,
+                                           candidateOptions);
       if (!function)
         return function.takeError();
-      llvm::Expected<double> seconds = timeCalls(
-          **function, timed.arrays, options.secondsPerCandidate);
+      llvm::Expected<double> seconds =
+          timeCalls(**function, timed.arrays, options.secondsPerCandidate);
       if (!seconds)
         return seconds.takeError();
       total += *seconds;
     }
     result.timings.push_back({sizes, total});
   }
-  auto fastest = llvm::min_element(result.timings, [](auto &a, auto &b) {
-    return a.second < b.second;
-  });
+  auto fastest = llvm::min_element(
+      result.timings, [](auto &a, auto &b) { return a.second < b.second; });
   result.source = AutotuneResult::Source::Measured;
   result.sizes = fastest->first;
   cache.insert(*result.key, model, result.sizes, fastest->second);
@@ -523,8 +523,8 @@ void AutotuneResult::print(llvm::raw_ostream &os) const {
           "used (--autotune measures)\n";
     break;
   case Source::Cache:
-    os << "autotune: " << sizes.str() << ", from the tuning cache "
-       << cachePath << "\n";
+    os << "autotune: " << sizes.str() << ", from the tuning cache " << cachePath
+       << "\n";
     break;
   case Source::Measured:
     os << "autotune: " << timings.size()

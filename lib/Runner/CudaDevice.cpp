@@ -36,8 +36,8 @@ llvm::Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(int ordinal) {
     return llvm::createStringError(
         "this build found no CUDA toolkit: there is no CUDA runtime library");
   std::string error;
-  auto library =
-      llvm::sys::DynamicLibrary::getPermanentLibrary(path.str().c_str(), &error);
+  auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
+      path.str().c_str(), &error);
   if (!library.isValid())
     return llvm::createStringError("cannot load the CUDA runtime " + path +
                                    ": " + error +
@@ -70,8 +70,8 @@ llvm::Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(int ordinal) {
           device->api->deviceInfo(name, sizeof(name), &device->capability),
           "querying the CUDA device"))
     return std::move(err);
-  device->description = std::string(name) + " (sm_" +
-                        std::to_string(device->capability) + ")";
+  device->description =
+      std::string(name) + " (sm_" + std::to_string(device->capability) + ")";
   return device;
 }
 

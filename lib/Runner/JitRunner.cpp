@@ -59,8 +59,7 @@ lowerCopy(ModuleOp module, function_ref<void(OpPassManager &)> build,
 /// mappings) a data section landed gigabytes from its code, and LLVM's
 /// runtime linker, built without assertions, truncated the displacement
 /// without a word: the code wrote somewhere else.
-class attn::JitMemory final
-    : public llvm::SectionMemoryManager::MemoryMapper {
+class attn::JitMemory final : public llvm::SectionMemoryManager::MemoryMapper {
 public:
   ~JitMemory() override {
     if (base)
@@ -119,8 +118,8 @@ private:
 JitFunction::JitFunction(std::unique_ptr<JitMemory> memory,
                          std::unique_ptr<ExecutionEngine> engine,
                          FunctionAbi abi, bool checksAbi)
-    : memory(std::move(memory)), engine(std::move(engine)),
-      abi(std::move(abi)), checksAbi(checksAbi) {}
+    : memory(std::move(memory)), engine(std::move(engine)), abi(std::move(abi)),
+      checksAbi(checksAbi) {}
 
 JitFunction::~JitFunction() = default;
 
@@ -143,7 +142,8 @@ static __bf16 truncFloatToBf16(float value) {
   if ((bits & 0x7fffffffu) > 0x7f800000u)
     result = static_cast<uint16_t>((bits >> 16) | 0x40u);
   else
-    result = static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+    result =
+        static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
   return llvm::bit_cast<__bf16>(result);
 }
 
@@ -201,18 +201,15 @@ createEngine(ModuleOp lowered, const CpuTargetOptions &options,
   return engine;
 }
 
-llvm::Expected<std::unique_ptr<JitFunction>>
-JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
-                     const CpuTargetOptions &options,
-                     const CpuTargetModel &model,
-                     const CpuPipelineOptions &pipeline) {
+llvm::Expected<std::unique_ptr<JitFunction>> JitFunction::compile(
+    ModuleOp module, const FunctionAbi &abi, const CpuTargetOptions &options,
+    const CpuTargetModel &model, const CpuPipelineOptions &pipeline) {
   if (!isHostTriple(options.triple))
     return llvm::createStringError("the JIT runs code on this machine, not "
                                    "for the triple '" +
                                    options.triple + "'");
   auto copy = lowerCopy(
-      module,
-      [&](OpPassManager &pm) { buildCpuPipeline(pm, pipeline, model); },
+      module, [&](OpPassManager &pm) { buildCpuPipeline(pm, pipeline, model); },
       "CPU pipeline");
   if (!copy)
     return copy.takeError();
@@ -228,9 +225,9 @@ JitFunction::compile(ModuleOp module, const FunctionAbi &abi,
     return setAllocator.takeError();
   reinterpret_cast<void (*)(void *(*)(uint64_t), void (*)(void *))>(
       *setAllocator)(attnCpuAlloc, attnCpuFree);
-  return std::unique_ptr<JitFunction>(
-      new JitFunction(std::move(memory), std::move(*engine), abi,
-                      /*checksAbi=*/true));
+  return std::unique_ptr<JitFunction>(new JitFunction(std::move(memory),
+                                                      std::move(*engine), abi,
+                                                      /*checksAbi=*/true));
 }
 
 llvm::Expected<std::unique_ptr<JitFunction>>
@@ -251,9 +248,9 @@ JitFunction::compileCuda(ModuleOp module, const FunctionAbi &abi,
   auto engine = createEngine(**copy, host, runtimes, *memory);
   if (!engine)
     return engine.takeError();
-  return std::unique_ptr<JitFunction>(
-      new JitFunction(std::move(memory), std::move(*engine), abi,
-                      /*checksAbi=*/false));
+  return std::unique_ptr<JitFunction>(new JitFunction(std::move(memory),
+                                                      std::move(*engine), abi,
+                                                      /*checksAbi=*/false));
 }
 
 llvm::Error JitFunction::call(MutableArrayRef<HostArray> arrays) {

@@ -17,8 +17,9 @@ using namespace mlir::attn;
 
 /// For an argument used as the kv_lens of an attention op, the number of
 /// keys (so that random lengths are meaningful); nullopt otherwise.
-static std::optional<int64_t> getLengthBound(func::FuncOp func, unsigned argument,
-                                      ShapeEvaluator &evaluator) {
+static std::optional<int64_t> getLengthBound(func::FuncOp func,
+                                             unsigned argument,
+                                             ShapeEvaluator &evaluator) {
   for (Operation *user : func.getArgument(argument).getUsers()) {
     Value key, lens;
     if (auto sdpa = dyn_cast<SdpaOp>(user)) {
@@ -39,8 +40,7 @@ static std::optional<int64_t> getLengthBound(func::FuncOp func, unsigned argumen
 
 /// For an argument used as the page table of attn.gather_pages, the number
 /// of pages it indexes; nullopt otherwise.
-static std::optional<int64_t> getPageCount(func::FuncOp func,
-                                           unsigned argument,
+static std::optional<int64_t> getPageCount(func::FuncOp func, unsigned argument,
                                            ShapeEvaluator &evaluator) {
   Value arg = func.getArgument(argument);
   for (Operation *user : arg.getUsers()) {
@@ -63,8 +63,9 @@ struct PackedBatch {
 
 /// For an argument used as the cu_seqlens of attn.pad_sequences or
 /// attn.unpad_sequences, the batch it describes; nullopt otherwise.
-static std::optional<PackedBatch>
-getPackedBatch(func::FuncOp func, unsigned argument, ShapeEvaluator &evaluator) {
+static std::optional<PackedBatch> getPackedBatch(func::FuncOp func,
+                                                 unsigned argument,
+                                                 ShapeEvaluator &evaluator) {
   Value arg = func.getArgument(argument);
   for (Operation *user : arg.getUsers()) {
     Value packed, padded;
@@ -99,7 +100,8 @@ static void fillSequenceOffsets(HostArray &array, PackedBatch batch,
   for (int64_t &length : lengths)
     total += length = lengthOf(rng);
   // Trim or grow random sequences one row at a time until they cover T.
-  std::uniform_int_distribution<int64_t> pick(0, std::max<int64_t>(sequences - 1, 0));
+  std::uniform_int_distribution<int64_t> pick(
+      0, std::max<int64_t>(sequences - 1, 0));
   while (sequences > 0 && total > batch.rows) {
     int64_t &length = lengths[pick(rng)];
     if (length > 0)
@@ -130,7 +132,7 @@ static bool isMultiheadMask(func::FuncOp func, unsigned argument) {
 /// For an argument used as a projection weight of attn.multihead ([out,
 /// in]), its fan-in; nullopt otherwise.
 static std::optional<int64_t> getFanIn(func::FuncOp func, unsigned argument,
-                                ShapeEvaluator &evaluator) {
+                                       ShapeEvaluator &evaluator) {
   Value arg = func.getArgument(argument);
   for (Operation *user : arg.getUsers()) {
     auto mha = dyn_cast<MultiheadOp>(user);
@@ -147,10 +149,9 @@ static std::optional<int64_t> getFanIn(func::FuncOp func, unsigned argument,
   return std::nullopt;
 }
 
-SmallVector<HostArray> attn::makeRandomInputs(func::FuncOp func,
-                                              const FunctionAbi &abi,
-                                              ArrayRef<SmallVector<int64_t>> shapes,
-                                              uint64_t seed) {
+SmallVector<HostArray>
+attn::makeRandomInputs(func::FuncOp func, const FunctionAbi &abi,
+                       ArrayRef<SmallVector<int64_t>> shapes, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   std::bernoulli_distribution keep(0.8), drop(0.2);
@@ -161,7 +162,8 @@ SmallVector<HostArray> attn::makeRandomInputs(func::FuncOp func,
     AbiElement element = array.getElement();
     std::optional<int64_t> bound, fanIn, pageCount;
     if (!isFloatElement(element) && element != AbiElement::i1) {
-      if (std::optional<PackedBatch> batch = getPackedBatch(func, i, evaluator)) {
+      if (std::optional<PackedBatch> batch =
+              getPackedBatch(func, i, evaluator)) {
         fillSequenceOffsets(array, *batch, rng);
         continue;
       }
@@ -192,4 +194,3 @@ SmallVector<HostArray> attn::makeRandomInputs(func::FuncOp func,
   }
   return inputs;
 }
-

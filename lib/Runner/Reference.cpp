@@ -15,7 +15,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-
 Tolerance attn::getTolerance(AbiElement element) {
   switch (element) {
   case AbiElement::f16:
@@ -29,7 +28,6 @@ Tolerance attn::getTolerance(AbiElement element) {
     return {0, 0};
   }
 }
-
 
 /// The root mean square of the nonzero row norms of `array` (rows along its
 /// last dimension, non-finite values left out): the size of a typical row.
@@ -121,13 +119,13 @@ Comparison attn::compareArrays(const HostArray &got, const HostArray &want,
 }
 
 std::string Comparison::formatWorstRow() const {
-  return llvm::join(llvm::map_range(worstRow,
-                                    [](int64_t d) { return std::to_string(d); }),
-                    ", ");
+  return llvm::join(
+      llvm::map_range(worstRow, [](int64_t d) { return std::to_string(d); }),
+      ", ");
 }
 
 SmallVector<Comparison> attn::compareOutputs(ArrayRef<HostArray> got,
-                                            ArrayRef<HostArray> want) {
+                                             ArrayRef<HostArray> want) {
   SmallVector<double> typical;
   for (const HostArray &array : want)
     typical.push_back(getTypicalRowNorm(array));
@@ -142,12 +140,10 @@ SmallVector<Comparison> attn::compareOutputs(ArrayRef<HostArray> got,
   return result;
 }
 
-llvm::Expected<SmallVector<HostArray>>
-attn::computeFloat64Reference(ModuleOp module, func::FuncOp func,
-                              const FunctionAbi &abi,
-                              ArrayRef<HostArray> arrays,
-                              const CpuTargetOptions &target,
-                              const CpuTargetModel &model) {
+llvm::Expected<SmallVector<HostArray>> attn::computeFloat64Reference(
+    ModuleOp module, func::FuncOp func, const FunctionAbi &abi,
+    ArrayRef<HostArray> arrays, const CpuTargetOptions &target,
+    const CpuTargetModel &model) {
   OwningOpRef<ModuleOp> wide = module.clone();
   PassManager pm(module.getContext());
   pm.addPass(createAttnWidenToF64());

@@ -60,7 +60,9 @@ Cache &getCache() {
   return *cache;
 }
 
-char *getHeader(void *pointer) { return static_cast<char *>(pointer) - kHeader; }
+char *getHeader(void *pointer) {
+  return static_cast<char *>(pointer) - kHeader;
+}
 
 } // namespace
 

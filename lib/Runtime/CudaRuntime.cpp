@@ -38,9 +38,9 @@ bool check(CUresult result, const char *call) {
   const char *name = nullptr, *text = nullptr;
   cuGetErrorName(result, &name);
   cuGetErrorString(result, &text);
-  std::string message = std::string(call) + " failed: " +
-                        (name ? name : "unknown CUDA error") + " (" +
-                        (text ? text : "no description") + ")";
+  std::string message = std::string(call) +
+                        " failed: " + (name ? name : "unknown CUDA error") +
+                        " (" + (text ? text : "no description") + ")";
   std::fprintf(stderr, "attn-mlir CUDA runtime: %s\n", message.c_str());
   std::lock_guard<std::mutex> lock(errorMutex);
   if (!hasError) {
@@ -130,8 +130,8 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   auto fn = static_cast<CUfunction>(function);
   // Past 48 KiB, dynamic shared memory must be opted into per function.
   if (sharedBytes > 48 * 1024)
-    CHECK(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                             sharedBytes));
+    CHECK(cuFuncSetAttribute(
+        fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedBytes));
   // An empty grid (a zero-sized problem) is not an error, just no work.
   if (gridX == 0 || gridY == 0 || gridZ == 0)
     return;
@@ -259,16 +259,16 @@ int attnCudaFree(void *device) {
 
 int attnCudaCopyToDevice(void *device, const void *host, size_t bytes) {
   return ensureContext() &&
-                 CHECK(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device),
-                                    host, bytes))
+                 CHECK(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host,
+                                    bytes))
              ? 0
              : 1;
 }
 
 int attnCudaCopyToHost(void *host, const void *device, size_t bytes) {
   return ensureContext() &&
-                 CHECK(cuMemcpyDtoH(
-                     host, reinterpret_cast<CUdeviceptr>(device), bytes))
+                 CHECK(cuMemcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device),
+                                    bytes))
              ? 0
              : 1;
 }

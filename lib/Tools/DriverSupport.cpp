@@ -112,8 +112,8 @@ llvm::Expected<CpuCompileSettings> CpuCompileFlags::parse() const {
   return settings;
 }
 
-llvm::Error CpuCompileFlags::tune(CpuCompileSettings &settings,
-                                  ModuleOp module, bool verbose) const {
+llvm::Error CpuCompileFlags::tune(CpuCompileSettings &settings, ModuleOp module,
+                                  bool verbose) const {
   if (!autotune && tuningCache.empty())
     return llvm::Error::success();
   AutotuneOptions options;

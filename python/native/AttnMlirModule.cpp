@@ -18,8 +18,6 @@
 #include "attn/Target/Cpu/CpuABI.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
 #include "attn/Target/Cuda/CudaCompiler.h"
-#include "llvm/IR/Module.h"
-#include "llvm/Target/TargetMachine.h"
 #include "attn/Tools/DriverSupport.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -28,8 +26,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -195,16 +195,14 @@ std::unique_ptr<CpuPipelineOptions> parsePipeline(const std::string &pipeline,
   std::unique_ptr<CpuPipelineOptions> options =
       CpuPipelineOptions::createFromString(pipeline);
   if (!options)
-    throw nb::value_error(("cannot parse the CPU pipeline options '" +
-                           pipeline + "'")
-                              .c_str());
+    throw nb::value_error(
+        ("cannot parse the CPU pipeline options '" + pipeline + "'").c_str());
   if (options->namesTarget())
     throw nb::value_error("the pipeline options cannot name a target: "
                           "attn_mlir compiles for this machine");
   if (optLevel > 3)
-    throw nb::value_error(("opt_level must be 0 to 3, got " +
-                           std::to_string(optLevel))
-                              .c_str());
+    throw nb::value_error(
+        ("opt_level must be 0 to 3, got " + std::to_string(optLevel)).c_str());
   return options;
 }
 
@@ -224,8 +222,8 @@ std::shared_ptr<Program> Program::parse(const std::string &source,
   program->source = source;
   program->module = parseSourceFile<ModuleOp>(sourceMgr, &getContext());
   if (!program->module)
-    throw nb::value_error(("cannot parse the module:\n" + diagnostics.take())
-                              .c_str());
+    throw nb::value_error(
+        ("cannot parse the module:\n" + diagnostics.take()).c_str());
 
   // The entry: the named function, or the only public one.
   func::FuncOp func;
@@ -244,8 +242,8 @@ std::shared_ptr<Program> Program::parse(const std::string &source,
             .c_str());
   FailureOr<FunctionAbi> abi = getFunctionAbi(func);
   if (failed(abi))
-    throw nb::value_error(("@" + func.getSymName().str() +
-                           " has no C ABI:\n" + diagnostics.take())
+    throw nb::value_error(("@" + func.getSymName().str() + " has no C ABI:\n" +
+                           diagnostics.take())
                               .c_str());
   program->abi = *abi;
   return program;
@@ -278,18 +276,18 @@ void Program::emitShared(const std::string &path, const std::string &pipeline,
     buildCpuPipeline(pm, *parsePipeline(pipeline, optLevel), getHostModel());
   }
   if (failed(pm.run(*copy)))
-    throw nb::value_error(((cuda ? "the CUDA pipeline failed:\n"
-                                 : "the CPU pipeline failed:\n") +
-                           diagnostics.take())
-                              .c_str());
+    throw nb::value_error(
+        ((cuda ? "the CUDA pipeline failed:\n" : "the CPU pipeline failed:\n") +
+         diagnostics.take())
+            .c_str());
   CpuTargetOptions target;
   target.optLevel = optLevel;
   auto machine = createCpuTargetMachine(target);
   llvm::LLVMContext llvmContext;
   auto llvmModule =
-      machine ? translateToLLVMIR(*copy, llvmContext, **machine)
-              : llvm::Expected<std::unique_ptr<llvm::Module>>(
-                    machine.takeError());
+      machine
+          ? translateToLLVMIR(*copy, llvmContext, **machine)
+          : llvm::Expected<std::unique_ptr<llvm::Module>>(machine.takeError());
   llvm::Error error =
       llvmModule ? optimizeLLVMModule(**llvmModule, **machine, optLevel)
                  : llvmModule.takeError();
@@ -308,8 +306,7 @@ void Program::emitShared(const std::string &path, const std::string &pipeline,
 /// and timed, and the warnings about the cache.
 std::tuple<std::string, std::string, std::string, std::vector<std::string>>
 autotuneProgram(const Program &program, const std::string &pipeline,
-                unsigned optLevel, const std::string &cachePath,
-                bool measure) {
+                unsigned optLevel, const std::string &cachePath, bool measure) {
   std::unique_ptr<CpuPipelineOptions> options =
       parsePipeline(pipeline, optLevel);
   llvm::SourceMgr sourceMgr;
@@ -326,10 +323,10 @@ autotuneProgram(const Program &program, const std::string &pipeline,
     return autotune(program.getModule(), target, model, *options, tuning);
   }();
   if (!result)
-    throw nb::value_error(("autotuning failed: " +
-                           llvm::toString(result.takeError()) + "\n" +
-                           diagnostics.take())
-                              .c_str());
+    throw nb::value_error(
+        ("autotuning failed: " + llvm::toString(result.takeError()) + "\n" +
+         diagnostics.take())
+            .c_str());
   std::string report;
   llvm::raw_string_ostream os(report);
   result->print(os);
@@ -395,14 +392,14 @@ std::unique_ptr<Kernel> Kernel::compile(std::shared_ptr<Program> program,
   auto function = JitFunction::compile(program->getModule(), program->getAbi(),
                                        target, getHostModel(), *options);
   if (!function)
-    throw nb::value_error((llvm::toString(function.takeError()) + ":\n" +
-                           diagnostics.take())
-                              .c_str());
+    throw nb::value_error(
+        (llvm::toString(function.takeError()) + ":\n" + diagnostics.take())
+            .c_str());
   auto kernel = std::make_unique<Kernel>();
   kernel->function = std::move(*function);
-  kernel->seconds = std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
+  kernel->seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return kernel;
 }
 
@@ -419,10 +416,11 @@ std::vector<std::string> explainSparsity(const std::string &source,
   std::string errors;
   {
     DiagnosticCollector diagnostics(sourceMgr);
-    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
-      throw nb::value_error(("cannot parse the module:\n" + diagnostics.take())
-                                .c_str());
+      throw nb::value_error(
+          ("cannot parse the module:\n" + diagnostics.take()).c_str());
     ScopedDiagnosticHandler collect(&context, [&](Diagnostic &diag) {
       if (diag.getSeverity() == DiagnosticSeverity::Remark) {
         remarks.push_back(diag.str());
@@ -431,7 +429,8 @@ std::vector<std::string> explainSparsity(const std::string &source,
       return failure(); // errors go on to the collector
     });
     PassManager pm(&context);
-    pm.addPass(createAttnSparsify(AttnSparsifyOptions{qTile, kvTile, /*smallHeadKvTile=*/0, /*explain=*/true}));
+    pm.addPass(createAttnSparsify(AttnSparsifyOptions{
+        qTile, kvTile, /*smallHeadKvTile=*/0, /*explain=*/true}));
     if (failed(pm.run(*module)))
       errors = diagnostics.take();
   }
@@ -454,8 +453,7 @@ int32_t invokeCiface(void *fn, void *const *args, std::index_sequence<I...>) {
   return reinterpret_cast<Signature>(fn)(args[I]...);
 }
 
-template <size_t N>
-int32_t invokeCifaceN(void *fn, void *const *args) {
+template <size_t N> int32_t invokeCifaceN(void *fn, void *const *args) {
   return invokeCiface(fn, args, std::make_index_sequence<N>{});
 }
 
@@ -478,14 +476,14 @@ public:
       : address(reinterpret_cast<void *>(address)) {
     for (const std::string &name : elements) {
       std::optional<AbiElement> element;
-      for (AbiElement e : {AbiElement::f16, AbiElement::bf16, AbiElement::f32,
-                           AbiElement::f64, AbiElement::i1, AbiElement::i8,
-                           AbiElement::i32, AbiElement::i64})
+      for (AbiElement e :
+           {AbiElement::f16, AbiElement::bf16, AbiElement::f32, AbiElement::f64,
+            AbiElement::i1, AbiElement::i8, AbiElement::i32, AbiElement::i64})
         if (stringifyAbiElement(e) == name)
           element = e;
       if (!element)
-        throw nb::value_error(("no C interface passes element type " + name)
-                                  .c_str());
+        throw nb::value_error(
+            ("no C interface passes element type " + name).c_str());
       this->elements.push_back(*element);
     }
     if (this->elements.size() >= kMaxCifaceArgs)
@@ -592,17 +590,16 @@ private:
     auto name = nb::steal<nb::str>(PyObject_Str(dtype.ptr()));
     if (!name.is_valid())
       throw nb::python_error();
-    it->second =
-        llvm::StringSwitch<std::optional<AbiElement>>(name.c_str())
-            .Case("torch.float32", AbiElement::f32)
-            .Case("torch.float16", AbiElement::f16)
-            .Case("torch.bfloat16", AbiElement::bf16)
-            .Case("torch.float64", AbiElement::f64)
-            .Case("torch.bool", AbiElement::i1)
-            .Case("torch.int8", AbiElement::i8)
-            .Case("torch.int32", AbiElement::i32)
-            .Case("torch.int64", AbiElement::i64)
-            .Default(std::nullopt);
+    it->second = llvm::StringSwitch<std::optional<AbiElement>>(name.c_str())
+                     .Case("torch.float32", AbiElement::f32)
+                     .Case("torch.float16", AbiElement::f16)
+                     .Case("torch.bfloat16", AbiElement::bf16)
+                     .Case("torch.float64", AbiElement::f64)
+                     .Case("torch.bool", AbiElement::i1)
+                     .Case("torch.int8", AbiElement::i8)
+                     .Case("torch.int32", AbiElement::i32)
+                     .Case("torch.int64", AbiElement::i64)
+                     .Default(std::nullopt);
     return it->second;
   }
 
@@ -654,9 +651,10 @@ NB_MODULE(_native, m) {
   m.def("default_tuning_cache_path", &getDefaultTuningCachePath,
         "The tuning cache autotuning uses unless told otherwise (attnc's "
         "--tuning-cache default).");
-  m.def("cuda_runtime_library",
-        []() { return getCudaRuntimeLibraryPath().str(); },
-        "libattn_cuda_runtime as built (\"\" without a CUDA toolkit).");
+  m.def(
+      "cuda_runtime_library",
+      []() { return getCudaRuntimeLibraryPath().str(); },
+      "libattn_cuda_runtime as built (\"\" without a CUDA toolkit).");
   m.def(
       "weight_panel",
       [](const std::string &pipeline) -> int64_t {

@@ -7,6 +7,7 @@
 // RUN: mlir-opt %s --load-dialect-plugin=%attn_plugin --load-pass-plugin=%attn_plugin --pass-pipeline="builtin.module(attn-lower-to-linalg)" | FileCheck %s --check-prefix=LOWER
 // RUN: mlir-opt %s --load-dialect-plugin=%attn_plugin --load-pass-plugin=%attn_plugin --pass-pipeline="builtin.module(func.func(attn-tile{q-tile=32 kv-tile=32}))" | FileCheck %s --check-prefix=TILE
 // RUN: mlir-opt %s --load-dialect-plugin=%attn_plugin --load-pass-plugin=%attn_plugin --pass-pipeline="builtin.module(attn-cpu-pipeline)" | FileCheck %s --check-prefix=LLVM
+// RUN: mlir-opt %S/../../examples/gpt2-causal.mlir --load-dialect-plugin=%attn_plugin --load-pass-plugin=%attn_plugin --pass-pipeline="builtin.module(attn-cpu-pipeline)" | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not mlir-opt %s 2>&1 | FileCheck %s --check-prefix=NOPLUGIN
 // RUN: mlir-opt %S/../Dialect/Attn/pad-sequences-invalid.mlir --load-dialect-plugin=%attn_plugin -split-input-file -verify-diagnostics
 
@@ -23,6 +24,9 @@
 
 // LLVM: llvm.func @causal
 // LLVM-NOT: attn.
+
+// EXAMPLE: llvm.func
+// EXAMPLE-NOT: attn.
 
 // NOPLUGIN: error: Dialect `attn' not found for custom op 'attn.sdpa'
 func.func @causal(%q: tensor<2x4x64x32xf32>, %k: tensor<2x4x64x32xf32>,

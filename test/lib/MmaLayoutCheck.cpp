@@ -36,13 +36,27 @@ int main() {
     int64_t registers;
     bool transposed;
   };
-  Operand operands[] = {
-      {"A", MmaOperand::A, nvgpu::MatMulOperandRole::A, {16, 16},
-       b.getF16Type(), 4, false},
-      {"B", MmaOperand::B, nvgpu::MatMulOperandRole::B, {8, 16},
-       b.getF16Type(), 2, true},
-      {"C", MmaOperand::C, nvgpu::MatMulOperandRole::C, {16, 8},
-       b.getF32Type(), 2, false}};
+  Operand operands[] = {{"A",
+                         MmaOperand::A,
+                         nvgpu::MatMulOperandRole::A,
+                         {16, 16},
+                         b.getF16Type(),
+                         4,
+                         false},
+                        {"B",
+                         MmaOperand::B,
+                         nvgpu::MatMulOperandRole::B,
+                         {8, 16},
+                         b.getF16Type(),
+                         2,
+                         true},
+                        {"C",
+                         MmaOperand::C,
+                         nvgpu::MatMulOperandRole::C,
+                         {16, 8},
+                         b.getF32Type(),
+                         2,
+                         false}};
   bool ok = true;
   for (const Operand &operand : operands) {
     nvgpu::WarpMatrixInfo info{VectorType::get(operand.shape, operand.element),
@@ -73,9 +87,9 @@ int main() {
           if (row != upRow || col != upCol) {
             ++mismatches;
             llvm::outs() << operand.name << ": lane " << lane << " register "
-                         << reg << " element " << e << ": attn (" << row
-                         << ", " << col << "), upstream (" << upRow << ", "
-                         << upCol << ")\n";
+                         << reg << " element " << e << ": attn (" << row << ", "
+                         << col << "), upstream (" << upRow << ", " << upCol
+                         << ")\n";
           }
         }
       }

@@ -37,9 +37,8 @@ struct Extent {
 /// Sizes worth trying: 1, tile and vector multiples and their neighbours;
 /// otherwise any size up to `max`.
 int64_t pickSize(FuzzedDataProvider &data, int64_t max) {
-  static const int64_t interesting[] = {1,  2,  3,  7,  8,  15, 16, 17,
-                                        31, 32, 33, 48, 63, 64, 65, 127,
-                                        128, 129};
+  static const int64_t interesting[] = {1,  2,  3,  7,  8,  15, 16,  17,  31,
+                                        32, 33, 48, 63, 64, 65, 127, 128, 129};
   if (data.ConsumeBool()) {
     int64_t size = interesting[data.ConsumeIntegralInRange<size_t>(
         0, std::size(interesting) - 1)];
@@ -141,8 +140,8 @@ private:
         continue;
       std::string index = fresh("c"), size = fresh("dim");
       line(formatv("{0} = arith.constant {1} : index", index, source.dim));
-      line(formatv("{0} = tensor.dim {1}, {2} : {3}", size, source.value,
-                   index, source.type));
+      line(formatv("{0} = tensor.dim {1}, {2} : {3}", size, source.value, index,
+                   source.type));
       return size;
     }
     // Every dynamic extent of a result is one of an argument.
@@ -171,8 +170,8 @@ struct ScoreProblem {
 const char *const kElements[] = {"f32", "f16", "bf16", "f64"};
 
 StringRef pickElement(FuzzedDataProvider &data) {
-  return kElements[data.ConsumeIntegralInRange<size_t>(
-      0, std::size(kElements) - 1)];
+  return kElements[data.ConsumeIntegralInRange<size_t>(0, std::size(kElements) -
+                                                              1)];
 }
 
 /// The score_mod bodies: a bias from the positions (ALiBi), a soft cap
@@ -263,8 +262,8 @@ std::string pickMaskMod(FuzzedDataProvider &data) {
 
 /// Appends a dense literal of `shape` (nested brackets) with values in
 /// [0, max] read from `data`.
-void formatNested(FuzzedDataProvider &data, ArrayRef<int64_t> shape,
-                  int max, std::string &os) {
+void formatNested(FuzzedDataProvider &data, ArrayRef<int64_t> shape, int max,
+                  std::string &os) {
   if (shape.empty()) {
     os += std::to_string(data.ConsumeIntegralInRange<int>(0, max));
     return;
@@ -339,13 +338,13 @@ ScoreClauses pickScoreClauses(FuzzedDataProvider &data, ScoreProblem &p,
       writer.line(formatv("{0} = arith.constant dense<[{1}]> : {2}", off,
                           joinIntegers(offsets), offType));
       // An empty index list is a tensor<0xi32>, written `dense<>`.
-      writer.line(formatv(
-          "{0} = arith.constant dense<{1}> : {2}", idx,
-          indices.empty() ? std::string() : "[" + joinIntegers(indices) + "]",
-          idxType));
-      clauses.operands += formatv(" blocks({0}, {1} : {2}, {3})", off, idx,
-                                  offType, idxType)
-                              .str();
+      writer.line(formatv("{0} = arith.constant dense<{1}> : {2}", idx,
+                          indices.empty() ? std::string()
+                                          : "[" + joinIntegers(indices) + "]",
+                          idxType));
+      clauses.operands +=
+          formatv(" blocks({0}, {1} : {2}, {3})", off, idx, offType, idxType)
+              .str();
       summary += formatv(" blocks[{0},{1}]", bq, bk).str();
     } else {
       // block_classes: class 0 (skip), 1 (some keys visible) and, only
@@ -365,8 +364,7 @@ ScoreClauses pickScoreClauses(FuzzedDataProvider &data, ScoreProblem &p,
   }
 
   if (data.ConsumeIntegralInRange<int>(0, 2) == 0) {
-    static const char *const scales[] = {"0.5", "0.125", "1.0", "-0.3",
-                                         "2.0"};
+    static const char *const scales[] = {"0.5", "0.125", "1.0", "-0.3", "2.0"};
     clauses.attributes +=
         " scale = " + std::string(scales[data.ConsumeIntegralInRange<size_t>(
                           0, std::size(scales) - 1)]);
@@ -383,15 +381,15 @@ ScoreClauses pickScoreClauses(FuzzedDataProvider &data, ScoreProblem &p,
   if ((causal || window) && data.ConsumeBool())
     clauses.attributes += " align = <bottom_right>";
   keepConditions |= causal || window;
-  summary += formatv("{0}{1}", causal ? " causal" : "",
-                     window ? " window" : "")
-                 .str();
+  summary +=
+      formatv("{0}{1}", causal ? " causal" : "", window ? " window" : "").str();
 
   // The seed operand is printed after block_classes, as the ops'
   // assembly format orders them.
   std::string seedOperand;
   if (data.ConsumeIntegralInRange<int>(0, 7) == 0) {
-    clauses.attributes += data.ConsumeBool() ? " dropout = 0.5" : " dropout = 0.1";
+    clauses.attributes +=
+        data.ConsumeBool() ? " dropout = 0.5" : " dropout = 0.1";
     if (data.ConsumeBool()) {
       std::string seed = writer.addArgument("seed", {}, "i64");
       seedOperand = " dropout_seed(" + seed + " : tensor<i64>)";
@@ -419,8 +417,8 @@ ScoreClauses pickScoreClauses(FuzzedDataProvider &data, ScoreProblem &p,
     std::string type =
         formatv("tensor<{0}x{1}x{2}x{3}xi8>", classesShape[0], classesShape[1],
                 classesShape[2], classesShape[3]);
-    writer.line(
-        formatv("{0} = arith.constant dense<{1}> : {2}", classes, values, type));
+    writer.line(formatv("{0} = arith.constant dense<{1}> : {2}", classes,
+                        values, type));
     clauses.operands +=
         formatv(" block_classes({0} : {1})", classes, type).str();
   }
@@ -446,9 +444,9 @@ ScoreProblem pickScoreProblem(FuzzedDataProvider &data) {
   p.headDim = pickExtent(data, 160, HeadDim);
   // Dv is D (the usual case) or its own size; either way its own extent,
   // read from the value where it is dynamic.
-  p.valueDim = data.ConsumeBool() ? pickExtent(data, 160, ValueDim)
-                                  : Extent{p.headDim.size, p.headDim.dynamic,
-                                           ValueDim};
+  p.valueDim = data.ConsumeBool()
+                   ? pickExtent(data, 160, ValueDim)
+                   : Extent{p.headDim.size, p.headDim.dynamic, ValueDim};
   return p;
 }
 
@@ -460,8 +458,11 @@ StringRef getStatElement(StringRef element) {
 /// attn.sdpa (with its lse one time in three), attn.weights, or
 /// attn.sdpa_grad after the forward that gives it `out` and `lse`.
 void writeScoreProgram(FuzzedDataProvider &data, GeneratedProgram &program) {
-  enum { Forward, Weights, Grad } kind = static_cast<decltype(kind)>(
-      data.ConsumeIntegralInRange<int>(0, 2));
+  enum {
+    Forward,
+    Weights,
+    Grad
+  } kind = static_cast<decltype(kind)>(data.ConsumeIntegralInRange<int>(0, 2));
   ScoreProblem p = pickScoreProblem(data);
   FunctionWriter writer;
   StringRef el = p.element;
@@ -478,15 +479,15 @@ void writeScoreProgram(FuzzedDataProvider &data, GeneratedProgram &program) {
   std::string k = writer.addArgument("k", kDims, el);
   std::string v = kind == Weights ? "" : writer.addArgument("v", vDims, el);
   std::string dout = kind == Grad ? writer.addArgument("dout", oDims, el) : "";
-  program.summary = formatv("{0} {1} B{2} Hq{3} Hkv{4} Sq{5} Skv{6} D{7} Dv{8}",
-                            kind == Forward   ? "sdpa"
-                            : kind == Weights ? "weights"
-                                              : "sdpa_grad",
-                            el, p.batch.size, p.qHeads.size, p.kvHeads.size,
-                            p.qLen.size, p.kvLen.size, p.headDim.size,
-                            p.valueDim.size);
-  for (const Extent &e : {p.batch, p.qHeads, p.kvHeads, p.qLen, p.kvLen,
-                          p.headDim, p.valueDim})
+  program.summary =
+      formatv("{0} {1} B{2} Hq{3} Hkv{4} Sq{5} Skv{6} D{7} Dv{8}",
+              kind == Forward   ? "sdpa"
+              : kind == Weights ? "weights"
+                                : "sdpa_grad",
+              el, p.batch.size, p.qHeads.size, p.kvHeads.size, p.qLen.size,
+              p.kvLen.size, p.headDim.size, p.valueDim.size);
+  for (const Extent &e :
+       {p.batch, p.qHeads, p.kvHeads, p.qLen, p.kvLen, p.headDim, p.valueDim})
     if (e.dynamic)
       program.summary += " ?" + std::to_string(e.id);
   ScoreClauses c = pickScoreClauses(data, p, writer, program.summary);
@@ -504,20 +505,19 @@ void writeScoreProgram(FuzzedDataProvider &data, GeneratedProgram &program) {
   } else {
     bool withLse = kind == Grad || data.ConsumeIntegralInRange<int>(0, 2) == 0;
     std::string init = writer.empty(oDims, el);
-    std::string lseInit = withLse ? writer.empty(lseDims, getStatElement(el))
-                                  : "";
+    std::string lseInit =
+        withLse ? writer.empty(lseDims, getStatElement(el)) : "";
     std::string out = writer.fresh("o"), lse = writer.fresh("lse");
     writer.line(formatv(
         "{0}{1} = attn.sdpa {2}, {3}, {4}{5} outs({6}){7}{8} : {9}, {10}, "
         "{11} -> {12}{13}{14}",
         out, withLse ? ", " + lse : "", q, k, v, c.operands, init,
         withLse ? formatv(" lse({0} : {1})", lseInit, lseType).str() : "",
-        c.attributes, qType, kType, vType, oType,
-        withLse ? ", " + lseType : "", c.regions));
+        c.attributes, qType, kType, vType, oType, withLse ? ", " + lseType : "",
+        c.regions));
     if (kind == Forward) {
-      program.source =
-          withLse ? writer.finish({out, lse}, {oType, lseType})
-                  : writer.finish({out}, {oType});
+      program.source = withLse ? writer.finish({out, lse}, {oType, lseType})
+                               : writer.finish({out}, {oType});
     } else {
       std::string dq = writer.empty(qDims, el), dk = writer.empty(kDims, el),
                   dv = writer.empty(vDims, el);
@@ -525,11 +525,10 @@ void writeScoreProgram(FuzzedDataProvider &data, GeneratedProgram &program) {
       writer.line(formatv(
           "{0}:3 = attn.sdpa_grad {1}, {2}, {3}, {4}, {5}, {6}{7} outs({8}, "
           "{9}, {10}){11} : {12}, {13}, {14}, {15}, {16}{17}",
-          grads, q, k, v, out, dout, lse, c.operands, dq, dk, dv,
-          c.attributes, qType, kType, vType, oType, lseType, c.regions));
-      program.source =
-          writer.finish({grads + "#0", grads + "#1", grads + "#2"},
-                        {qType, kType, vType});
+          grads, q, k, v, out, dout, lse, c.operands, dq, dk, dv, c.attributes,
+          qType, kType, vType, oType, lseType, c.regions));
+      program.source = writer.finish({grads + "#0", grads + "#1", grads + "#2"},
+                                     {qType, kType, vType});
     }
   }
   program.inputShapes = writer.shapes;
@@ -574,9 +573,9 @@ void writeMultiheadProgram(FuzzedDataProvider &data,
   auto parameter = [&](StringRef name, ArrayRef<Extent> dims,
                        StringRef element) {
     std::string value = writer.addArgument(name, dims, element);
-    clauses += formatv(" {0}({1} : {2})", name, value,
-                       formatType(dims, element))
-                   .str();
+    clauses +=
+        formatv(" {0}({1} : {2})", name, value, formatType(dims, element))
+            .str();
   };
   if (separate) {
     parameter("q_proj", {e, e}, el);
@@ -593,9 +592,9 @@ void writeMultiheadProgram(FuzzedDataProvider &data,
     Extent dims[] = {{1, false, -1}, {1, false, -1}, e};
     std::string bk = writer.addArgument("bias_k", dims, el);
     std::string bv = writer.addArgument("bias_v", dims, el);
-    clauses += formatv(" bias_kv({0}, {1} : {2}, {2})", bk, bv,
-                       formatType(dims, el))
-                   .str();
+    clauses +=
+        formatv(" bias_kv({0}, {1} : {2}, {2})", bk, bv, formatType(dims, el))
+            .str();
   }
   parameter("out_proj", {e, e}, el);
   if (bias)
@@ -609,9 +608,8 @@ void writeMultiheadProgram(FuzzedDataProvider &data,
   if (data.ConsumeIntegralInRange<int>(0, 2) == 0) {
     SmallVector<Extent> dims = {tgt, src};
     if (data.ConsumeBool())
-      dims.insert(dims.begin(),
-                  Extent{(unbatched ? 1 : batch.size) * heads,
-                         !unbatched && batch.dynamic, -1});
+      dims.insert(dims.begin(), Extent{(unbatched ? 1 : batch.size) * heads,
+                                       !unbatched && batch.dynamic, -1});
     parameter("attn_mask", dims, data.ConsumeBool() ? "i1" : el);
   }
   std::string attributes = formatv(" num_heads = {0}", heads).str();
@@ -639,8 +637,7 @@ void writeMultiheadProgram(FuzzedDataProvider &data,
 
   SmallVector<Extent> oDims = layout(tgt, embed);
   std::string oType = formatType(oDims, el);
-  Extent keys = {src.size + biasKv + zeroAttn,
-                 src.dynamic, -1};
+  Extent keys = {src.size + biasKv + zeroAttn, src.dynamic, -1};
   SmallVector<Extent> wDims = {tgt, keys};
   if (perHead)
     wDims.insert(wDims.begin(), Extent{heads, false, -1});
@@ -653,19 +650,20 @@ void writeMultiheadProgram(FuzzedDataProvider &data,
   writer.line(formatv("{0}{1} = attn.multihead {2}, {3}, {4}{5}{6} : {7} -> "
                       "{8}{9}",
                       out, weights ? ", " + probs : "", q, k, v, clauses,
-                      attributes, types, oType,
-                      weights ? ", " + wType : ""));
+                      attributes, types, oType, weights ? ", " + wType : ""));
   program.source = weights ? writer.finish({out, probs}, {oType, wType})
                            : writer.finish({out}, {oType});
   program.inputShapes = writer.shapes;
   int64_t n = unbatched ? 1 : batch.size;
-  program.work = n * (tgt.size * embed * embed * 2 +
-                      src.size * embed * (kdim + vdim) +
-                      heads * tgt.size * keys.size * 2 * (embed / heads));
+  program.work =
+      n * (tgt.size * embed * embed * 2 + src.size * embed * (kdim + vdim) +
+           heads * tgt.size * keys.size * 2 * (embed / heads));
   program.summary =
       formatv("multihead {0} N{1} L{2} S{3} E{4} H{5} kdim{6} vdim{7}{8}{9}",
               el, n, tgt.size, src.size, embed, heads, kdim, vdim,
-              unbatched ? " unbatched" : batchFirst ? " batch_first" : "",
+              unbatched    ? " unbatched"
+              : batchFirst ? " batch_first"
+                           : "",
               self ? " self" : "")
           .str() +
       clauses + attributes;

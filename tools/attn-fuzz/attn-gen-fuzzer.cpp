@@ -89,11 +89,10 @@ void runAndCheck(ModuleOp module, const GeneratedProgram &program,
   auto func = module.lookupSymbol<func::FuncOp>("main");
   FailureOr<FunctionAbi> abi = getFunctionAbi(func);
   if (failed(abi))
-    reportFinding("@main has no C ABI", diagnostics.getText(),
-                  program.source);
+    reportFinding("@main has no C ABI", diagnostics.getText(), program.source);
   const HostTarget &host = getHost();
-  auto compiled = JitFunction::compile(module, *abi, host.options, host.model,
-                                       options);
+  auto compiled =
+      JitFunction::compile(module, *abi, host.options, host.model, options);
   if (!compiled)
     reportFailure("the CPU pipeline rejected a valid program", program,
                   compiled.takeError(), diagnostics);
@@ -117,17 +116,16 @@ void runAndCheck(ModuleOp module, const GeneratedProgram &program,
   if (!reference)
     reportFailure("no float64 reference", program, reference.takeError(),
                   diagnostics);
-  SmallVector<Comparison> comparisons = compareOutputs(
-      ArrayRef(arrays).drop_front(abi->numInputs), *reference);
+  SmallVector<Comparison> comparisons =
+      compareOutputs(ArrayRef(arrays).drop_front(abi->numInputs), *reference);
   for (unsigned i = abi->numInputs; i < abi->params.size(); ++i) {
     const Comparison &comparison = comparisons[i - abi->numInputs];
     Tolerance tolerance = getTolerance(abi->params[i].element);
     if (isFuzzVerbose())
-      llvm::errs() << llvm::formatv("  result #{0}: relative error {1:e}, "
-                                    "row {2:e}\n",
-                                    i - abi->numInputs,
-                                    comparison.relativeError,
-                                    comparison.maxRowError);
+      llvm::errs() << llvm::formatv(
+          "  result #{0}: relative error {1:e}, "
+          "row {2:e}\n",
+          i - abi->numInputs, comparison.relativeError, comparison.maxRowError);
     if (!comparison.passes(tolerance))
       reportFinding(
           llvm::formatv("result #{0} differs from the float64 reference",
@@ -138,8 +136,7 @@ void runAndCheck(ModuleOp module, const GeneratedProgram &program,
                             "{4:e}) at row [{5}], {6} values NaN or infinite",
                             seed, comparison.relativeError, tolerance.whole,
                             comparison.maxRowError, tolerance.row,
-                            comparison.formatWorstRow(),
-                            comparison.nonFinite)
+                            comparison.formatWorstRow(), comparison.nonFinite)
                   .str(),
           program.source);
   }
@@ -191,8 +188,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t seed = provider.ConsumeIntegral<uint32_t>();
   bool cuda = provider.ConsumeIntegralInRange<int>(0, 3) == 0;
   if (isFuzzVerbose())
-    llvm::errs() << "---- " << describe(program) << "\n"
-                 << program.source;
+    llvm::errs() << "---- " << describe(program) << "\n" << program.source;
 
   MLIRContext context(getFuzzRegistry(), MLIRContext::Threading::DISABLED);
   DiagnosticRecorder diagnostics(context);

@@ -60,8 +60,8 @@ SmallVector<FuzzTarget, 6> &getTargets() {
       auto model = CpuTargetModel::get(target.options);
       auto machine = createCpuTargetMachine(target.options);
       if (!model || !machine) {
-        llvm::errs() << "attn-parse-fuzzer: no target " << triple << " "
-                     << cpu << "\n";
+        llvm::errs() << "attn-parse-fuzzer: no target " << triple << " " << cpu
+                     << "\n";
         llvm::consumeError(model.takeError());
         llvm::consumeError(machine.takeError());
         continue;
@@ -79,9 +79,8 @@ SmallVector<FuzzTarget, 6> &getTargets() {
 /// input: attn, and the func/arith/math/tensor/linalg ops around it. Other
 /// dialects (gpu, llvm, memref, ...) are upstream's to fuzz.
 bool isPipelineInput(ModuleOp module) {
-  static const llvm::StringSet<> dialects = {"builtin", "func",   "attn",
-                                             "arith",   "math",   "tensor",
-                                             "linalg"};
+  static const llvm::StringSet<> dialects = {
+      "builtin", "func", "attn", "arith", "math", "tensor", "linalg"};
   WalkResult result = module->walk([](Operation *op) {
     Dialect *dialect = op->getDialect();
     return dialect && dialects.contains(dialect->getNamespace())

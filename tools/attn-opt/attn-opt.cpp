@@ -27,6 +27,6 @@ int main(int argc, char **argv) {
   // --attn-cuda-pipeline ends in gpu-module-to-binary.
   mlir::attn::registerCudaTranslations(registry);
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "attn-mlir optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "attn-mlir optimizer driver\n", registry));
 }

@@ -3,7 +3,8 @@
 // Part of attn-mlir, an MLIR-based attention compiler.
 //
 // attn-run FILE.mlir [--entry=NAME] [--inputs=a.npy,...] [--outputs=o.npy,...]
-//          [--seed=N] [--input-shapes=AxB...,...] [--check [--expected=e.npy,...]]
+//          [--seed=N] [--input-shapes=AxB...,...] [--check
+//          [--expected=e.npy,...]]
 //          [--repeat=N] [--dump=DIR] [--target=cpu|cuda] [--gpu-arch=sm_XY]
 //
 // Compiles the module with the CPU pipeline (the one attnc uses), or with
@@ -334,8 +335,8 @@ public:
   /// Copies the arrays from `first` on (the outputs) back.
   llvm::Error download(MutableArrayRef<HostArray> arrays, unsigned first) {
     for (unsigned i = first; i < arrays.size(); ++i)
-      if (llvm::Error err = device.copyToHost(
-              arrays[i].getData(), pointers[i], arrays[i].getByteSize()))
+      if (llvm::Error err = device.copyToHost(arrays[i].getData(), pointers[i],
+                                              arrays[i].getByteSize()))
         return err;
     return llvm::Error::success();
   }
@@ -513,17 +514,16 @@ LogicalResult run(MLIRContext &context) {
   for (auto [i, path] : llvm::enumerate(outputFiles))
     if (llvm::Error err = writeNpy(path, arrays[abi->numInputs + i]))
       return reportError(llvm::toString(std::move(err)));
-  if (failed(dumpArrays(ArrayRef(arrays).take_front(abi->numInputs), 0,
-                        "in")) ||
+  if (failed(
+          dumpArrays(ArrayRef(arrays).take_front(abi->numInputs), 0, "in")) ||
       failed(dumpArrays(arrays, abi->numInputs, "out")))
     return failure();
 
   LogicalResult checked = success();
   if (check)
     checked = checkOutputs(*module, *func, *abi, arrays, *settings);
-  if (repeat > 0 &&
-      failed(timeCalls(**function, arrays, *abi, analysis->flops,
-                       device.get(), buffers)))
+  if (repeat > 0 && failed(timeCalls(**function, arrays, *abi, analysis->flops,
+                                     device.get(), buffers)))
     return failure();
   return checked;
 }

@@ -144,8 +144,8 @@ LogicalResult writeGpuObjects(ModuleOp module, StringRef output) {
     if (objects.size() > 1 && output != "-") {
       SmallString<128> named(output);
       StringRef extension = llvm::sys::path::extension(output);
-      llvm::sys::path::replace_extension(named, "." + object.module +
-                                                    extension.str());
+      llvm::sys::path::replace_extension(named,
+                                         "." + object.module + extension.str());
       path = named.str().str();
     }
     auto file = openOutput(path);

@@ -46,9 +46,10 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     values), the sequence of a packed row found by a scan over the
     offsets. With `row-copies`, each becomes an `scf.forall` over the
     sequences instead, each iteration a `linalg.transpose` of the
-    sequence's rows into its place (after a `linalg.fill` of zeros for the
-    padded tensor): whole rows copied, which is several times faster on
-    CPUs than per-element gathers.
+    sequence's rows into its place (and, in the padded tensor, `linalg.fill`s
+    of zeros before and after them), each written into a slice of the
+    result so that it bufferizes in place: whole rows copied, several times
+    faster on CPUs than per-element gathers.
 
     With `weights-rows = R > 0` (the CPU pipeline's tiled lowering), the
     steps of an `attn.weights` are computed per block of R query rows of

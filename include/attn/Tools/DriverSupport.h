@@ -55,8 +55,9 @@ struct CpuCompileSettings {
 };
 
 /// `--cpu-pipeline=`, `-O<n>`, `--mtriple`, `--mcpu`, `--mattr`,
-/// `--print-target`, `--autotune` and `--tuning-cache`, registered in `category` when constructed (a driver
-/// holds one as a global, like any cl::opt).
+/// `--print-target`, `--autotune` and `--tuning-cache`, registered in
+/// `category` when constructed (a driver holds one as a global, like any
+/// cl::opt).
 struct CpuCompileFlags {
   explicit CpuCompileFlags(llvm::cl::OptionCategory &category);
 

@@ -104,8 +104,8 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
   // Dropout's hash (64-bit arithmetic per score) halves the widest tile.
   int64_t widest = std::max(config.headDim, config.valueDim);
   int64_t narrowest = op.getDropoutP().convertToDouble() > 0 ? 32 : 64;
-  config.kvTile = kvTile > 0     ? kvTile
-                  : widest <= 64 ? narrowest
+  config.kvTile = kvTile > 0      ? kvTile
+                  : widest <= 64  ? narrowest
                   : widest <= 128 ? 32
                                   : 16;
   if (config.kvTile % 16 != 0) {
@@ -170,8 +170,7 @@ private:
   SmallVector<Value> buildKeyLoops(ValueRange init);
   SmallVector<Value> buildKeyLoop(Value from, Value to, bool masked,
                                   ValueRange init);
-  SmallVector<Value> buildStep(Value keyStart, bool masked,
-                               ValueRange carried);
+  SmallVector<Value> buildStep(Value keyStart, bool masked, ValueRange carried);
   void buildEpilogue(ValueRange carried);
 };
 
@@ -186,8 +185,8 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
   kvHead = arith::DivUIOp::create(b, loc, head, group);
   rowStart = mul(blocks.x, config.getQueryTile());
   lastRow = arith::SubIOp::create(
-      b, loc,
-      minIndex(add(rowStart, config.getQueryTile()), queryLength), index(1));
+      b, loc, minIndex(add(rowStart, config.getQueryTile()), queryLength),
+      index(1));
   rowA = add(add(rowStart, mul(warp, kGpuRowsPerWarp)), g);
   rowB = add(rowA, 8);
   // Rows past Sq compute on the last row and are never stored.
@@ -239,9 +238,9 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
       scores, config.headDim / 16,
       [&](int64_t kc) {
         return config.queryInShared
-                   ? loadAFragment(qTile, {},
-                                   [&](int64_t r) { return add(warpRow, r); },
-                                   kc)
+                   ? loadAFragment(
+                         qTile, {}, [&](int64_t r) { return add(warpRow, r); },
+                         kc)
                    : queryFragments[kc];
       },
       kTile);
@@ -261,8 +260,7 @@ SmallVector<Value> FlashKernelBuilder::buildStep(Value keyStart, bool masked,
       auto [row, col] = elementIndices(nt, i);
       Value colClamped = minIndex(col, lastKey);
       SmallVector<Value> idx = {batch, head, row, colClamped};
-      Value maskValue =
-          mask ? buildMaskElement(b, loc, mask, idx) : Value();
+      Value maskValue = mask ? buildMaskElement(b, loc, mask, idx) : Value();
       Value s = buildLog2ModifiedScore(b, loc, stepSem, scores[nt][i], scale,
                                        idx, maskValue, kvLength, queryLength);
       Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
@@ -342,17 +340,16 @@ SmallVector<Value> FlashKernelBuilder::buildKeyLoops(ValueRange init) {
   // Bounds are uniform over the block (the loop body has barriers): the
   // key range of the block's first and last rows.
   BandValues values{batch, head, queryLength, kvLength};
-  KeyTileRanges tiles =
-      buildKeyTileRanges(b, loc, masks.band, rowStart, lastRow, values,
-                         keyCount, config.kvTile);
+  KeyTileRanges tiles = buildKeyTileRanges(
+      b, loc, masks.band, rowStart, lastRow, values, keyCount, config.kvTile);
   if (!masks.exact)
     return buildKeyLoop(tiles.first, tiles.end, /*masked=*/true, init);
   // Partial tiles, full tiles (no keep condition evaluated), partial
   // tiles, as in attn-tile.
   SmallVector<Value> carried =
       buildKeyLoop(tiles.first, tiles.fullStart, /*masked=*/true, init);
-  carried = buildKeyLoop(tiles.fullStart, tiles.fullEnd, /*masked=*/false,
-                         carried);
+  carried =
+      buildKeyLoop(tiles.fullStart, tiles.fullEnd, /*masked=*/false, carried);
   return buildKeyLoop(tiles.fullEnd, tiles.end, /*masked=*/true, carried);
 }
 
@@ -363,8 +360,8 @@ void FlashKernelBuilder::buildEpilogue(ValueRange carried) {
   // C register `reg` holds row g + 8 reg: rowA for 0, rowB for 1.
   auto store = [&](Value row, Value max, Value sum, int64_t reg) {
     int64_t first = 2 * reg;
-    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         row, queryLength);
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                         queryLength);
     auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(guard.thenBlock());
@@ -376,13 +373,12 @@ void FlashKernelBuilder::buildEpilogue(ValueRange carried) {
       Value value = arith::MulFOp::create(
           b, loc, arith::AddFOp::create(b, loc, max, log2Sum),
           f32Const(llvm::numbers::ln2));
-      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t,
-                                          index(0));
+      Value first =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, index(0));
       auto lane = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard g3(b);
       b.setInsertionPointToStart(lane.thenBlock());
-      memref::StoreOp::create(b, loc, value, lse,
-                              ValueRange{batch, head, row});
+      memref::StoreOp::create(b, loc, value, lse, ValueRange{batch, head, row});
     }
     for (int64_t dt = 0; dt < config.valueDim / 8; ++dt) {
       Value x = buildNormalize(b, loc, acc[4 * dt + first], sum);
@@ -392,10 +388,10 @@ void FlashKernelBuilder::buildEpilogue(ValueRange carried) {
           ValueRange{arith::TruncFOp::create(b, loc, element, x),
                      arith::TruncFOp::create(b, loc, element, y)});
       FragmentOffset at = getMmaFragmentOffset(MmaOperand::C, reg, 0);
-      vector::StoreOp::create(b, loc, pair, out,
-                              {batch, head, row,
-                               add(mul(t, 2), dt * 8 + at.col)},
-                              /*nontemporal=*/false, llvm::Align(4));
+      vector::StoreOp::create(
+          b, loc, pair, out,
+          {batch, head, row, add(mul(t, 2), dt * 8 + at.col)},
+          /*nontemporal=*/false, llvm::Align(4));
     }
   };
   store(rowA, carried[0], sumA, 0);
@@ -442,8 +438,8 @@ SmallVector<Value> FlashKernelBuilder::build() {
                                  memref::DimOp::create(b, loc, key, 1));
   scale = buildLog2ScoreScale(b, loc, sem, op.getQuery(), f32);
 
-  Value queryTiles = arith::CeilDivUIOp::create(
-      b, loc, queryLength, index(config.getQueryTile()));
+  Value queryTiles = arith::CeilDivUIOp::create(b, loc, queryLength,
+                                                index(config.getQueryTile()));
   // The K and V tiles live in dynamic shared memory, which the NVVM
   // lowering aligns to 16 bytes as cp.async needs (static workgroup
   // buffers get the element type's alignment).
@@ -465,8 +461,8 @@ SmallVector<Value> FlashKernelBuilder::build() {
                          keyBytes + valueBytes);
     buildPrologue(launch);
     double negInf = -std::numeric_limits<double>::infinity();
-    SmallVector<Value> init = {f32Const(negInf), f32Const(negInf),
-                               f32Const(0), f32Const(0)};
+    SmallVector<Value> init = {f32Const(negInf), f32Const(negInf), f32Const(0),
+                               f32Const(0)};
     init.append(4 * (config.valueDim / 8), f32Const(0));
     buildEpilogue(buildKeyLoops(init));
     gpu::TerminatorOp::create(b, loc);
@@ -479,8 +475,7 @@ SmallVector<Value> FlashKernelBuilder::build() {
   return results;
 }
 
-struct AttnLowerToGPUPass
-    : attn::impl::AttnLowerToGPUBase<AttnLowerToGPUPass> {
+struct AttnLowerToGPUPass : attn::impl::AttnLowerToGPUBase<AttnLowerToGPUPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -505,10 +500,10 @@ struct AttnLowerToGPUPass
         continue;
       }
       if (explain)
-        op.emitRemark() << "flash kernel: " << GpuFlashConfig::kWarps << " warps, "
-                        << config->getQueryTile() << " query rows x "
-                        << config->kvTile << " keys per step, "
-                        << config->getSharedMemoryBytes()
+        op.emitRemark() << "flash kernel: " << GpuFlashConfig::kWarps
+                        << " warps, " << config->getQueryTile()
+                        << " query rows x " << config->kvTile
+                        << " keys per step, " << config->getSharedMemoryBytes()
                         << " bytes of shared memory"
                         << (config->queryInShared ? ", Q in shared memory"
                                                   : "");
@@ -528,8 +523,8 @@ struct AttnLowerToGPUPass
         continue;
       }
       if (explain)
-        op.emitRemark() << "flash backward kernels: dQ over "
-                        << config->kvTile << " keys per step ("
+        op.emitRemark() << "flash backward kernels: dQ over " << config->kvTile
+                        << " keys per step ("
                         << config->getQueryKernelSharedBytes()
                         << " bytes of shared memory), dK and dV over "
                         << config->queryStep << " queries per step ("

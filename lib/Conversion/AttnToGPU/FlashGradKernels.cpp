@@ -146,8 +146,8 @@ private:
   Value scoreGrad(Value p, Value probGrad, Value rowTerm, Value derivative,
                   ArrayRef<Value> idx) {
     return buildScoreGradient(b, loc, p,
-                              buildDropout(b, loc, sem, probGrad, idx),
-                              rowTerm, derivative);
+                              buildDropout(b, loc, sem, probGrad, idx), rowTerm,
+                              derivative);
   }
   /// Stores row `r` (0: the lane's row g, 1: g + 8) of C tiles `acc` into
   /// `dst`[batch, head, row, :] when row < rowCount.
@@ -187,9 +187,8 @@ gpu::LaunchOp FlashGradBuilder::launch(Value gridX, Value gridY,
                                        int64_t sharedBytes) {
   Value bytes =
       arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedBytes);
-  auto launchOp =
-      gpu::LaunchOp::create(b, loc, gridX, gridY, batches, index(threads),
-                            index(1), index(1), bytes);
+  auto launchOp = gpu::LaunchOp::create(
+      b, loc, gridX, gridY, batches, index(threads), index(1), index(1), bytes);
   b.setInsertionPointToStart(&launchOp.getBody().front());
   batch = launchOp.getBlockIds().z;
   setLaneCoordinates(launchOp.getThreadIds().x);
@@ -212,15 +211,16 @@ Value FlashGradBuilder::loadLse(Value head, Value row) {
   return buildSafeRowMax(b, loc, arith::MulFOp::create(b, loc, x, log2e));
 }
 
-std::pair<Value, Value>
-FlashGradBuilder::probability(Value raw, Value head, Value query, Value key,
-                              Value inside, bool masked, Value lseSafe) {
+std::pair<Value, Value> FlashGradBuilder::probability(Value raw, Value head,
+                                                      Value query, Value key,
+                                                      Value inside, bool masked,
+                                                      Value lseSafe) {
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
   SmallVector<Value> idx = {batch, head, query, key};
   Value maskValue =
       stepSem.hasMask ? buildMaskElement(b, loc, mask, idx) : Value();
-  Value s = buildLog2ModifiedScore(b, loc, stepSem, raw, scale, idx,
-                                   maskValue, kvLength, queryLength);
+  Value s = buildLog2ModifiedScore(b, loc, stepSem, raw, scale, idx, maskValue,
+                                   kvLength, queryLength);
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   s = arith::SelectOp::create(b, loc, inside, s, negInf);
   Value derivative = sem.scoreMod
@@ -306,8 +306,8 @@ void FlashGradBuilder::buildQueryGradKernel() {
     rowTerm[r] = rowReduce(partial[r], /*isMax=*/false);
     lseSafe[r] = loadLse(head, clamped[r]);
     // One lane of the row stores its term for the dK/dV kernel.
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t,
-                                        index(0));
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, index(0));
     auto store = scf::IfOp::create(
         b, loc,
         arith::AndIOp::create(b, loc, first, less(rows[r], queryLength)),
@@ -321,7 +321,8 @@ void FlashGradBuilder::buildQueryGradKernel() {
   auto step = [&](Value keyStart, bool masked,
                   ValueRange carried) -> SmallVector<Value> {
     int64_t nTiles = kvTile / 8;
-    Value keyGroup = copyRows(key, kvHead, keyStart, keyCount, kTile, kvTile, d);
+    Value keyGroup =
+        copyRows(key, kvHead, keyStart, keyCount, kTile, kvTile, d);
     Value valueGroup =
         copyRows(value, kvHead, keyStart, keyCount, vTile, kvTile, dv);
     waitGroups(keyGroup, 1);
@@ -337,10 +338,9 @@ void FlashGradBuilder::buildQueryGradKernel() {
     for (int64_t nt = 0; nt < nTiles; ++nt)
       for (int64_t i = 0; i < 4; ++i) {
         Value col = keyAt(nt, i);
-        std::tie(probs[nt][i], derivatives[nt][i]) =
-            probability(scores[nt][i], head, clamped[i / 2],
-                        minIndex(col, lastKey), less(col, keyCount), masked,
-                        lseSafe[i / 2]);
+        std::tie(probs[nt][i], derivatives[nt][i]) = probability(
+            scores[nt][i], head, clamped[i / 2], minIndex(col, lastKey),
+            less(col, keyCount), masked, lseSafe[i / 2]);
       }
     waitGroups(valueGroup, 0);
     // dP = dO V^T, then dS in place of it.
@@ -350,11 +350,9 @@ void FlashGradBuilder::buildQueryGradKernel() {
         vTile);
     for (int64_t nt = 0; nt < nTiles; ++nt)
       for (int64_t i = 0; i < 4; ++i)
-        grads[nt][i] =
-            scoreGrad(probs[nt][i], grads[nt][i], rowTerm[i / 2],
-                      derivatives[nt][i],
-                      {batch, head, clamped[i / 2],
-                       minIndex(keyAt(nt, i), lastKey)});
+        grads[nt][i] = scoreGrad(
+            probs[nt][i], grads[nt][i], rowTerm[i / 2], derivatives[nt][i],
+            {batch, head, clamped[i / 2], minIndex(keyAt(nt, i), lastKey)});
     // dQ += dS K; dS's C fragments are the A fragments over its keys.
     SmallVector<Accumulators> acc = unflatten(carried);
     accumulateFromAccumulators(acc, grads, kTile);
@@ -378,9 +376,8 @@ void FlashGradBuilder::buildQueryGradKernel() {
     // The key tiles of the block's rows, as in the forward kernel: partial
     // ones masked, full ones not.
     BandValues values{batch, head, queryLength, kvLength};
-    KeyTileRanges tiles =
-        buildKeyTileRanges(b, loc, masks.band, rowStart, blockLastRow, values,
-                           keyCount, kvTile);
+    KeyTileRanges tiles = buildKeyTileRanges(
+        b, loc, masks.band, rowStart, blockLastRow, values, keyCount, kvTile);
     if (!masks.exact) {
       acc = loop(tiles.first, tiles.end, /*masked=*/true, acc);
     } else {
@@ -439,9 +436,9 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
   auto fragment = [&](bool isKey, int64_t kc) {
     if (!config.keysInShared)
       return isKey ? keyFragments[kc] : valueFragments[kc];
-    return loadAFragment(isKey ? kBlock : vBlock, {},
-                         [&](int64_t offset) { return add(warpKey, offset); },
-                         kc);
+    return loadAFragment(
+        isKey ? kBlock : vBlock, {},
+        [&](int64_t offset) { return add(warpKey, offset); }, kc);
   };
 
   // One step over queries [queryStart, queryStart + queryStep) of `head`:
@@ -453,14 +450,14 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
     int64_t nTiles = queryStep / 8;
     Value queryGroup =
         copyRows(query, head, queryStart, queryLength, qTile, queryStep, d);
-    Value gradGroup = copyRows(outGrad, head, queryStart, queryLength,
-                               gradTile, queryStep, dv);
+    Value gradGroup = copyRows(outGrad, head, queryStart, queryLength, gradTile,
+                               queryStep, dv);
     waitGroups(queryGroup, 1);
     // S^T = K Q^T: rows are the warp's keys, columns the step's queries.
     SmallVector<Accumulators> scores = zeros(nTiles);
     accumulateTransposed(
-        scores, d / 16, [&](int64_t kc) { return fragment(/*isKey=*/true, kc); },
-        qTile);
+        scores, d / 16,
+        [&](int64_t kc) { return fragment(/*isKey=*/true, kc); }, qTile);
     SmallVector<Accumulators> probs(nTiles), dropped(nTiles),
         derivatives(nTiles);
     SmallVector<std::array<Value, 2>> rowTerm(nTiles);
@@ -481,9 +478,9 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
       for (int64_t i = 0; i < 4; ++i) {
         Value q = queries[nt][i % 2];
         Value qClamped = minIndex(q, lastQuery);
-        std::tie(probs[nt][i], derivatives[nt][i]) = probability(
-            scores[nt][i], head, qClamped, clamped[i / 2],
-            less(q, queryLength), masked, lseSafe[i % 2]);
+        std::tie(probs[nt][i], derivatives[nt][i]) =
+            probability(scores[nt][i], head, qClamped, clamped[i / 2],
+                        less(q, queryLength), masked, lseSafe[i % 2]);
         dropped[nt][i] = buildDropout(b, loc, sem, probs[nt][i],
                                       {batch, head, qClamped, clamped[i / 2]});
       }
@@ -508,8 +505,7 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
     for (int64_t nt = 0; nt < nTiles; ++nt)
       for (int64_t i = 0; i < 4; ++i)
         grads[nt][i] = scoreGrad(
-            probs[nt][i], grads[nt][i], rowTerm[nt][i % 2],
-            derivatives[nt][i],
+            probs[nt][i], grads[nt][i], rowTerm[nt][i % 2], derivatives[nt][i],
             {batch, head, minIndex(queries[nt][i % 2], lastQuery),
              clamped[i / 2]});
     // dK += dS^T Q.
@@ -521,8 +517,8 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
   // The accumulators after every step of a sweep over the group's query
   // heads and their query steps.
   auto sweep = [&](bool withKey, bool withValue) -> SmallVector<Value> {
-    SmallVector<Value> acc = flatten(
-        zeros((withKey ? d / 8 : 0) + (withValue ? dv / 8 : 0)));
+    SmallVector<Value> acc =
+        flatten(zeros((withKey ? d / 8 : 0) + (withValue ? dv / 8 : 0)));
     if (masks.band.empty)
       return acc;
     // Every query step of every query head of the group; a step whose rows
@@ -535,8 +531,8 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
         [&](OpBuilder &nb, Location, Value groupHead, ValueRange headAcc) {
           OpBuilder::InsertionGuard g1(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value head = add(arith::MulIOp::create(b, loc, kvHead, group),
-                           groupHead);
+          Value head =
+              add(arith::MulIOp::create(b, loc, kvHead, group), groupHead);
           auto queriesLoop = scf::ForOp::create(
               b, loc, index(0), queryTiles, index(1), headAcc,
               [&](OpBuilder &nb2, Location, Value tile, ValueRange stepAcc) {
@@ -561,33 +557,34 @@ void FlashGradBuilder::buildKeyValueGradKernel() {
                       less(y, to));
                 };
                 // Some row sees some key of the block.
-                Value visible = bounds(seenFrom, blockLastKey, keyStart, seenTo);
-                auto ifVisible = scf::IfOp::create(b, loc, stepAcc.getTypes(),
-                                                   visible,
-                                                   /*withElseRegion=*/true);
+                Value visible =
+                    bounds(seenFrom, blockLastKey, keyStart, seenTo);
+                auto ifVisible =
+                    scf::IfOp::create(b, loc, stepAcc.getTypes(), visible,
+                                      /*withElseRegion=*/true);
                 b.setInsertionPointToStart(ifVisible.elseBlock());
                 scf::YieldOp::create(b, loc, stepAcc);
                 b.setInsertionPointToStart(ifVisible.thenBlock());
                 if (!masks.exact) {
-                  scf::YieldOp::create(
-                      b, loc, step(head, queryStart, /*masked=*/true, withKey,
-                           withValue, stepAcc));
+                  scf::YieldOp::create(b, loc,
+                                       step(head, queryStart, /*masked=*/true,
+                                            withKey, withValue, stepAcc));
                 } else {
                   auto [fullFrom, fullTo] =
                       buildRowsKeyRange(b, loc, masks.band, queryStart, last,
                                         values, keyCount, /*everyRow=*/true);
                   // Every row sees every key of the block.
                   Value full = bounds(fullFrom, keyStart, blockLastKey, fullTo);
-                  auto ifFull = scf::IfOp::create(b, loc, stepAcc.getTypes(),
-                                                  full,
-                                                  /*withElseRegion=*/true);
+                  auto ifFull =
+                      scf::IfOp::create(b, loc, stepAcc.getTypes(), full,
+                                        /*withElseRegion=*/true);
                   scf::YieldOp::create(b, loc, ifFull.getResults());
                   for (bool isFull : {true, false}) {
                     b.setInsertionPointToStart(isFull ? ifFull.thenBlock()
                                                       : ifFull.elseBlock());
-                    scf::YieldOp::create(
-                        b, loc, step(head, queryStart, !isFull, withKey, withValue,
-                             stepAcc));
+                    scf::YieldOp::create(b, loc,
+                                         step(head, queryStart, !isFull,
+                                              withKey, withValue, stepAcc));
                   }
                 }
                 b.setInsertionPointAfter(ifVisible);
@@ -661,7 +658,8 @@ SmallVector<Value> FlashGradBuilder::build() {
 
 } // namespace
 
-SmallVector<Value> attn::buildFlashGradKernels(
-    SdpaGradOp op, OpBuilder &b, const GpuFlashGradConfig &config) {
+SmallVector<Value>
+attn::buildFlashGradKernels(SdpaGradOp op, OpBuilder &b,
+                            const GpuFlashGradConfig &config) {
   return FlashGradBuilder(op, b, config).build();
 }

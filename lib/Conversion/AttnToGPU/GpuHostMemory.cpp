@@ -81,15 +81,16 @@ void replaceAllocation(RewriterBase &rewriter, Operation *op) {
     symbols = alloca.getSymbolOperands();
   }
   rewriter.setInsertionPoint(op);
-  Value buffer = gpu::AllocOp::create(rewriter, loc, type, /*asyncToken=*/Type(),
-                                      /*asyncDependencies=*/ValueRange(),
-                                      dynamicSizes, symbols,
-                                      /*hostShared=*/false)
+  Value buffer = gpu::AllocOp::create(
+                     rewriter, loc, type, /*asyncToken=*/Type(),
+                     /*asyncDependencies=*/ValueRange(), dynamicSizes, symbols,
+                     /*hostShared=*/false)
                      .getMemref();
   rewriter.replaceOp(op, buffer);
   Operation *terminator = buffer.getParentBlock()->getTerminator();
   bool escapes = llvm::is_contained(terminator->getOperands(), buffer);
-  bool freed = llvm::any_of(buffer.getUsers(), llvm::IsaPred<memref::DeallocOp>);
+  bool freed =
+      llvm::any_of(buffer.getUsers(), llvm::IsaPred<memref::DeallocOp>);
   if (escapes || freed)
     return;
   rewriter.setInsertionPoint(terminator);
@@ -119,8 +120,8 @@ void runOnOneThread(RewriterBase &rewriter, Operation *op) {
   Location loc = op->getLoc();
   rewriter.setInsertionPoint(op);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  auto launch = gpu::LaunchOp::create(rewriter, loc, one, one, one, one, one,
-                                      one);
+  auto launch =
+      gpu::LaunchOp::create(rewriter, loc, one, one, one, one, one, one);
   Block &body = launch.getBody().front();
   rewriter.setInsertionPointToStart(&body);
   gpu::TerminatorOp::create(rewriter, loc);
@@ -172,9 +173,8 @@ struct AttnGpuHostMemoryPass
                << "copies a strided view on the host; compiled for CUDA, only "
                   "whole contiguous buffers can be copied there ("
                << source << " to " << target << ")";
-      rewriter.replaceOpWithNewOp<gpu::MemcpyOp>(copy, Type(), ValueRange(),
-                                                 copy.getTarget(),
-                                                 copy.getSource());
+      rewriter.replaceOpWithNewOp<gpu::MemcpyOp>(
+          copy, Type(), ValueRange(), copy.getTarget(), copy.getSource());
       return success();
     }
     if (!touchesBufferContents(op))

@@ -40,14 +40,13 @@ void splitForThreads(scf::ParallelOp loop, int64_t threads) {
   b.setInsertionPointToStart(outer.getBody());
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto inner = scf::ParallelOp::create(b, loc, ValueRange{zero},
-                                       ValueRange{threadsValue},
-                                       ValueRange{one});
+  auto inner = scf::ParallelOp::create(
+      b, loc, ValueRange{zero}, ValueRange{threadsValue}, ValueRange{one});
   b.setInsertionPointToStart(inner.getBody());
-  Value offset = arith::MulIOp::create(b, loc, inner.getInductionVars()[0],
-                                       lastStep);
-  Value iv = arith::AddIOp::create(b, loc, outer.getInductionVars()[last],
-                                   offset);
+  Value offset =
+      arith::MulIOp::create(b, loc, inner.getInductionVars()[0], lastStep);
+  Value iv =
+      arith::AddIOp::create(b, loc, outer.getInductionVars()[last], offset);
   Value exists = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
                                        loop.getUpperBound()[last]);
   auto guard = scf::IfOp::create(b, loc, exists, /*withElseRegion=*/false);

@@ -20,8 +20,8 @@ using namespace mlir::attn;
 LogicalResult attn::checkMmaHeadDims(int64_t headDim, int64_t valueDim,
                                      int64_t max, StringRef needs,
                                      llvm::raw_ostream &why) {
-  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"D", headDim},
-                           {"Dv", valueDim}}) {
+  for (auto [name, dim] :
+       {std::pair<StringRef, int64_t>{"D", headDim}, {"Dv", valueDim}}) {
     if (!ShapedType::isDynamic(dim) && dim % 16 == 0 && dim > 0 && dim <= max)
       continue;
     why << name << " = ";
@@ -29,8 +29,7 @@ LogicalResult attn::checkMmaHeadDims(int64_t headDim, int64_t valueDim,
       why << "?";
     else
       why << dim;
-    why << " (" << needs << " a static multiple of 16, at most " << max
-        << ")";
+    why << " (" << needs << " a static multiple of 16, at most " << max << ")";
     return failure();
   }
   return success();
@@ -63,8 +62,7 @@ Value MmaKernelBuilder::loadVectorPair(Value memref, ValueRange indices) {
   // Pairs start at even elements of rows of even length: 4-byte aligned,
   // so one 32-bit load.
   return vector::LoadOp::create(b, loc, VectorType::get({2}, element), memref,
-                                indices, /*nontemporal=*/false,
-                                llvm::Align(4));
+                                indices, /*nontemporal=*/false, llvm::Align(4));
 }
 
 Value MmaKernelBuilder::packPair(Value x, Value y) {
@@ -85,18 +83,18 @@ Value MmaKernelBuilder::loadColumnPair(Value tile, Value k, Value col) {
 
 Accumulators MmaKernelBuilder::mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
                                    ArrayRef<Value> c) {
-  auto resultType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(4, f32));
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                     SmallVector<Type>(4, f32));
   auto ptxType = element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-  Value d = NVVM::MmaOp::create(
-      b, loc, resultType, a, bRegs, c,
-      /*shape=*/ArrayRef<int64_t>{16, 8, 16},
-      /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-      /*multiplicandPtxTypes=*/
-      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-      /*multiplicandLayouts=*/
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
+  Value d =
+      NVVM::MmaOp::create(b, loc, resultType, a, bRegs, c,
+                          /*shape=*/ArrayRef<int64_t>{16, 8, 16},
+                          /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+                          /*multiplicandPtxTypes=*/
+                          std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                          /*multiplicandLayouts=*/
+                          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                         NVVM::MMALayout::col});
   Accumulators result;
   for (int64_t i = 0; i < 4; ++i)
     result[i] = LLVM::ExtractValueOp::create(b, loc, d, i);
@@ -107,9 +105,9 @@ Value MmaKernelBuilder::rowReduce(Value x, bool isMax) {
   Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
   for (int64_t offset : {1, 2}) {
     Value off = arith::ConstantIntOp::create(b, loc, offset, 32);
-    Value other = gpu::ShuffleOp::create(b, loc, x, off, width,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
+    Value other =
+        gpu::ShuffleOp::create(b, loc, x, off, width, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
     x = isMax ? Value(arith::MaximumFOp::create(b, loc, x, other))
               : Value(arith::AddFOp::create(b, loc, x, other));
   }
@@ -253,14 +251,13 @@ Value MmaKernelBuilder::copyRows(Value src, Value head, Value firstRow,
 }
 
 void MmaKernelBuilder::waitGroups(Value group, int64_t pending) {
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
-                                   b.getI32IntegerAttr(pending));
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(pending));
   gpu::BarrierOp::create(b, loc);
 }
 
 Value MmaKernelBuilder::dynamicSharedMemory() {
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                              gpu::AddressSpace::Workgroup);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   return gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
@@ -269,8 +266,8 @@ Value MmaKernelBuilder::dynamicSharedMemory() {
 
 Value MmaKernelBuilder::sharedTile(Value shared, int64_t rows, int64_t dim,
                                    int64_t byteOffset) {
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                              gpu::AddressSpace::Workgroup);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto type = MemRefType::get({rows, dim + 8}, element,
                               MemRefLayoutAttrInterface(), workgroup);
   return memref::ViewOp::create(b, loc, type, shared, index(byteOffset),

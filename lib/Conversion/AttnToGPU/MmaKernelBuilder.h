@@ -1,4 +1,4 @@
-//===- MmaKernelBuilder.h - shared pieces of the tensor-core kernels -*- C++ -*-===//
+//===- MmaKernelBuilder.h - pieces of the tensor-core kernels ---*- C++ -*-===//
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //
@@ -74,8 +74,7 @@ protected:
   /// tile (a B operand whose k runs down the tile's rows): two loads.
   Value loadColumnPair(Value tile, Value k, Value col);
   /// C += A B on one 16 x 8 x 16 tile.
-  Accumulators mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
-                   ArrayRef<Value> c);
+  Accumulators mma(ArrayRef<Value> a, ArrayRef<Value> bRegs, ArrayRef<Value> c);
   /// Combines `x` across the four lanes of a row.
   Value rowReduce(Value x, bool isMax);
   /// exp2(x - m) as ex2.approx.ftz: math.exp2 becomes a call to libdevice's
@@ -133,8 +132,7 @@ protected:
   /// A [rows, dim + 8] tile of the element type at `byteOffset` of the
   /// block's dynamic shared memory `shared` (rows padded by 8 elements so
   /// that a warp's fragment loads hit 32 distinct banks).
-  Value sharedTile(Value shared, int64_t rows, int64_t dim,
-                   int64_t byteOffset);
+  Value sharedTile(Value shared, int64_t rows, int64_t dim, int64_t byteOffset);
   /// The block's dynamic shared memory as bytes (aligned to 16 bytes by
   /// the NVVM lowering, as cp.async needs).
   Value dynamicSharedMemory();

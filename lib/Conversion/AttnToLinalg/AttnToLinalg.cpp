@@ -21,8 +21,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -174,61 +174,59 @@ Value buildScores(OpTy op, OpBuilder &b, Value *derivative = nullptr) {
     blocks = op.getBlockClasses();
     if (!blocks) {
       auto ceilDiv = [&](Value v, int64_t by) -> Value {
-        return arith::CeilDivUIOp::create(b, loc, v,
-                                          arith::ConstantIndexOp::create(b, loc, by));
+        return arith::CeilDivUIOp::create(
+            b, loc, v, arith::ConstantIndexOp::create(b, loc, by));
       };
-      blocks = buildListedBlocks(b, loc, op.getBlockOffsets(),
-                                 op.getBlockIndices(), ceilDiv(qLen, bq),
-                                 ceilDiv(kvLen, bk));
+      blocks =
+          buildListedBlocks(b, loc, op.getBlockOffsets(), op.getBlockIndices(),
+                            ceilDiv(qLen, bq), ceilDiv(kvLen, bk));
     }
     auto blocksType = cast<RankedTensorType>(blocks.getType());
     auto zero = getAffineConstantExpr(0, ctx);
     inputs.push_back(blocks);
-    maps.push_back(AffineMap::get(
-        4, 0,
-        {blocksType.getDimSize(0) == 1 ? zero : e0,
-         blocksType.getDimSize(1) == 1 ? zero : e1, e2.floorDiv(bq),
-         e3.floorDiv(bk)},
-        ctx));
+    maps.push_back(AffineMap::get(4, 0,
+                                  {blocksType.getDimSize(0) == 1 ? zero : e0,
+                                   blocksType.getDimSize(1) == 1 ? zero : e1,
+                                   e2.floorDiv(bq), e3.floorDiv(bk)},
+                                  ctx));
   }
   SmallVector<Value> outs = {scores};
   if (derivative)
     outs.push_back(tensor::EmptyOp::create(b, loc, scoreSizes, acc));
   maps.append(outs.size(), b.getMultiDimIdentityMap(4));
 
-  auto masked =
-      linalg::GenericOp::create(
-          b, loc, TypeRange(ValueRange(outs)), inputs, outs, maps,
-          SmallVector<IteratorType>(4, kPar),
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            SmallVector<Value> idx;
-            for (int64_t k = 0; k < 4; ++k)
-              idx.push_back(linalg::IndexOp::create(nb, nl, k));
-            unsigned next = 0;
-            Value maskValue = mask ? args[next++] : Value();
-            Value length = kvLen;
-            if (kvLens)
-              length = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
-                                                  args[next++]);
-            Value blockKeep;
-            if (blocks) {
-              blockKeep = args[next++];
-              // Classes: 0 is the only one that masks.
-              if (!blockKeep.getType().isInteger(1))
-                blockKeep = arith::CmpIOp::create(
-                    nb, nl, arith::CmpIPredicate::ne, blockKeep,
-                    arith::ConstantOp::create(
-                        nb, nl, nb.getIntegerAttr(blockKeep.getType(), 0)));
-            }
-            Value product = args[inputs.size()];
-            SmallVector<Value> results = {
-                buildModifiedScore(nb, nl, sem, product, scaleConst, idx,
-                                   maskValue, length, qLen, blockKeep)};
-            if (derivative)
-              results.push_back(buildScoreDerivative(
-                  nb, nl, sem, product, scaleConst, idx, maskValue));
-            linalg::YieldOp::create(nb, nl, results);
-          });
+  auto masked = linalg::GenericOp::create(
+      b, loc, TypeRange(ValueRange(outs)), inputs, outs, maps,
+      SmallVector<IteratorType>(4, kPar),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        SmallVector<Value> idx;
+        for (int64_t k = 0; k < 4; ++k)
+          idx.push_back(linalg::IndexOp::create(nb, nl, k));
+        unsigned next = 0;
+        Value maskValue = mask ? args[next++] : Value();
+        Value length = kvLen;
+        if (kvLens)
+          length = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                              args[next++]);
+        Value blockKeep;
+        if (blocks) {
+          blockKeep = args[next++];
+          // Classes: 0 is the only one that masks.
+          if (!blockKeep.getType().isInteger(1))
+            blockKeep = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::ne, blockKeep,
+                arith::ConstantOp::create(
+                    nb, nl, nb.getIntegerAttr(blockKeep.getType(), 0)));
+        }
+        Value product = args[inputs.size()];
+        SmallVector<Value> results = {
+            buildModifiedScore(nb, nl, sem, product, scaleConst, idx, maskValue,
+                               length, qLen, blockKeep)};
+        if (derivative)
+          results.push_back(buildScoreDerivative(nb, nl, sem, product,
+                                                 scaleConst, idx, maskValue));
+        linalg::YieldOp::create(nb, nl, results);
+      });
   if (derivative)
     *derivative = masked.getResult(1);
   return masked.getResult(0);
@@ -274,19 +272,19 @@ Probabilities buildProbabilities(OpTy op, OpBuilder &b, Value out) {
   // Normalise (a zero sum means nothing took part: probability 0), then
   // dropout, then store in the output's element type.
   Type outElement = cast<ShapedType>(out.getType()).getElementType();
-  Value probs = linalg::GenericOp::create(
-             b, loc, out.getType(), ValueRange{exps, rowSum}, out,
-             {id4, rowMap, id4}, SmallVector<IteratorType>(4, kPar),
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value p = buildNormalize(nb, nl, args[0], args[1]);
-               SmallVector<Value> idx;
-               for (int64_t k = 0; sem.dropout > 0.0 && k < 4; ++k)
-                 idx.push_back(linalg::IndexOp::create(nb, nl, k));
-               p = buildDropout(nb, nl, sem, p, idx);
-               linalg::YieldOp::create(nb, nl,
-                                       castFloat(nb, nl, p, outElement));
-             })
-      .getResult(0);
+  Value probs =
+      linalg::GenericOp::create(
+          b, loc, out.getType(), ValueRange{exps, rowSum}, out,
+          {id4, rowMap, id4}, SmallVector<IteratorType>(4, kPar),
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value p = buildNormalize(nb, nl, args[0], args[1]);
+            SmallVector<Value> idx;
+            for (int64_t k = 0; sem.dropout > 0.0 && k < 4; ++k)
+              idx.push_back(linalg::IndexOp::create(nb, nl, k));
+            p = buildDropout(nb, nl, sem, p, idx);
+            linalg::YieldOp::create(nb, nl, castFloat(nb, nl, p, outElement));
+          })
+          .getResult(0);
   return {probs, rowMax, rowSum};
 }
 
@@ -302,8 +300,8 @@ Value buildLogSumExp(OpBuilder &b, Location loc, const Probabilities &probs,
                Value log = math::LogOp::create(nb, nl, args[1]);
                linalg::YieldOp::create(
                    nb, nl,
-                   arith::AddFOp::create(
-                       nb, nl, buildSafeRowMax(nb, nl, args[0]), log)
+                   arith::AddFOp::create(nb, nl,
+                                         buildSafeRowMax(nb, nl, args[0]), log)
                        .getResult());
              })
       .getResult(0);
@@ -371,15 +369,14 @@ struct LowerGatherPages : OpRewritePattern<GatherPagesOp> {
           Value head = linalg::IndexOp::create(nb, nl, 1);
           Value key = linalg::IndexOp::create(nb, nl, 2);
           Value feature = linalg::IndexOp::create(nb, nl, 3);
-          Value page = buildPageIndex(
-              nb, nl, pages, table, batch,
-              arith::DivUIOp::create(nb, nl, key, pageSize));
+          Value page =
+              buildPageIndex(nb, nl, pages, table, batch,
+                             arith::DivUIOp::create(nb, nl, key, pageSize));
           Value slot = arith::RemUIOp::create(nb, nl, key, pageSize);
           linalg::YieldOp::create(
               nb, nl,
-              tensor::ExtractOp::create(
-                  nb, nl, pages,
-                  dims.order(page, slot, head, feature))
+              tensor::ExtractOp::create(nb, nl, pages,
+                                        dims.order(page, slot, head, feature))
                   .getResult());
         });
     rewriter.replaceOp(op, gathered.getResult(0));
@@ -445,8 +442,8 @@ struct LowerAppendPages : OpRewritePattern<AppendPagesOp> {
                     b, loc, b.getIndexType(),
                     tensor::ExtractOp::create(b, loc, table,
                                               ValueRange{batch, slot}));
-                Value write = arith::AndIOp::create(
-                    b, loc, inTable, inRange(b, page, numPages));
+                Value write = arith::AndIOp::create(b, loc, inTable,
+                                                    inRange(b, page, numPages));
                 auto ifOp = scf::IfOp::create(
                     b, loc, write,
                     [&](OpBuilder &tb, Location) {
@@ -459,7 +456,8 @@ struct LowerAppendPages : OpRewritePattern<AppendPagesOp> {
                           unitStrides);
                       Value updated = tensor::InsertSliceOp::create(
                           tb, loc, row, carried[0],
-                          dims.order<OpFoldResult>(page, offset, origin, origin),
+                          dims.order<OpFoldResult>(page, offset, origin,
+                                                   origin),
                           slotSizes, unitStrides);
                       scf::YieldOp::create(tb, loc, updated);
                     },
@@ -475,47 +473,60 @@ struct LowerAppendPages : OpRewritePattern<AppendPagesOp> {
   }
 };
 
-/// The copies of the row-copy lowering (attn-lower-to-linalg
-/// row-copies=true): an scf.forall over the B sequences of `offsets` whose
-/// iteration `b` transposes the first two dimensions of `source(b, seq)`
-/// (a sequence's [len, H, D] packed rows or [H, len, D] padded ones) and
-/// inserts the result into `dest` at `insertAt(b, seq)`. Rows of D
-/// elements are copied whole, which the loops of the linalg.transpose make
-/// contiguous copies, and the sequences are copied in parallel.
+/// One region of a sequence's destination and what is written there.
+struct SliceWrite {
+  Value value;
+  SmallVector<OpFoldResult> offsets, sizes;
+};
+
+/// The row-copy lowering (attn-lower-to-linalg row-copies=true): an
+/// scf.forall over the B sequences of `offsets` into `dest`, whose
+/// iteration computes `write(b, seq, out)`, the one region of `out` (the
+/// forall's view of `dest`) that sequence b owns. The region is computed
+/// into a slice of `out` itself (see writeRegion), so that bufferization
+/// writes `dest` in place. (One parallel_insert_slice per iteration: a
+/// forall of one iteration is folded into sequential code, which lost all
+/// but one of several inserts into the same output.)
 static Value buildSequenceCopies(
     OpBuilder &b, Location loc, Value offsets, Value rows, Value padded,
     bool alignEnd, Value dest,
-    function_ref<Value(OpBuilder &, Value, const SequenceBounds &)> source,
-    function_ref<SmallVector<OpFoldResult>(OpBuilder &, Value,
-                                           const SequenceBounds &)>
-        insertAt) {
-  Value batch = arith::SubIOp::create(
-      b, loc, tensor::DimOp::create(b, loc, offsets, 0),
-      arith::ConstantIndexOp::create(b, loc, 1));
+    function_ref<SliceWrite(OpBuilder &, Value, const SequenceBounds &, Value)>
+        write) {
+  Value batch =
+      arith::SubIOp::create(b, loc, tensor::DimOp::create(b, loc, offsets, 0),
+                            arith::ConstantIndexOp::create(b, loc, 1));
   auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{batch},
                                       ValueRange{dest},
                                       /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   Value sequence = forall.getInductionVar(0);
-  SequenceBounds seq = buildSequenceBounds(b, loc, offsets, sequence, rows,
-                                           padded, alignEnd);
-  Value moved =
-      createTranspose(b, loc, source(b, sequence, seq), {1, 0, 2});
-  SmallVector<OpFoldResult> offsetsAt = insertAt(b, sequence, seq);
-  auto destType = cast<RankedTensorType>(dest.getType());
-  SmallVector<OpFoldResult> sizes, strides(destType.getRank(),
-                                           b.getIndexAttr(1));
-  // The copy's sizes, with a unit batch dimension in front when the
-  // destination is the padded tensor.
-  if (destType.getRank() == 4)
-    sizes.push_back(b.getIndexAttr(1));
-  llvm::append_range(sizes, getSizes(b, loc, moved));
+  Value out = forall.getRegionOutArgs()[0];
+  SequenceBounds seq =
+      buildSequenceBounds(b, loc, offsets, sequence, rows, padded, alignEnd);
+  SliceWrite region = write(b, sequence, seq, out);
   b.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(b, loc, moved,
-                                        forall.getRegionOutArgs()[0],
-                                        offsetsAt, sizes, strides);
+  SmallVector<OpFoldResult> strides(
+      cast<RankedTensorType>(dest.getType()).getRank(), b.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(b, loc, region.value, out,
+                                        region.offsets, region.sizes, strides);
   return forall.getResult(0);
+}
+
+/// The region of `out` at `offsets`/`sizes`, rank-reduced to `shape`, as
+/// `compute(slice)` writes it: the slice is taken from `out` so that the
+/// write lands in place.
+static SliceWrite writeRegion(OpBuilder &b, Location loc, Value out,
+                              SmallVector<OpFoldResult> offsets,
+                              SmallVector<OpFoldResult> sizes,
+                              ArrayRef<int64_t> shape,
+                              function_ref<Value(Value)> compute) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(out.getType()).getElementType());
+  SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+  Value slice = tensor::ExtractSliceOp::create(b, loc, type, out, offsets,
+                                               sizes, strides);
+  return {compute(slice), std::move(offsets), std::move(sizes)};
 }
 
 /// attn.pad_sequences -> two linalg.generic ops: the lengths, and the
@@ -535,15 +546,16 @@ struct LowerPadSequences : OpRewritePattern<PadSequencesOp> {
       return tensor::getMixedSize(rewriter, loc, v, d);
     };
     Value rows = tensor::DimOp::create(rewriter, loc, packed, 0);
-    Value paddedLength = arith::ConstantIndexOp::create(rewriter, loc,
-                                                        type.getDimSize(2));
+    Value paddedLength =
+        arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(2));
     // B: static in the result type, or the offsets' entries - 1.
     OpFoldResult batch = rewriter.getIndexAttr(type.getDimSize(0));
     if (type.isDynamicDim(0))
-      batch = arith::SubIOp::create(
-                  rewriter, loc, tensor::DimOp::create(rewriter, loc, offsets, 0),
-                  arith::ConstantIndexOp::create(rewriter, loc, 1))
-                  .getResult();
+      batch =
+          arith::SubIOp::create(
+              rewriter, loc, tensor::DimOp::create(rewriter, loc, offsets, 0),
+              arith::ConstantIndexOp::create(rewriter, loc, 1))
+              .getResult();
 
     Type lengthElement = op.getLengths().getType().getElementType();
     Value lengthsInit = tensor::EmptyOp::create(
@@ -570,32 +582,71 @@ struct LowerPadSequences : OpRewritePattern<PadSequencesOp> {
     Value zero = arith::ConstantOp::create(
         rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
     if (rowCopies) {
-      // Zeros, then each sequence's rows [len, H, D] transposed into its
-      // [1, H, len, D] place.
-      Value filled =
-          linalg::FillOp::create(rewriter, loc, zero, init).getResult(0);
+      // Per sequence, its [1, H, S, D] block, rank-reduced to [H, S, D]:
+      // zeros before and after the sequence, its [len, H, D] rows
+      // transposed in between.
+      RankedTensorType packedType = op.getPacked().getType();
+      int64_t heads = packedType.getDimSize(1),
+              features = packedType.getDimSize(2);
       Value padded = buildSequenceCopies(
-          rewriter, loc, offsets, rows, paddedLength, alignEnd, filled,
-          [&](OpBuilder &b, Value, const SequenceBounds &seq) -> Value {
-            return tensor::ExtractSliceOp::create(
+          rewriter, loc, offsets, rows, paddedLength, alignEnd, init,
+          [&](OpBuilder &b, Value sequence, const SequenceBounds &seq,
+              Value out) {
+            OpFoldResult zeroIndex = b.getIndexAttr(0), one = b.getIndexAttr(1);
+            OpFoldResult h = dim(packed, 1), d = dim(packed, 2);
+            OpFoldResult length = b.getIndexAttr(type.getDimSize(2));
+            Value end =
+                arith::AddIOp::create(b, loc, seq.paddedStart, seq.length);
+            Value after = arith::SubIOp::create(b, loc, paddedLength, end);
+            Value source = tensor::ExtractSliceOp::create(
                 b, loc, packed,
-                ArrayRef<OpFoldResult>{seq.start, b.getIndexAttr(0),
-                                       b.getIndexAttr(0)},
-                ArrayRef<OpFoldResult>{seq.length, dim(packed, 1),
-                                       dim(packed, 2)},
-                SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
-          },
-          [&](OpBuilder &b, Value sequence, const SequenceBounds &seq) {
-            return SmallVector<OpFoldResult>{sequence, b.getIndexAttr(0),
-                                             seq.paddedStart,
-                                             b.getIndexAttr(0)};
+                ArrayRef<OpFoldResult>{seq.start, zeroIndex, zeroIndex},
+                ArrayRef<OpFoldResult>{seq.length, h, d},
+                SmallVector<OpFoldResult>(3, one));
+            return writeRegion(
+                b, loc, out, {sequence, zeroIndex, zeroIndex, zeroIndex},
+                {one, h, length, d}, {heads, type.getDimSize(2), features},
+                [&](Value block) {
+                  // Positions [at, at + count) of the block, as `fill`
+                  // writes them into a slice of it.
+                  auto update = [&](Value block, OpFoldResult at,
+                                    OpFoldResult count,
+                                    function_ref<Value(Value)> fill) {
+                    return writeRegion(
+                        b, loc, block, {zeroIndex, at, zeroIndex},
+                        {h, count, d}, {heads, ShapedType::kDynamic, features},
+                        fill);
+                  };
+                  auto insert = [&](Value block, const SliceWrite &part) {
+                    return tensor::InsertSliceOp::create(
+                               b, loc, part.value, block, part.offsets,
+                               part.sizes, SmallVector<OpFoldResult>(3, one))
+                        .getResult();
+                  };
+                  auto zeros = [&](Value slice) {
+                    return linalg::FillOp::create(b, loc, zero, slice)
+                        .getResult(0);
+                  };
+                  block = insert(
+                      block, update(block, zeroIndex, seq.paddedStart, zeros));
+                  block = insert(block,
+                                 update(block, seq.paddedStart, seq.length,
+                                        [&](Value slice) {
+                                          return linalg::TransposeOp::create(
+                                                     b, loc, source, slice,
+                                                     ArrayRef<int64_t>{1, 0, 2})
+                                              .getResult()[0];
+                                        }));
+                  return insert(block, update(block, end, after, zeros));
+                });
           });
       rewriter.replaceOp(op, {padded, lengths.getResult(0)});
       return success();
     }
     auto result = linalg::GenericOp::create(
         rewriter, loc, init.getType(), ValueRange{}, init,
-        {rewriter.getMultiDimIdentityMap(4)}, SmallVector<IteratorType>(4, kPar),
+        {rewriter.getMultiDimIdentityMap(4)},
+        SmallVector<IteratorType>(4, kPar),
         [&](OpBuilder &nb, Location nl, ValueRange) {
           Value head = linalg::IndexOp::create(nb, nl, 1);
           Value position = linalg::IndexOp::create(nb, nl, 2);
@@ -646,37 +697,42 @@ struct LowerUnpadSequences : OpRewritePattern<UnpadSequencesOp> {
       // Each sequence's [1, H, len, D] padded rows, rank-reduced to
       // [H, len, D], transposed into its [len, H, D] rows of init.
       RankedTensorType paddedType = op.getPadded().getType();
-      auto slice = RankedTensorType::get(
-          {paddedType.getDimSize(1), ShapedType::kDynamic,
-           paddedType.getDimSize(3)},
-          paddedType.getElementType());
+      int64_t heads = paddedType.getDimSize(1),
+              features = paddedType.getDimSize(3);
       Value packed = buildSequenceCopies(
           rewriter, loc, offsets, rows, paddedLength, alignEnd, init,
-          [&](OpBuilder &b, Value sequence, const SequenceBounds &seq) -> Value {
-            return tensor::ExtractSliceOp::create(
-                b, loc, slice, padded,
-                ArrayRef<OpFoldResult>{sequence, b.getIndexAttr(0),
-                                       seq.paddedStart, b.getIndexAttr(0)},
-                ArrayRef<OpFoldResult>{b.getIndexAttr(1),
-                                       tensor::getMixedSize(b, loc, padded, 1),
-                                       seq.length,
-                                       tensor::getMixedSize(b, loc, padded, 3)},
-                SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
-          },
-          [&](OpBuilder &b, Value, const SequenceBounds &seq) {
-            return SmallVector<OpFoldResult>{seq.start, b.getIndexAttr(0),
-                                             b.getIndexAttr(0)};
+          [&](OpBuilder &b, Value sequence, const SequenceBounds &seq,
+              Value out) {
+            OpFoldResult zeroIndex = b.getIndexAttr(0), one = b.getIndexAttr(1);
+            OpFoldResult h = tensor::getMixedSize(b, loc, padded, 1);
+            OpFoldResult d = tensor::getMixedSize(b, loc, padded, 3);
+            Value source = tensor::ExtractSliceOp::create(
+                b, loc,
+                RankedTensorType::get({heads, ShapedType::kDynamic, features},
+                                      paddedType.getElementType()),
+                padded,
+                ArrayRef<OpFoldResult>{sequence, zeroIndex, seq.paddedStart,
+                                       zeroIndex},
+                ArrayRef<OpFoldResult>{one, h, seq.length, d},
+                SmallVector<OpFoldResult>(4, one));
+            return writeRegion(
+                b, loc, out, {seq.start, zeroIndex, zeroIndex},
+                {seq.length, h, d}, {ShapedType::kDynamic, heads, features},
+                [&](Value slice) {
+                  return linalg::TransposeOp::create(b, loc, source, slice,
+                                                     ArrayRef<int64_t>{1, 0, 2})
+                      .getResult()[0];
+                });
           });
       rewriter.replaceOp(op, packed);
       return success();
     }
     Value batch = arith::SubIOp::create(
         rewriter, loc, tensor::DimOp::create(rewriter, loc, offsets, 0), one);
-
     Type i64 = rewriter.getI64Type();
     Value idsInit = tensor::EmptyOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{tensor::getMixedSize(
-                           rewriter, loc, init, 0)},
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{tensor::getMixedSize(rewriter, loc, init, 0)},
         i64);
     auto ids = linalg::GenericOp::create(
         rewriter, loc, idsInit.getType(), ValueRange{}, idsInit,
@@ -715,9 +771,9 @@ struct LowerUnpadSequences : OpRewritePattern<UnpadSequencesOp> {
           Value feature = linalg::IndexOp::create(nb, nl, 2);
           Value sequence =
               arith::IndexCastOp::create(nb, nl, nb.getIndexType(), args[0]);
-          Value covered = arith::CmpIOp::create(
-              nb, nl, arith::CmpIPredicate::sge, sequence,
-              arith::ConstantIndexOp::create(nb, nl, 0));
+          Value covered =
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, sequence,
+                                    arith::ConstantIndexOp::create(nb, nl, 0));
           Value value = buildGuardedRead(
               nb, nl, covered,
               [&](OpBuilder &tb) -> Value {
@@ -933,9 +989,8 @@ struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
     // dynamic).
     AffineExpr bd, h, i, j, x;
     bindDims(ctx, bd, h, i, j, x);
-    std::optional<AffineExpr> kvHead =
-        kvHeadExpr(h, queryType.getDimSize(1),
-                   op.getKey().getType().getDimSize(1));
+    std::optional<AffineExpr> kvHead = kvHeadExpr(
+        h, queryType.getDimSize(1), op.getKey().getType().getDimSize(1));
     Value keyRead = key, valueRead = value;
     if (!kvHead) {
       keyRead = expandKvHeads(rewriter, loc, key, query);
@@ -950,10 +1005,11 @@ struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
     // P = exp(s - lse): 0 for keys that take no part and in rows where none
     // does (lse = -inf, taken as 0 like a row max); P' = dropout(P).
     auto id4 = rewriter.getMultiDimIdentityMap(4);
-    auto row4 = AffineMap::get(4, 0,
-                               {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-                                getAffineDimExpr(2, ctx)},
-                               ctx);
+    auto row4 =
+        AffineMap::get(4, 0,
+                       {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                        getAffineDimExpr(2, ctx)},
+                       ctx);
     Value probs =
         linalg::GenericOp::create(
             rewriter, loc, scores.getType(), ValueRange{scores, lse},
@@ -987,13 +1043,13 @@ struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
         map({bd, h, i, j}), {oSizes[0], oSizes[1], keys, oSizes[3]}, acc);
     // (Its loops are (b, h, j, e, i) under the names (b, h, i, j, x).)
     // dP' = dO V^T, and D = rowsum(dO * O) (loops (b, h, i, e)).
-    Value droppedGrad = buildContraction(
-        rewriter, loc, outGrad, map({bd, h, i, x}), valueRead,
-        map({bd, *kvHead, j, x}), scoreMap, scoreSizes, acc);
+    Value droppedGrad =
+        buildContraction(rewriter, loc, outGrad, map({bd, h, i, x}), valueRead,
+                         map({bd, *kvHead, j, x}), scoreMap, scoreSizes, acc);
     AffineMap rowFeatures = rewriter.getMultiDimIdentityMap(4);
-    Value rowDot = buildContraction(rewriter, loc, outGrad, rowFeatures, out,
-                                    rowFeatures, row4,
-                                    {oSizes[0], oSizes[1], oSizes[2]}, acc);
+    Value rowDot =
+        buildContraction(rewriter, loc, outGrad, rowFeatures, out, rowFeatures,
+                         row4, {oSizes[0], oSizes[1], oSizes[2]}, acc);
     // dS = P (dropout(dP') - D), times the score's derivative: the
     // gradient of the raw product q.k. Zero where P is (keys that take no
     // part, whose derivative may not even be finite).
@@ -1016,16 +1072,16 @@ struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
         map({bd, *kvHead, j, x}), map({bd, h, i, x}), qSizes, acc);
     Value keyGrad = buildContraction(
         rewriter, loc, scoreGrad, map({bd, h, x, i}), query, map({bd, h, x, j}),
-        map({bd, h, i, j}),
-        {qSizes[0], qSizes[1], keys, qSizes[3]}, acc);
+        map({bd, h, i, j}), {qSizes[0], qSizes[1], keys, qSizes[3]}, acc);
 
     rewriter.replaceOp(
-        op, {storeInto(rewriter, loc, queryGrad, op.getQueryGradInit()),
-             storeInto(rewriter, loc, sumOverGroups(rewriter, loc, keyGrad, key),
-                       op.getKeyGradInit()),
-             storeInto(rewriter, loc,
-                       sumOverGroups(rewriter, loc, valueGrad, value),
-                       op.getValueGradInit())});
+        op,
+        {storeInto(rewriter, loc, queryGrad, op.getQueryGradInit()),
+         storeInto(rewriter, loc, sumOverGroups(rewriter, loc, keyGrad, key),
+                   op.getKeyGradInit()),
+         storeInto(rewriter, loc,
+                   sumOverGroups(rewriter, loc, valueGrad, value),
+                   op.getValueGradInit())});
     return success();
   }
 };
@@ -1048,9 +1104,8 @@ linalg::GenericOp getProbabilitiesProduct(linalg::GenericOp probabilities) {
         product.getMatchingIndexingMap(product.getDpsInputOperand(0));
     if (map.getNumResults() == 4 && map.isProjectedPermutation() &&
         linalg::isReductionIterator(
-            product.getIteratorTypesArray()[cast<AffineDimExpr>(
-                                                map.getResult(3))
-                                                .getPosition()]))
+            product.getIteratorTypesArray()
+                [cast<AffineDimExpr>(map.getResult(3)).getPosition()]))
       return product;
   }
   return nullptr;
@@ -1088,10 +1143,10 @@ FailureOr<Operation *> readKeyTransposed(RewriterBase &rewriter,
 
   SmallVector<AffineMap> maps = scores.getIndexingMapsArray();
   AffineMap key = maps[1];
-  maps[1] = AffineMap::get(key.getNumDims(), 0,
-                           {key.getResult(0), key.getResult(1),
-                            key.getResult(3), key.getResult(2)},
-                           rewriter.getContext());
+  maps[1] = AffineMap::get(
+      key.getNumDims(), 0,
+      {key.getResult(0), key.getResult(1), key.getResult(3), key.getResult(2)},
+      rewriter.getContext());
   rewriter.modifyOpInPlace(scores, [&] {
     keyOperand.set(tiled->replacements.front());
     scores.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
@@ -1147,10 +1202,10 @@ struct AttnLowerToLinalgPass
       // in the cache, and also stored for the weights.
       linalg::GenericOp product = getProbabilitiesProduct(op);
       Operation *consumer = product ? product.getOperation() : op;
-      AffineMap probsMap = product ? product.getMatchingIndexingMap(
-                                         product.getDpsInputOperand(0))
-                                   : op.getMatchingIndexingMap(
-                                         op.getDpsInitOperand(0));
+      AffineMap probsMap =
+          product
+              ? product.getMatchingIndexingMap(product.getDpsInputOperand(0))
+              : op.getMatchingIndexingMap(op.getDpsInitOperand(0));
       SmallVector<OpFoldResult> sizes(
           cast<linalg::LinalgOp>(consumer).getNumLoops(),
           rewriter.getIndexAttr(0));

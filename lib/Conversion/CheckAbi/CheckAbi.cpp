@@ -7,9 +7,9 @@
 // wrong length, a header from another compile) gets memory read or
 // written out of bounds. This pass makes each public function take its
 // buffers as fully dynamic memrefs, compare what it is given with what it
-// was compiled for, and only then view them as their compiled types and run; a mismatch is
-// recorded for `attn_abi_error` and the function returns. See the pass
-// description in Passes.td.
+// was compiled for, and only then view them as their compiled types and run; a
+// mismatch is recorded for `attn_abi_error` and the function returns. See the
+// pass description in Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,8 +115,8 @@ struct Mismatch {
 /// The fully dynamic strided memref of `type`'s rank and element type.
 MemRefType getDynamicType(MemRefType type) {
   SmallVector<int64_t> dynamic(type.getRank(), ShapedType::kDynamic);
-  auto layout = StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic,
-                                       dynamic);
+  auto layout =
+      StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, dynamic);
   return MemRefType::get(dynamic, type.getElementType(), layout,
                          type.getMemorySpace());
 }
@@ -156,8 +156,7 @@ void addChecks(func::FuncOp fn) {
   for (int k = 0; k < 5; ++k)
     mismatch.info.push_back(arith::ConstantIntOp::create(b, loc, 0, 64));
   auto kindValue = [&](AbiMismatch kind) -> Value {
-    return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(kind),
-                                        64);
+    return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(kind), 64);
   };
 
   SmallVector<Type> argTypes;
@@ -182,16 +181,16 @@ void addChecks(func::FuncOp fn) {
     SmallVector<Value> expectedStrides(rank);
     for (int64_t d = rank - 1; d >= 0; --d) {
       expectedStrides[d] = elements;
-      elements = arith::MulIOp::create(b, loc, elements,
-                                       metadata.getSizes()[d]);
+      elements =
+          arith::MulIOp::create(b, loc, elements, metadata.getSizes()[d]);
     }
     for (int64_t d = 0; d < rank; ++d) {
       Value size = metadata.getSizes()[d];
       Value dimension = arith::ConstantIntOp::create(b, loc, d, 64);
       if (!compiled.isDynamicDim(d)) {
         Value expected = index(compiled.getDimSize(d));
-        Value differs = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ne, size, expected);
+        Value differs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                              size, expected);
         mismatch.check(b, loc, differs,
                        {argument, dimension, kindValue(AbiMismatch::Size),
                         i64(expected), i64(size)});
@@ -205,15 +204,14 @@ void addChecks(func::FuncOp fn) {
     }
     for (int64_t d = 0; d < rank; ++d) {
       Value stride = metadata.getStrides()[d];
-      Value stepped = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ne, metadata.getSizes()[d], index(1));
+      Value stepped = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                            metadata.getSizes()[d], index(1));
       Value differs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                             stride, expectedStrides[d]);
-      mismatch.check(
-          b, loc, arith::AndIOp::create(b, loc, stepped, differs),
-          {argument, arith::ConstantIntOp::create(b, loc, d, 64),
-           kindValue(AbiMismatch::Stride), i64(expectedStrides[d]),
-           i64(stride)});
+      mismatch.check(b, loc, arith::AndIOp::create(b, loc, stepped, differs),
+                     {argument, arith::ConstantIntOp::create(b, loc, d, 64),
+                      kindValue(AbiMismatch::Stride), i64(expectedStrides[d]),
+                      i64(stride)});
     }
     // The compiled type's offset is 0: a view into a larger buffer would be
     // read from its start.
@@ -244,9 +242,10 @@ void addChecks(func::FuncOp fn) {
       llvm_unreachable("identity layouts have strides");
     SmallVector<OpFoldResult> sizes, strides;
     for (int64_t d = 0; d < rank; ++d) {
-      sizes.push_back(compiled.isDynamicDim(d)
-                          ? OpFoldResult(metadata.getSizes()[d])
-                          : OpFoldResult(b.getIndexAttr(compiled.getDimSize(d))));
+      sizes.push_back(
+          compiled.isDynamicDim(d)
+              ? OpFoldResult(metadata.getSizes()[d])
+              : OpFoldResult(b.getIndexAttr(compiled.getDimSize(d))));
       strides.push_back(ShapedType::isDynamic(staticStrides[d])
                             ? OpFoldResult(expectedStrides[d])
                             : OpFoldResult(b.getIndexAttr(staticStrides[d])));
@@ -268,8 +267,8 @@ void addChecks(func::FuncOp fn) {
                        FlatSymbolRefAttr::get(ctx, kRecordFunction),
                        mismatch.info);
   b.setInsertionPoint(ret);
-  Value status = arith::ExtUIOp::create(b, loc, b.getI32Type(),
-                                        mismatch.failed);
+  Value status =
+      arith::ExtUIOp::create(b, loc, b.getI32Type(), mismatch.failed);
   ret->setOperands(ValueRange{status});
   fn.setFunctionType(FunctionType::get(ctx, argTypes, {b.getI32Type()}));
 }
@@ -278,8 +277,9 @@ struct AttnCheckAbiPass : attn::impl::AttnCheckAbiBase<AttnCheckAbiPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    for (StringRef name : {StringRef(kRecordFunction), StringRef(kAbiErrorFunction),
-                           StringRef("__attn_abi_info")})
+    for (StringRef name :
+         {StringRef(kRecordFunction), StringRef(kAbiErrorFunction),
+          StringRef("__attn_abi_info")})
       if (Operation *existing = module.lookupSymbol(name)) {
         existing->emitOpError("attn-check-abi: the symbol ")
             << name << " is taken";

@@ -128,8 +128,7 @@ struct AttnCpuAllocatorHooksPass
         }
         existing->erase();
       }
-      op.moveBefore(builder.getInsertionBlock(),
-                    builder.getInsertionPoint());
+      op.moveBefore(builder.getInsertionBlock(), builder.getInsertionPoint());
     }
   }
 };

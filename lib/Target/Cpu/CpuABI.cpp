@@ -200,8 +200,8 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
   std::string text;
   llvm::raw_string_ostream os(text);
   if (argument < 0 || argument >= static_cast<int64_t>(abi.params.size())) {
-    os << "argument #" << argument << " (the function has "
-       << abi.params.size() << ")";
+    os << "argument #" << argument << " (the function has " << abi.params.size()
+       << ")";
     return text;
   }
   const AbiParam &param = abi.params[argument];
@@ -211,7 +211,8 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
      << formatTensorType(param.shape, param.element) << "): ";
   switch (static_cast<AbiMismatch>(kind)) {
   case AbiMismatch::Size:
-    if (param.getRank() > dimension && !ShapedType::isDynamic(param.shape[dimension]))
+    if (param.getRank() > dimension &&
+        !ShapedType::isDynamic(param.shape[dimension]))
       os << "dimension " << dimension << " has size " << actual
          << ", the function was compiled for " << expected;
     else
@@ -334,8 +335,7 @@ static void emitFunction(const FunctionAbi &abi, llvm::raw_ostream &os,
       os << "  attn_set_contiguous_strides(" << param.getRank() << ", d_"
          << name << ".sizes, d_" << name << ".strides);\n";
   }
-  os << "  " << (checked ? "return " : "") << abi.getCInterfaceSymbol()
-     << "(";
+  os << "  " << (checked ? "return " : "") << abi.getCInterfaceSymbol() << "(";
   for (auto [i, param] : llvm::enumerate(abi.params))
     os << (i ? ", " : "") << (param.isBuffer ? "&d_" : "")
        << getParamName(abi, i);

@@ -15,9 +15,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -245,14 +245,16 @@ llvm::Error attn::linkSharedLibrary(llvm::StringRef objectPath,
     std::string dir = getCrossLibraryDir(triple);
     if (!llvm::sys::fs::exists(dir + "/libc.so.6"))
       return llvm::createStringError(
-          "linking a shared library for " + triple.str() + " needs its C "
-          "library in " + dir + " (Debian: apt-get install libc6-dev-" +
+          "linking a shared library for " + triple.str() +
+          " needs its C "
+          "library in " +
+          dir + " (Debian: apt-get install libc6-dev-" +
           (triple.isAArch64() ? StringRef("arm64") : triple.getArchName()) +
           "-cross)");
     targetFlag = "--target=" + triple.str();
     libraryFlag = "-L" + dir;
-    args.append({targetFlag, "-fuse-ld=lld", "-nostartfiles",
-                 "-nodefaultlibs", libraryFlag, "-lm", "-lc"});
+    args.append({targetFlag, "-fuse-ld=lld", "-nostartfiles", "-nodefaultlibs",
+                 libraryFlag, "-lm", "-lc"});
   } else {
     // Conversions LLVM calls (__truncsfbf2 without AVX512-BF16): compiler-rt
     // has them, libgcc does not. An archive: only what is called is linked.

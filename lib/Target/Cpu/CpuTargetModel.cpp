@@ -256,9 +256,8 @@ void CpuTargetModel::print(llvm::raw_ostream &os) const {
   os << "target: " << description << "\n";
   os << "  triple " << triple << ", cpu " << cpu << (isHost ? " (host)" : "")
      << "\n";
-  os << "  vectors: " << vectorRegisters << " x " << vectorBits
-     << " bits (" << getF32Lanes() << " f32 lanes), FMA "
-     << (fma ? "yes" : "no") << "\n";
+  os << "  vectors: " << vectorRegisters << " x " << vectorBits << " bits ("
+     << getF32Lanes() << " f32 lanes), FMA " << (fma ? "yes" : "no") << "\n";
   SmallVector<StringRef> dots;
   if (avx512Bf16)
     dots.push_back("avx512bf16");
@@ -319,7 +318,7 @@ static int64_t getTileWorkingSet(int64_t qTile, int64_t kvTile, int64_t d) {
 }
 
 SmallVector<RegisterBlock> attn::getRegisterBlocks(const CpuTargetModel &target,
-                                                 int64_t maxColumns) {
+                                                   int64_t maxColumns) {
   const int64_t lanes = target.getF32Lanes();
   SmallVector<RegisterBlock> blocks;
   for (int64_t m = 1; m <= 16; m *= 2)
@@ -396,8 +395,7 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
     int64_t step = std::lcm(std::lcm(taller, bestN), config.kvTile);
     int64_t qTile = llvm::divideCeil(config.qTile, step) * step;
     int64_t workingSet = getTileWorkingSet(qTile, config.kvTile, kHeadSize);
-    if (taller > bestM &&
-        workingSet <= static_cast<int64_t>(target.l2Bytes)) {
+    if (taller > bestM && workingSet <= static_cast<int64_t>(target.l2Bytes)) {
       why << llvm::formatv(
           "  {0} x {1} keeps only {2} accumulators, no more than FMA latency "
           "x pipes ({3}): {4} rows instead, q-tile {5} (a multiple of {4}, "
@@ -450,8 +448,7 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
   config.contractionDepth = kContractionDepth;
   int64_t weightBudget = static_cast<int64_t>(target.l2Bytes / 4);
   config.contractionColumns = config.nBlock;
-  while (kContractionDepth * config.contractionColumns * 2 * 4 <=
-         weightBudget)
+  while (kContractionDepth * config.contractionColumns * 2 * 4 <= weightBudget)
     config.contractionColumns *= 2;
   why << llvm::formatv(
       "  contraction-depth x contraction-columns: {0} x {1}: a weight block "

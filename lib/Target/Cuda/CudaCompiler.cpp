@@ -35,10 +35,10 @@ SmallVector<GpuObject> attn::collectGpuObjects(ModuleOp module) {
   module.walk([&](gpu::BinaryOp binary) {
     for (Attribute attr : binary.getObjects()) {
       auto object = cast<gpu::ObjectAttr>(attr);
-      objects.push_back({binary.getSymName().str(),
-                         gpu::stringifyCompilationTarget(object.getFormat())
-                             .str(),
-                         object.getObject().getValue().str()});
+      objects.push_back(
+          {binary.getSymName().str(),
+           gpu::stringifyCompilationTarget(object.getFormat()).str(),
+           object.getObject().getValue().str()});
     }
   });
   return objects;

@@ -13,9 +13,9 @@
 // CHECK-DAG: %[[S:.*]] = arith.constant 128 : index
 // CHECK: %[[LENS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3xi32>)
 // CHECK: %[[FIRST:.*]] = tensor.extract %[[CU]][%[[B:.*]]] : tensor<4xi32>
+// CHECK: tensor.extract %[[CU]]
 // CHECK: %[[LO:.*]] = arith.maxsi %{{.*}}, %[[C0]]
 // CHECK: %[[START:.*]] = arith.minsi %[[LO]], %[[T]]
-// CHECK: tensor.extract %[[CU]]
 // CHECK: %[[ENDLO:.*]] = arith.maxsi %{{.*}}, %[[START]]
 // CHECK: %[[END:.*]] = arith.minsi %[[ENDLO]], %[[T]]
 // CHECK: %[[N:.*]] = arith.subi %[[END]], %[[START]]
@@ -39,19 +39,29 @@
 // CHECK:   scf.yield %[[ZERO]]
 // CHECK: linalg.yield %[[V]]
 // CHECK: return %[[P]], %[[LENS]]
-// With row-copies (the tiled CPU pipeline): zeros, then an scf.forall
-// over the sequences, each transposing its [len, H, D] rows into its
-// [1, H, len, D] place (bottom_right: from S - len).
+// With row-copies (the tiled CPU pipeline): an scf.forall over the
+// sequences, each writing its own [1, H, S, D] block in place (a slice of
+// the forall's output, inserted once): its [len, H, D] rows transposed into
+// [off, off + len) and zeros after them (top_left: none before).
 // ROWS-LABEL: func.func @pad
 // ROWS-SAME: (%[[X:.*]]: tensor<300x8x64xf32>, %[[CU:.*]]: tensor<4xi32>)
 // ROWS: %[[LENS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3xi32>)
-// ROWS: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x8x128x64xf32>)
-// ROWS: %[[P:.*]] = scf.forall (%[[B:.*]]) in (%c3) shared_outs(%[[OUT:.*]] = %[[Z]])
+// ROWS: %[[E:.*]] = tensor.empty() : tensor<3x8x128x64xf32>
+// ROWS-NOT: linalg.fill
+// ROWS: %[[P:.*]] = scf.forall (%[[B:.*]]) in (%c3) shared_outs(%[[OUT:.*]] = %[[E]])
 // ROWS: %[[START:.*]] = arith.minsi %{{.*}}, %c300
 // ROWS: %[[LEN:.*]] = arith.minsi %{{.*}}, %c128
+// ROWS: %[[AFTER:.*]] = arith.subi %c128, %[[LEN]]
 // ROWS: %[[ROWS:.*]] = tensor.extract_slice %[[X]][%[[START]], 0, 0] [%[[LEN]], 8, 64] [1, 1, 1] : tensor<300x8x64xf32> to tensor<?x8x64xf32>
-// ROWS: %[[T:.*]] = linalg.transpose ins(%[[ROWS]] : tensor<?x8x64xf32>) outs(%{{.*}} : tensor<8x?x64xf32>) permutation = [1, 0, 2]
-// ROWS: tensor.parallel_insert_slice %[[T]] into %[[OUT]][%[[B]], 0, %c0, 0] [1, 8, %{{.*}}, 64]
+// ROWS: %[[BLOCK:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, 0, 0] [1, 8, 128, 64] [1, 1, 1, 1] : tensor<3x8x128x64xf32> to tensor<8x128x64xf32>
+// ROWS: %[[DST:.*]] = tensor.extract_slice %[[BLOCK]][0, %c0, 0] [8, %[[LEN]], 64]
+// ROWS: %[[T:.*]] = linalg.transpose ins(%[[ROWS]] : tensor<?x8x64xf32>) outs(%[[DST]] : tensor<8x?x64xf32>) permutation = [1, 0, 2]
+// ROWS: %[[B1:.*]] = tensor.insert_slice %[[T]] into %[[BLOCK]][0, %c0, 0] [8, %[[LEN]], 64]
+// ROWS: %[[Z:.*]] = tensor.extract_slice %[[B1]][0, %[[LEN]], 0] [8, %[[AFTER]], 64]
+// ROWS: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[Z]] : tensor<8x?x64xf32>)
+// ROWS: %[[B2:.*]] = tensor.insert_slice %[[F]] into %[[B1]][0, %[[LEN]], 0] [8, %[[AFTER]], 64]
+// ROWS: scf.forall.in_parallel
+// ROWS-NEXT: tensor.parallel_insert_slice %[[B2]] into %[[OUT]][%[[B]], 0, 0, 0] [1, 8, 128, 64]
 // ROWS: return %[[P]], %[[LENS]]
 func.func @pad(%packed: tensor<300x8x64xf32>, %cu: tensor<4xi32>) -> (tensor<3x8x128x64xf32>, tensor<3xi32>) {
   %p, %lens = attn.pad_sequences %packed[%cu] : tensor<300x8x64xf32>, tensor<4xi32> -> tensor<3x8x128x64xf32>, tensor<3xi32>
@@ -115,8 +125,9 @@ func.func @pad_dynamic(%packed: tensor<?x?x128xbf16>, %cu: tensor<?xi64>) -> ten
 // ROWS: %[[LEN:.*]] = arith.minsi %{{.*}}, %c128
 // ROWS: %[[OFF:.*]] = arith.subi %c128, %[[LEN]]
 // ROWS: %[[ROWS:.*]] = tensor.extract_slice %[[P]][%[[B]], 0, %[[OFF]], 0] [1, 8, %[[LEN]], 64] [1, 1, 1, 1] : tensor<3x8x128x64xf32> to tensor<8x?x64xf32>
-// ROWS: %[[T:.*]] = linalg.transpose ins(%[[ROWS]] : tensor<8x?x64xf32>) outs(%{{.*}} : tensor<?x8x64xf32>) permutation = [1, 0, 2]
-// ROWS: tensor.parallel_insert_slice %[[T]] into %[[OUT]][%[[START]], 0, 0] [%{{.*}}, 8, 64]
+// ROWS: %[[DST:.*]] = tensor.extract_slice %[[OUT]][%[[START]], 0, 0] [%[[LEN]], 8, 64]
+// ROWS: %[[T:.*]] = linalg.transpose ins(%[[ROWS]] : tensor<8x?x64xf32>) outs(%[[DST]] : tensor<?x8x64xf32>) permutation = [1, 0, 2]
+// ROWS: tensor.parallel_insert_slice %[[T]] into %[[OUT]][%[[START]], 0, 0] [%[[LEN]], 8, 64]
 func.func @unpad(%padded: tensor<3x8x128x64xf32>, %cu: tensor<4xi32>, %init: tensor<300x8x64xf32>) -> tensor<300x8x64xf32> {
   %o = attn.unpad_sequences %padded[%cu] align = <bottom_right> outs(%init) : tensor<3x8x128x64xf32>, tensor<4xi32> -> tensor<300x8x64xf32>
   return %o : tensor<300x8x64xf32>

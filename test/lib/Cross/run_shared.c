@@ -115,7 +115,14 @@ static void writeNpy(const char *path, const struct Array *array) {
   if (!f)
     fail("cannot write", path);
   unsigned headerLength = (unsigned)(n + pad + 1);
-  unsigned char magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  unsigned char magic[10] = {0x93,
+                             'N',
+                             'U',
+                             'M',
+                             'P',
+                             'Y',
+                             1,
+                             0,
                              (unsigned char)(headerLength & 0xFF),
                              (unsigned char)(headerLength >> 8)};
   fwrite(magic, 1, 10, f);

@@ -95,8 +95,7 @@ enum class AbiMismatch : int64_t { Size = 0, Stride = 1, Null = 2, Offset = 3 };
 /// argument, dimension, kind, expected, actual; docs/CpuABI.md), in words
 /// with the numbers: "output #0 (tensor<4x8xf32>): dimension 1 has size 6,
 /// the function was compiled for 8".
-std::string describeAbiMismatch(const FunctionAbi &abi,
-                                ArrayRef<int64_t> info);
+std::string describeAbiMismatch(const FunctionAbi &abi, ArrayRef<int64_t> info);
 
 /// Writes a self-contained C header declaring every function of `abis`: the
 /// descriptor structs, the `_mlir_ciface_` entry points and a plain-pointer

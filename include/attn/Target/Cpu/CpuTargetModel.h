@@ -1,4 +1,4 @@
-//===- CpuTargetModel.h - what the CPU pipeline knows of its target -*- C++ -*-===//
+//===- CpuTargetModel.h - what the CPU pipeline knows -----------*- C++ -*-===//
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //

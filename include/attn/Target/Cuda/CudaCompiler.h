@@ -1,4 +1,4 @@
-//===- CudaCompiler.h - from the CUDA pipeline's output to files -*- C++ -*-===//
+//===- CudaCompiler.h - the CUDA pipeline's output to files -----*- C++ -*-===//
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //

@@ -207,9 +207,7 @@ public:
   std::string failure;
 
 private:
-  bool inside(Value v) {
-    return region.isAncestor(v.getParentRegion());
-  }
+  bool inside(Value v) { return region.isAncestor(v.getParentRegion()); }
 
   template <typename T> std::optional<T> fail(Value v, StringRef why) {
     if (failure.empty()) {
@@ -267,8 +265,8 @@ std::optional<KeyLinear> MaskModAnalyzer::linear(Value v) {
     return linear(def->getOperand(0));
   if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
     std::optional<KeyLinear> lhs = linear(def->getOperand(0));
-    std::optional<KeyLinear> rhs = lhs ? linear(def->getOperand(1))
-                                       : std::nullopt;
+    std::optional<KeyLinear> rhs =
+        lhs ? linear(def->getOperand(1)) : std::nullopt;
     if (!lhs || !rhs)
       return std::nullopt;
     if (isa<arith::MulIOp>(def)) {
@@ -528,23 +526,24 @@ Value attn::buildBandBound(OpBuilder &b, Location loc, const BandBound &bound,
   return sum;
 }
 
-std::pair<Value, Value>
-attn::buildRowsKeyRange(OpBuilder &b, Location loc, const KeyBand &band,
-                        Value firstRow, Value lastRow, const BandValues &values,
-                        Value keyCount, bool everyRow) {
+std::pair<Value, Value> attn::buildRowsKeyRange(OpBuilder &b, Location loc,
+                                                const KeyBand &band,
+                                                Value firstRow, Value lastRow,
+                                                const BandValues &values,
+                                                Value keyCount, bool everyRow) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   if (band.empty)
     return {zero, zero};
   auto clamp = [&](Value v) -> Value {
-    return arith::MaxSIOp::create(
-        b, loc, zero, arith::MinSIOp::create(b, loc, keyCount, v));
+    return arith::MaxSIOp::create(b, loc, zero,
+                                  arith::MinSIOp::create(b, loc, keyCount, v));
   };
   Value start = zero, end = keyCount;
   if (band.lower)
-    start = arith::MaxSIOp::create(
-        b, loc, zero,
-        buildBandBound(b, loc, *band.lower, everyRow ? lastRow : firstRow,
-                       values));
+    start = arith::MaxSIOp::create(b, loc, zero,
+                                   buildBandBound(b, loc, *band.lower,
+                                                  everyRow ? lastRow : firstRow,
+                                                  values));
   if (band.upper)
     end = clamp(buildBandBound(b, loc, *band.upper,
                                everyRow ? firstRow : lastRow, values));
@@ -566,8 +565,8 @@ KeyTileRanges attn::buildKeyTileRanges(OpBuilder &b, Location loc,
         b, loc, arith::CeilDivUIOp::create(b, loc, x, tileSize), tileSize);
   };
   // Steps start on tile boundaries.
-  auto [anyStart, end] = buildRowsKeyRange(b, loc, band, firstRow, lastRow,
-                                           values, keyCount, /*everyRow=*/false);
+  auto [anyStart, end] = buildRowsKeyRange(
+      b, loc, band, firstRow, lastRow, values, keyCount, /*everyRow=*/false);
   Value first = floorToTile(anyStart);
   auto [everyStart, everyEnd] = buildRowsKeyRange(
       b, loc, band, firstRow, lastRow, values, keyCount, /*everyRow=*/true);
@@ -575,12 +574,11 @@ KeyTileRanges attn::buildKeyTileRanges(OpBuilder &b, Location loc,
   // ones, unless they must be whole.
   Value fullEnd = floorToTile(everyEnd);
   if (!wholeFullTiles) {
-    Value reachesEnd = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, everyEnd, keyCount);
+    Value reachesEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             everyEnd, keyCount);
     fullEnd = arith::SelectOp::create(b, loc, reachesEnd, keyCount, fullEnd);
   }
-  Value fullStart =
-      arith::MinSIOp::create(b, loc, ceilToTile(everyStart), end);
+  Value fullStart = arith::MinSIOp::create(b, loc, ceilToTile(everyStart), end);
   fullEnd = arith::MaxSIOp::create(b, loc, fullStart, fullEnd);
   return {first, fullStart, fullEnd, end};
 }

@@ -70,14 +70,12 @@ static int64_t mulExtents(int64_t a, int64_t b) {
 /// well as what was found.
 static LogicalResult verifyShape(Operation *op, StringRef what,
                                  RankedTensorType type,
-                                 ArrayRef<int64_t> expected,
-                                 StringRef layout) {
-  bool ok = type.getRank() == static_cast<int64_t>(expected.size()) &&
-            llvm::all_of(llvm::zip_equal(type.getShape(), expected),
-                         [](auto pair) {
-                           return extentsAgree(std::get<0>(pair),
-                                               std::get<1>(pair));
-                         });
+                                 ArrayRef<int64_t> expected, StringRef layout) {
+  bool ok =
+      type.getRank() == static_cast<int64_t>(expected.size()) &&
+      llvm::all_of(llvm::zip_equal(type.getShape(), expected), [](auto pair) {
+        return extentsAgree(std::get<0>(pair), std::get<1>(pair));
+      });
   if (ok)
     return success();
   return op->emitOpError() << what << " must have shape " << layout << " = "
@@ -91,22 +89,21 @@ static LogicalResult verifyElementType(Operation *op, StringRef what,
                                        StringRef reference) {
   if (type.getElementType() == expected)
     return success();
-  return op->emitOpError() << what << " element type ("
-                           << type.getElementType() << ") must match "
-                           << reference << " element type (" << expected
-                           << ")";
+  return op->emitOpError() << what << " element type (" << type.getElementType()
+                           << ") must match " << reference << " element type ("
+                           << expected << ")";
 }
 
 /// The dropout probability, the seed attribute and the run-time seed
 /// operand (null when absent).
-static LogicalResult verifyDropout(Operation *op, double dropout,
-                                   int64_t seed, Value seedOperand) {
+static LogicalResult verifyDropout(Operation *op, double dropout, int64_t seed,
+                                   Value seedOperand) {
   if (!(dropout >= 0.0 && dropout < 1.0))
-    return op->emitOpError() << "dropout (" << formatNumber(dropout)
-                             << ") must be in [0, 1)";
+    return op->emitOpError()
+           << "dropout (" << formatNumber(dropout) << ") must be in [0, 1)";
   if (dropout == 0.0 && seed != 0)
-    return op->emitOpError() << "seed (" << seed
-                             << ") has no effect without dropout";
+    return op->emitOpError()
+           << "seed (" << seed << ") has no effect without dropout";
   if (dropout == 0.0 && seedOperand)
     return op->emitOpError() << "dropout_seed has no effect without dropout";
   return success();
@@ -136,8 +133,7 @@ static LogicalResult verifyRank4(Operation *op, StringRef what,
 static LogicalResult verifyModifierRegion(Operation *op, Region &region,
                                           StringRef name,
                                           ArrayRef<Type> expected,
-                                          StringRef signature,
-                                          Type yieldType) {
+                                          StringRef signature, Type yieldType) {
   if (region.empty())
     return success();
   Block &block = region.front();
@@ -256,13 +252,13 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
   ArrayRef<int64_t> q = queryType.getShape(), k = keyType.getShape();
   dims = {q[0], q[1], q[2], q[3], k[1], k[2]};
   if (!extentsAgree(k[0], dims.batch))
-    return op.emitOpError() << "key batch (" << k[0]
-                            << ") must match query batch (" << dims.batch
-                            << ")";
+    return op.emitOpError()
+           << "key batch (" << k[0] << ") must match query batch ("
+           << dims.batch << ")";
   if (!extentsAgree(k[3], dims.headDim))
-    return op.emitOpError() << "key head dim (" << k[3]
-                            << ") must match query head dim (" << dims.headDim
-                            << ")";
+    return op.emitOpError()
+           << "key head dim (" << k[3] << ") must match query head dim ("
+           << dims.headDim << ")";
   if (dims.kvHeads == 0)
     return op.emitOpError() << "key/value heads must be at least 1";
   if (!ShapedType::isDynamic(dims.qHeads) &&
@@ -303,9 +299,9 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
 
   if (std::optional<APFloat> scale = op.getScale()) {
     if (!scale->isFinite() || scale->isZero())
-      return op.emitOpError() << "scale ("
-                              << formatNumber(scale->convertToDouble())
-                              << ") must be finite and non-zero";
+      return op.emitOpError()
+             << "scale (" << formatNumber(scale->convertToDouble())
+             << ") must be finite and non-zero";
   }
 
   if (std::optional<ArrayRef<int64_t>> window = op.getWindow()) {
@@ -320,9 +316,9 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
 
   if (op.getAlignment() != Alignment::top_left && !op.getCausal() &&
       !op.getWindow())
-    return op.emitOpError() << "align = " << stringifyAlignment(
-                                   op.getAlignment())
-                            << " has no effect without causal or window";
+    return op.emitOpError()
+           << "align = " << stringifyAlignment(op.getAlignment())
+           << " has no effect without causal or window";
 
   if (failed(verifyDropout(raw, op.getDropoutP().convertToDouble(),
                            op.getSeed(), op.getDropoutSeed())))
@@ -337,15 +333,15 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
           b.getF32Type())) ||
       failed(verifyModifierRegion(
           raw, op.getMaskMod(), "mask_mod", {index, index, index, index},
-          "(b: index, h: index, q_idx: index, kv_idx: index)",
-          b.getI1Type())))
+          "(b: index, h: index, q_idx: index, kv_idx: index)", b.getI1Type())))
     return failure();
   return success();
 }
 
 /// `value` against the extents read from query and key; on success `dv` is
 /// its head dimension.
-static LogicalResult verifyValue(Operation *op, TypedValue<RankedTensorType> value,
+static LogicalResult verifyValue(Operation *op,
+                                 TypedValue<RankedTensorType> value,
                                  Type elementType, const ScoreDims &dims,
                                  int64_t &dv) {
   auto valueType = value.getType();
@@ -373,20 +369,18 @@ static LogicalResult verifyLse(Operation *op, StringRef what,
   if (lse.getElementType() != acc)
     return op->emitOpError()
            << what << " element type (" << lse.getElementType()
-           << ") must be the accumulator type of " << elementType << " ("
-           << acc << ")";
+           << ") must be the accumulator type of " << elementType << " (" << acc
+           << ")";
   return verifyShape(op, what, lse, {dims.batch, dims.qHeads, dims.qLen},
                      "[B, Hq, Sq]");
 }
 
 /// `value` and the attention output `what` ([B, Hq, Sq, Dv], the query's
 /// element type) of attn.sdpa and attn.sdpa_grad.
-static LogicalResult verifyValueAndOutput(Operation *op,
-                                          TypedValue<RankedTensorType> value,
-                                          StringRef what,
-                                          RankedTensorType output,
-                                          Type elementType,
-                                          const ScoreDims &dims) {
+static LogicalResult
+verifyValueAndOutput(Operation *op, TypedValue<RankedTensorType> value,
+                     StringRef what, RankedTensorType output, Type elementType,
+                     const ScoreDims &dims) {
   int64_t dv;
   if (failed(verifyValue(op, value, elementType, dims, dv)) ||
       failed(verifyElementType(op, what, output, elementType, "query")))
@@ -409,8 +403,8 @@ LogicalResult SdpaOp::verify() {
   if (getLse()) {
     if (getLse().getType() != getLseInit().getType())
       return emitOpError() << "lse result type (" << getLse().getType()
-                           << ") must match its init (" << getLseInit().getType()
-                           << ")";
+                           << ") must match its init ("
+                           << getLseInit().getType() << ")";
     return verifyLse(*this, "lse", getLse().getType(), elementType, dims);
   }
   return success();
@@ -442,8 +436,8 @@ LogicalResult GatherPagesOp::verify() {
   int64_t pageSize = pages.getDimSize(dims.slot);
   RankedTensorType table = getPageTable().getType();
   RankedTensorType result = getResult().getType();
-  if (failed(verifyElementType(*this, "result", result,
-                               pages.getElementType(), "pages")))
+  if (failed(verifyElementType(*this, "result", result, pages.getElementType(),
+                               "pages")))
     return failure();
   return verifyShape(*this, "result", result,
                      {table.getDimSize(0), pages.getDimSize(dims.head),
@@ -486,8 +480,8 @@ static FailureOr<int64_t> verifySequenceOffsets(Operation *op,
   if (ShapedType::isDynamic(entries))
     return kDynamic;
   if (entries < 1)
-    return op->emitOpError() << "cu_seqlens must have B + 1 >= 1 entries, got "
-                             << entries;
+    return op->emitOpError()
+           << "cu_seqlens must have B + 1 >= 1 entries, got " << entries;
   return entries - 1;
 }
 
@@ -507,8 +501,8 @@ static LogicalResult verifySequenceBatch(Operation *op, StringRef paddedName,
                              << packed.getRank();
   FailureOr<int64_t> batch = verifySequenceOffsets(op, offsets);
   if (failed(batch) ||
-      failed(verifyElementType(op, paddedName, padded,
-                               packed.getElementType(), packedName)))
+      failed(verifyElementType(op, paddedName, padded, packed.getElementType(),
+                               packedName)))
     return failure();
   std::string layout = llvm::formatv(
       "[B (cu_seqlens entries - 1), heads ({0} dimension 1), S, head_dim "
@@ -547,8 +541,7 @@ LogicalResult WeightsOp::verify() {
   ScoreDims dims;
   if (failed(verifyScoreOp(*this, dims)) ||
       failed(verifyElementType(*this, "result", getResult().getType(),
-                               getQuery().getType().getElementType(),
-                               "query")))
+                               getQuery().getType().getElementType(), "query")))
     return failure();
   return verifyShape(*this, "result", getResult().getType(),
                      {dims.batch, dims.qHeads, dims.qLen, dims.kvLen},
@@ -604,8 +597,8 @@ LogicalResult MultiheadOp::verify() {
     if (type.getElementType() != elementType)
       return emitOpError() << "operand #" << operand.getOperandNumber()
                            << " element type (" << type.getElementType()
-                           << ") must match query element type ("
-                           << elementType << ")";
+                           << ") must match query element type (" << elementType
+                           << ")";
   }
 
   // [L, N, E] by default, [N, L, E] with batch_first, [L, E] unbatched.
@@ -644,9 +637,8 @@ LogicalResult MultiheadOp::verify() {
   if (packed) {
     if (!extentsAgree(kdim, embed) || !extentsAgree(vdim, embed))
       return emitOpError() << "in_proj requires kdim (" << kdim
-                           << ") and vdim (" << vdim
-                           << ") to equal embed_dim (" << embed
-                           << "); use q_proj, k_proj and v_proj";
+                           << ") and vdim (" << vdim << ") to equal embed_dim ("
+                           << embed << "); use q_proj, k_proj and v_proj";
     if (failed(verifyShape(*this, "in_proj", getInProjWeight().getType(),
                            {mulExtents(3, embed), embed},
                            "[3 * embed_dim, embed_dim]")))
@@ -666,11 +658,10 @@ LogicalResult MultiheadOp::verify() {
 
   if (static_cast<bool>(getBiasK()) != static_cast<bool>(getBiasV()))
     return emitOpError() << "bias_k and bias_v must be given together";
-  if (getBiasK() &&
-      (failed(verifyShape(*this, "bias_k", getBiasK().getType(),
-                          {1, 1, embed}, "[1, 1, embed_dim]")) ||
-       failed(verifyShape(*this, "bias_v", getBiasV().getType(),
-                          {1, 1, embed}, "[1, 1, embed_dim]"))))
+  if (getBiasK() && (failed(verifyShape(*this, "bias_k", getBiasK().getType(),
+                                        {1, 1, embed}, "[1, 1, embed_dim]")) ||
+                     failed(verifyShape(*this, "bias_v", getBiasV().getType(),
+                                        {1, 1, embed}, "[1, 1, embed_dim]"))))
     return failure();
 
   if (failed(verifyShape(*this, "out_proj", getOutProjWeight().getType(),
@@ -685,8 +676,8 @@ LogicalResult MultiheadOp::verify() {
     auto type = cast<RankedTensorType>(padding.getType());
     if (batched ? failed(verifyShape(*this, "key_padding_mask", type,
                                      {batch, srcLen}, "[N, S]"))
-                : failed(verifyShape(*this, "key_padding_mask", type,
-                                     {srcLen}, "[S]")))
+                : failed(verifyShape(*this, "key_padding_mask", type, {srcLen},
+                                     "[S]")))
       return failure();
   }
   if (Value mask = getAttnMask()) {
@@ -708,8 +699,8 @@ LogicalResult MultiheadOp::verify() {
     }
   }
 
-  if (failed(verifyDropout(*this, getDropoutP().convertToDouble(),
-                           getSeed(), getDropoutSeed())))
+  if (failed(verifyDropout(*this, getDropoutP().convertToDouble(), getSeed(),
+                           getDropoutSeed())))
     return failure();
 
   if (getOutput().getType() != queryType)
@@ -731,10 +722,9 @@ LogicalResult MultiheadOp::verify() {
   if (getPerHeadWeights())
     expected.push_back(heads);
   expected.append({tgtLen, weightsLen});
-  StringRef layout = getPerHeadWeights()
-                         ? (batched ? "[N, num_heads, L, S']"
-                                    : "[num_heads, L, S']")
-                         : (batched ? "[N, L, S']" : "[L, S']");
+  StringRef layout = getPerHeadWeights() ? (batched ? "[N, num_heads, L, S']"
+                                                    : "[num_heads, L, S']")
+                                         : (batched ? "[N, L, S']" : "[L, S']");
   return verifyShape(*this, "weights", getWeights().getType(), expected,
                      layout);
 }

@@ -29,10 +29,10 @@ static bool isNonDifferentiable(Operation &op) {
   return !isa<arith::ConstantOp, arith::AddFOp, arith::SubFOp, arith::MulFOp,
               arith::DivFOp, arith::NegFOp, arith::MaximumFOp,
               arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
-              arith::SelectOp, arith::ExtFOp, arith::TruncFOp,
-              arith::SIToFPOp, arith::UIToFPOp, math::TanhOp, math::ExpOp,
-              math::Exp2Op, math::LogOp, math::Log2Op, math::SqrtOp,
-              math::RsqrtOp, math::AbsFOp, tensor::ExtractOp>(op);
+              arith::SelectOp, arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
+              arith::UIToFPOp, math::TanhOp, math::ExpOp, math::Exp2Op,
+              math::LogOp, math::Log2Op, math::SqrtOp, math::RsqrtOp,
+              math::AbsFOp, tensor::ExtractOp>(op);
 }
 
 Operation *attn::findNonDifferentiableOp(Region &region) {
@@ -95,9 +95,8 @@ public:
           return div(dx[0], mul(x[0], constant(r, llvm::numbers::ln2)));
         })
         // d sqrt = da / (2 sqrt), d rsqrt = -rsqrt^3 / 2 da.
-        .Case([&](math::SqrtOp) {
-          return div(dx[0], mul(constant(r, 2.0), r));
-        })
+        .Case(
+            [&](math::SqrtOp) { return div(dx[0], mul(constant(r, 2.0), r)); })
         .Case([&](math::RsqrtOp) {
           return mul(mul(constant(r, -0.5), mul(r, mul(r, r))), dx[0]);
         })
@@ -112,8 +111,7 @@ public:
 
 private:
   Value constant(Value like, double v) {
-    return arith::ConstantOp::create(b, loc,
-                                     b.getFloatAttr(like.getType(), v));
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(like.getType(), v));
   }
   Value orZero(Value tangent, Value like) {
     return tangent ? tangent : constant(like, 0.0);
@@ -143,8 +141,7 @@ private:
   }
   /// The tangent of max/min: that of the operand the op picks (the first
   /// where `predicate` holds between them).
-  Value pick(arith::CmpFPredicate predicate, ValueRange x,
-             ArrayRef<Value> dx) {
+  Value pick(arith::CmpFPredicate predicate, ValueRange x, ArrayRef<Value> dx) {
     if (!dx[0] && !dx[1])
       return {};
     Value first = arith::CmpFOp::create(b, loc, predicate, x[0], x[1]);
@@ -158,11 +155,9 @@ private:
 
 } // namespace
 
-std::pair<Value, Value> attn::buildValueAndDerivative(OpBuilder &b,
-                                                      Location loc,
-                                                      Region &region,
-                                                      ValueRange args,
-                                                      unsigned wrt) {
+std::pair<Value, Value>
+attn::buildValueAndDerivative(OpBuilder &b, Location loc, Region &region,
+                              ValueRange args, unsigned wrt) {
   Block &block = region.front();
   IRMapping mapping;
   mapping.map(block.getArguments(), args);
@@ -181,8 +176,8 @@ std::pair<Value, Value> attn::buildValueAndDerivative(OpBuilder &b,
       operandTangents.push_back(tangents.lookup(operand));
     if (llvm::all_of(operandTangents, [](Value t) { return !t; }))
       continue;
-    if (Value tangent = builder.build(op, clone->getOperands(),
-                                      operandTangents, clone->getResult(0)))
+    if (Value tangent = builder.build(op, clone->getOperands(), operandTangents,
+                                      clone->getResult(0)))
       tangents[clone->getResult(0)] = tangent;
   }
   // The region is not isolated from above: the yielded value may be defined

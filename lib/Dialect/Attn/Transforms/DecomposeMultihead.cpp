@@ -115,9 +115,10 @@ public:
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, packed);
     SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
     offsets[0] = offset;
-    sizes[0] = parts == 1 ? embed
-                          : OpFoldResult(b.getIndexAttr(
-                                parts * *getConstantIntValue(embed)));
+    sizes[0] =
+        parts == 1
+            ? embed
+            : OpFoldResult(b.getIndexAttr(parts * *getConstantIntValue(embed)));
     return tensor::ExtractSliceOp::create(b, loc, packed, offsets, sizes,
                                           strides);
   }
@@ -469,32 +470,31 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
     if (!op.getWeights()) {
       Value init = tensor::EmptyOp::create(
           rewriter, loc, getSizes(rewriter, loc, qh), mb.element);
-      attended = SdpaOp::create(rewriter, loc, init.getType(), /*lse=*/Type(),
-                                qh, kh, vh, mask,
-                                /*kv_lens=*/Value(), /*block_offsets=*/Value(),
-                                /*block_indices=*/Value(),
-                                /*block_classes=*/Value(),
-                                op.getDropoutSeed(), init,
-                                /*lse_init=*/Value(),
-                                /*scale=*/FloatAttr(), causal,
-                                /*window=*/DenseI64ArrayAttr(), alignment,
-                                op.getDropoutPAttr(), op.getSeedAttr(),
-                                /*block_size=*/DenseI64ArrayAttr())
-                     .getResult();
+      attended =
+          SdpaOp::create(rewriter, loc, init.getType(), /*lse=*/Type(), qh, kh,
+                         vh, mask,
+                         /*kv_lens=*/Value(), /*block_offsets=*/Value(),
+                         /*block_indices=*/Value(),
+                         /*block_classes=*/Value(), op.getDropoutSeed(), init,
+                         /*lse_init=*/Value(),
+                         /*scale=*/FloatAttr(), causal,
+                         /*window=*/DenseI64ArrayAttr(), alignment,
+                         op.getDropoutPAttr(), op.getSeedAttr(),
+                         /*block_size=*/DenseI64ArrayAttr())
+              .getResult();
     } else {
       SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, qh, {0, 1, 2});
       sizes.push_back(tensor::getMixedSize(rewriter, loc, kh, 2));
       Value init = tensor::EmptyOp::create(rewriter, loc, sizes, mb.element);
-      Value probs = WeightsOp::create(rewriter, loc, init.getType(), qh, kh,
-                                      mask, /*kv_lens=*/Value(),
-                                      /*block_offsets=*/Value(),
-                                      /*block_indices=*/Value(),
-                                      /*block_classes=*/Value(),
-                                      op.getDropoutSeed(), init,
-                                      /*scale=*/FloatAttr(), causal,
-                                      /*window=*/DenseI64ArrayAttr(), alignment,
-                                      op.getDropoutPAttr(), op.getSeedAttr(),
-                                      /*block_size=*/DenseI64ArrayAttr());
+      Value probs = WeightsOp::create(
+          rewriter, loc, init.getType(), qh, kh, mask, /*kv_lens=*/Value(),
+          /*block_offsets=*/Value(),
+          /*block_indices=*/Value(),
+          /*block_classes=*/Value(), op.getDropoutSeed(), init,
+          /*scale=*/FloatAttr(), causal,
+          /*window=*/DenseI64ArrayAttr(), alignment, op.getDropoutPAttr(),
+          op.getSeedAttr(),
+          /*block_size=*/DenseI64ArrayAttr());
       attended = mb.applyWeights(probs, vh);
       weights = mb.unbatchWeights(
           op.getPerHeadWeights() ? probs : mb.averageHeads(probs));

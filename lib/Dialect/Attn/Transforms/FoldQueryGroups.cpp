@@ -45,9 +45,9 @@ static Value splitGroups(OpBuilder &b, Location loc, Value t, int64_t kvHeads,
   auto type = cast<RankedTensorType>(t.getType());
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
   sizes.erase(sizes.begin() + 1, sizes.begin() + 3);
-  sizes.insert(sizes.begin() + 1, {b.getIndexAttr(kvHeads),
-                                   b.getIndexAttr(group),
-                                   b.getIndexAttr(rows)});
+  sizes.insert(
+      sizes.begin() + 1,
+      {b.getIndexAttr(kvHeads), b.getIndexAttr(group), b.getIndexAttr(rows)});
   SmallVector<int64_t> shape(type.getShape());
   shape.erase(shape.begin() + 1, shape.begin() + 3);
   shape.insert(shape.begin() + 1, {kvHeads, group, rows});
@@ -108,14 +108,15 @@ struct FoldQueryGroups : OpRewritePattern<SdpaOp> {
     int64_t group = heads / kvHeads;
     if (group * rows > maxRows)
       return rewriter.notifyMatchFailure(op, "more rows than max-rows");
-    if (op.getCausal() || op.getWindow() || op.getDropoutP().convertToDouble() != 0 ||
-        op.getDropoutSeed() || !op.getScoreMod().empty() ||
-        !op.getMaskMod().empty() || op.getBlockSize() || op.getBlockOffsets() ||
-        op.getBlockClasses())
+    if (op.getCausal() || op.getWindow() ||
+        op.getDropoutP().convertToDouble() != 0 || op.getDropoutSeed() ||
+        !op.getScoreMod().empty() || !op.getMaskMod().empty() ||
+        op.getBlockSize() || op.getBlockOffsets() || op.getBlockClasses())
       return rewriter.notifyMatchFailure(
           op, "a score condition depends on the query row or head");
     if (Value mask = op.getMask(); mask && !isSameForHeadsAndRows(mask))
-      return rewriter.notifyMatchFailure(op, "the mask varies over heads or rows");
+      return rewriter.notifyMatchFailure(op,
+                                         "the mask varies over heads or rows");
 
     Location loc = op.getLoc();
     auto fold = [&](Value t) {
@@ -128,17 +129,16 @@ struct FoldQueryGroups : OpRewritePattern<SdpaOp> {
         rewriter, loc, init.getType(), lseInit ? lseInit.getType() : Type(),
         query, op.getKey(), op.getValue(), op.getMask(), op.getKvLens(),
         op.getBlockOffsets(), op.getBlockIndices(), op.getBlockClasses(),
-        op.getDropoutSeed(), init, lseInit,
-        op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
-        op.getAlignmentAttr(), op.getDropoutPAttr(), op.getSeedAttr(),
-        op.getBlockSizeAttr());
-    SmallVector<Value> results = {unfoldGroups(
-        rewriter, loc, folded.getResult(), op.getResult().getType(), kvHeads,
-        group)};
+        op.getDropoutSeed(), init, lseInit, op.getScaleAttr(),
+        op.getCausalAttr(), op.getWindowAttr(), op.getAlignmentAttr(),
+        op.getDropoutPAttr(), op.getSeedAttr(), op.getBlockSizeAttr());
+    SmallVector<Value> results = {
+        unfoldGroups(rewriter, loc, folded.getResult(),
+                     op.getResult().getType(), kvHeads, group)};
     if (Value lse = op.getLse())
-      results.push_back(unfoldGroups(
-          rewriter, loc, folded.getLse(),
-          cast<RankedTensorType>(lse.getType()), kvHeads, group));
+      results.push_back(unfoldGroups(rewriter, loc, folded.getLse(),
+                                     cast<RankedTensorType>(lse.getType()),
+                                     kvHeads, group));
     rewriter.replaceOp(op, results);
     return success();
   }

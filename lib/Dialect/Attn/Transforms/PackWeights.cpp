@@ -122,8 +122,8 @@ static DenseElementsAttr packConstant(DenseElementsAttr weight, bool rowsAreN,
 /// The panels `[N / panel, K, panel]` of `weight` ([N, K] when `rowsAreN`,
 /// else [K, N]): found (findPanels), packed at compile time for a
 /// constant, or packed here.
-static Value getPanels(OpBuilder &b, Location loc, Value weight,
-                       bool rowsAreN, int64_t panel) {
+static Value getPanels(OpBuilder &b, Location loc, Value weight, bool rowsAreN,
+                       int64_t panel) {
   if (Value panels = findPanels(b, weight, rowsAreN, panel))
     return panels;
   DenseElementsAttr constant;
@@ -173,8 +173,7 @@ static Value expandInit(OpBuilder &b, Location loc, Value init,
                                         expandedType.getElementType());
   Value bias = tensor::ExpandShapeOp::create(
       b, loc, biasType, broadcast.getInput(), {{0, 1}}, shape.take_back(2));
-  return linalg::BroadcastOp::create(b, loc, bias,
-                                     expand(broadcast.getInit()),
+  return linalg::BroadcastOp::create(b, loc, bias, expand(broadcast.getInit()),
                                      broadcast.getDimensions())
       .getResult()[0];
 }
@@ -184,8 +183,8 @@ namespace {
 /// The operand of a contraction this pass packs and how it reads it.
 struct WeightOperand {
   OpOperand *operand;
-  unsigned n, k;   // Loops of its N and K dimensions.
-  Value weight;    // [N, K] through a transpose (`rowsAreN`), else [K, N].
+  unsigned n, k; // Loops of its N and K dimensions.
+  Value weight;  // [N, K] through a transpose (`rowsAreN`), else [K, N].
   bool rowsAreN;
 };
 
@@ -201,8 +200,7 @@ static std::optional<WeightOperand> getWeightOperand(linalg::LinalgOp op,
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->k.size() != 1 || dims->m.empty() ||
-      dims->n.empty())
+  if (failed(dims) || dims->k.size() != 1 || dims->m.empty() || dims->n.empty())
     return std::nullopt;
   AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   auto n = dyn_cast<AffineDimExpr>(resultMap.getResults().back());
@@ -212,11 +210,10 @@ static std::optional<WeightOperand> getWeightOperand(linalg::LinalgOp op,
   if (ShapedType::isDynamic(size) || size % panel)
     return std::nullopt;
   MLIRContext *ctx = op.getContext();
-  AffineMap kn = AffineMap::get(
-      op.getNumLoops(), 0,
-      {getAffineDimExpr(dims->k[0], ctx), n}, ctx);
-  AffineMap nk = AffineMap::get(
-      op.getNumLoops(), 0, {n, getAffineDimExpr(dims->k[0], ctx)}, ctx);
+  AffineMap kn = AffineMap::get(op.getNumLoops(), 0,
+                                {getAffineDimExpr(dims->k[0], ctx), n}, ctx);
+  AffineMap nk = AffineMap::get(op.getNumLoops(), 0,
+                                {n, getAffineDimExpr(dims->k[0], ctx)}, ctx);
   for (OpOperand *input : op.getDpsInputOperands()) {
     WeightOperand result{input, n.getPosition(), dims->k[0], input->get(),
                          /*rowsAreN=*/false};
@@ -259,8 +256,8 @@ static OpOperand *getKMajorLeftOperand(linalg::LinalgOp op) {
     if (!map.isProjectedPermutation() || map.getNumResults() < 2 ||
         map.isFunctionOfDim(n.getPosition()))
       continue;
-    std::optional<unsigned> k = map.getResultPosition(
-        getAffineDimExpr(dims->k[0], op.getContext()));
+    std::optional<unsigned> k =
+        map.getResultPosition(getAffineDimExpr(dims->k[0], op.getContext()));
     if (k && *k + 1 != map.getNumResults())
       return input;
   }
@@ -302,8 +299,8 @@ struct TransposeKMajorLeftOperand
         linalg::TransposeOp::create(rewriter, loc, left->get(), empty, perm)
             .getResult()[0];
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    maps[left->getOperandNumber()] = map.getSubMap(
-        llvm::to_vector_of<unsigned>(perm));
+    maps[left->getOperandNumber()] =
+        map.getSubMap(llvm::to_vector_of<unsigned>(perm));
     rewriter.modifyOpInPlace(op, [&] {
       left->set(transposed);
       cast<linalg::GenericOp>(op).setIndexingMapsAttr(
@@ -368,9 +365,10 @@ struct PackWeightOperand : OpInterfaceRewritePattern<linalg::LinalgOp> {
     // Sizes from the tensor the init is computed in, not from the init:
     // dims of it would be uses that keep expandInit from remaking it.
     Value shapeSource = initOperand->get();
-    if (auto producer = shapeSource.getDefiningOp<DestinationStyleOpInterface>())
-      shapeSource = producer.getTiedOpOperand(cast<OpResult>(shapeSource))
-                        ->get();
+    if (auto producer =
+            shapeSource.getDefiningOp<DestinationStyleOpInterface>())
+      shapeSource =
+          producer.getTiedOpOperand(cast<OpResult>(shapeSource))->get();
     SmallVector<OpFoldResult> shape =
         tensor::getMixedSizes(rewriter, loc, shapeSource);
     int64_t columns = initType.getShape().back();
@@ -386,8 +384,8 @@ struct PackWeightOperand : OpInterfaceRewritePattern<linalg::LinalgOp> {
 
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     iterators.push_back(utils::IteratorType::parallel);
-    auto packed = linalg::GenericOp::create(rewriter, loc, expandedType,
-                                            inputs, init, maps, iterators);
+    auto packed = linalg::GenericOp::create(rewriter, loc, expandedType, inputs,
+                                            init, maps, iterators);
     rewriter.cloneRegionBefore(op->getRegion(0), packed.getRegion(),
                                packed.getRegion().begin());
     rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
@@ -456,10 +454,10 @@ struct WriteTransposedResult : OpRewritePattern<linalg::TransposeOp> {
         attn::createTranspose(rewriter, loc, init->get(), productPerm);
     AffineMap initMap = product.getMatchingIndexingMap(init);
     SmallVector<AffineMap> maps = product.getIndexingMapsArray();
-    maps.back() = AffineMap::get(
-        initMap.getNumDims(), 0,
-        applyPermutation(initMap.getResults(), productPerm),
-        product.getContext());
+    maps.back() =
+        AffineMap::get(initMap.getNumDims(), 0,
+                       applyPermutation(initMap.getResults(), productPerm),
+                       product.getContext());
     auto permuted = linalg::GenericOp::create(
         rewriter, loc, initT.getType(), product.getDpsInputs(), initT, maps,
         product.getIteratorTypesArray());
@@ -525,10 +523,9 @@ struct InsertTilesTransposed : OpRewritePattern<linalg::TransposeOp> {
     rewriter.setInsertionPoint(forall);
     Value init = tensor::EmptyOp::create(
         rewriter, transpose.getLoc(),
-        applyPermutation(
-            tensor::getMixedSizes(rewriter, transpose.getLoc(),
-                                  sharedOut->get()),
-            perm),
+        applyPermutation(tensor::getMixedSizes(rewriter, transpose.getLoc(),
+                                               sharedOut->get()),
+                         perm),
         transpose.getInit().getType().getElementType());
     rewriter.modifyOpInPlace(forall, [&] {
       sharedOut->set(init);
@@ -562,8 +559,7 @@ struct ExpandBroadcastInput : OpRewritePattern<tensor::ExpandShapeOp> {
     if (!broadcast || !broadcast->hasOneUse())
       return rewriter.notifyMatchFailure(expand, "not a lone broadcast");
     ArrayRef<int64_t> broadcastDims = broadcast.getDimensions();
-    SmallVector<ReassociationIndices> groups =
-        expand.getReassociationIndices();
+    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
     SmallVector<ReassociationIndices> inputGroups;
     SmallVector<int64_t> newDims;
     SmallVector<OpFoldResult> inputShape;
@@ -676,8 +672,7 @@ struct AttnPackWeightsPass
 /// linalg.pack and linalg.unpack left after packing (a weight packed on
 /// every call, panels unpacked for another use) as pad/reshape/transpose,
 /// which bufferize.
-struct AttnLowerPacksPass
-    : attn::impl::AttnLowerPacksBase<AttnLowerPacksPass> {
+struct AttnLowerPacksPass : attn::impl::AttnLowerPacksBase<AttnLowerPacksPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     SmallVector<Operation *> relayouts;
@@ -690,8 +685,8 @@ struct AttnLowerPacksPass
       bool lowered =
           isa<linalg::PackOp>(op)
               ? succeeded(linalg::lowerPack(rewriter, cast<linalg::PackOp>(op)))
-              : succeeded(linalg::lowerUnPack(rewriter,
-                                              cast<linalg::UnPackOp>(op)));
+              : succeeded(
+                    linalg::lowerUnPack(rewriter, cast<linalg::UnPackOp>(op)));
       if (!lowered) {
         op->emitError("attn-lower-packs: cannot lower this relayout");
         return signalPassFailure();

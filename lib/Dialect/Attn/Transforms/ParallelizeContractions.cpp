@@ -62,9 +62,8 @@ static bool isReadWholeByRowBlocks(OpOperand &use) {
   if (failed(dims))
     return false;
   AffineMap map = op.getMatchingIndexingMap(&use);
-  return llvm::none_of(dims->m, [&](unsigned m) {
-    return map.isFunctionOfDim(m);
-  });
+  return llvm::none_of(dims->m,
+                       [&](unsigned m) { return map.isFunctionOfDim(m); });
 }
 
 /// Parallel iterations of a distributed operand transpose: enough for
@@ -144,9 +143,10 @@ struct AttnParallelizeContractionsPass
       // min(rows, n - i)), so that register blocks can divide it.
       SmallVector<int64_t> bounds = op.getStaticLoopRanges();
       int64_t innerRows = bounds[dims->m.back()];
-      sizes[dims->m.back()] = rewriter.getIndexAttr(
-          ShapedType::isDynamic(innerRows) ? rows
-                                           : std::min<int64_t>(rows, innerRows));
+      sizes[dims->m.back()] =
+          rewriter.getIndexAttr(ShapedType::isDynamic(innerRows)
+                                    ? rows
+                                    : std::min<int64_t>(rows, innerRows));
       if (columns > 0 && countBlocks(bounds, sizes) < kMinRowBlocks) {
         auto [n, size] = getColumnBlocks(op, *dims, columns);
         if (!ShapedType::isDynamic(bounds[n]) && bounds[n] > size)
@@ -169,8 +169,7 @@ struct AttnParallelizeContractionsPass
           rewriter.replaceAllUsesWith(result, replacement);
       rewriter.eraseOp(op);
       if (failed(blockForCache(
-              rewriter,
-              cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front()),
+              rewriter, cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front()),
               *dims)))
         return signalPassFailure();
     }
@@ -224,9 +223,9 @@ struct AttnParallelizeContractionsPass
           }))
         continue;
       rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()),
-          forallTiling(sizes));
+      FailureOr<scf::SCFTilingResult> tiled =
+          scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()),
+                            forallTiling(sizes));
       if (failed(tiled))
         return op.emitError("attn-parallelize-contractions: cannot "
                             "distribute this transpose");
@@ -266,12 +265,11 @@ struct AttnParallelizeContractionsPass
   LogicalResult blockForCache(RewriterBase &rewriter, linalg::LinalgOp op,
                               const linalg::ContractionDimensions &dims) {
     SmallVector<int64_t> bounds = op.getStaticLoopRanges();
-    SmallVector<OpFoldResult> sizes(op.getNumLoops(),
-                                    rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(0));
     SmallVector<int64_t> order;
     auto block = [&](unsigned dim, int64_t size) {
-      if (size == 0 || (!ShapedType::isDynamic(bounds[dim]) &&
-                        bounds[dim] <= size))
+      if (size == 0 ||
+          (!ShapedType::isDynamic(bounds[dim]) && bounds[dim] <= size))
         return;
       sizes[dim] = rewriter.getIndexAttr(size);
       order.push_back(dim);

@@ -83,7 +83,7 @@ struct Exp2Polynomial : OpRewritePattern<math::Exp2Op> {
 
     // 2^y by Horner's rule.
     static constexpr float kCoefficients[] = {
-        1.0f,          0.693147004f,   0.240229845f,  0.0554833375f,
+        1.0f,           0.693147004f,   0.240229845f,   0.0554833375f,
         0.00967884436f, 0.00124396826f, 0.000217021923f};
     Value poly = floatConst(kCoefficients[6]);
     for (int n = 5; n >= 0; --n)

@@ -117,12 +117,12 @@ struct RefineIfResultLayouts : OpRewritePattern<scf::IfOp> {
     SmallVector<Value> results;
     for (auto [old, refinedResult] :
          llvm::zip(op.getResults(), refinedIf.getResults()))
-      results.push_back(
-          old.getType() == refinedResult.getType()
-              ? Value(refinedResult)
-              : memref::CastOp::create(rewriter, op.getLoc(), old.getType(),
-                                       refinedResult)
-                    .getResult());
+      results.push_back(old.getType() == refinedResult.getType()
+                            ? Value(refinedResult)
+                            : memref::CastOp::create(rewriter, op.getLoc(),
+                                                     old.getType(),
+                                                     refinedResult)
+                                  .getResult());
     rewriter.replaceOp(op, results);
     return success();
   }

@@ -75,8 +75,8 @@ private:
 
   /// The class of the tile at (rowStart, keyStart), evaluating every keep
   /// condition of the tile's elements.
-  Value classifyByElements(Value batch, Value head, Value rowStart,
-                           Value rows, Value keyStart, Value keys);
+  Value classifyByElements(Value batch, Value head, Value rowStart, Value rows,
+                           Value keyStart, Value keys);
 
   SdpaOp op;
   OpBuilder &b;
@@ -87,9 +87,8 @@ private:
   Value queryLength, keyCount, kvLength;
 };
 
-Value ClassBuilder::classifyByElements(Value batch, Value head,
-                                       Value rowStart, Value rows,
-                                       Value keyStart, Value keys) {
+Value ClassBuilder::classifyByElements(Value batch, Value head, Value rowStart,
+                                       Value rows, Value keyStart, Value keys) {
   auto classConst = [&](BlockClass c) -> Value {
     return arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(c));
   };
@@ -109,8 +108,8 @@ Value ClassBuilder::classifyByElements(Value batch, Value head,
                   sem.hasMask && sem.boolMask
                       ? buildMaskElement(kb, kl, op.getMask(), idx)
                       : Value();
-              Value keep = buildKeep(kb, kl, sem, idx, maskValue, kvLength,
-                                     queryLength);
+              Value keep =
+                  buildKeep(kb, kl, sem, idx, maskValue, kvLength, queryLength);
               Value add = arith::SelectOp::create(
                   kb, kl, keep, arith::ConstantIndexOp::create(kb, kl, 1),
                   arith::ConstantIndexOp::create(kb, kl, 0));
@@ -121,14 +120,14 @@ Value ClassBuilder::classifyByElements(Value batch, Value head,
         scf::YieldOp::create(rb, rl, keyLoop.getResults());
       });
   Value visible = rowLoop.getResult(0);
-  Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, visible,
-                                     zero);
-  Value all = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, visible,
-                                    size);
-  return arith::SelectOp::create(
-      b, loc, none, classConst(kEmpty),
-      arith::SelectOp::create(b, loc, all, classConst(kFull),
-                              classConst(kPartial)));
+  Value none =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, visible, zero);
+  Value all =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, visible, size);
+  return arith::SelectOp::create(b, loc, none, classConst(kEmpty),
+                                 arith::SelectOp::create(b, loc, all,
+                                                         classConst(kFull),
+                                                         classConst(kPartial)));
 }
 
 Value ClassBuilder::build() {
@@ -152,10 +151,10 @@ Value ClassBuilder::build() {
       queryTiles, keyTiles};
   Value listed;
   if (op.getBlockOffsets())
-    listed = buildListedBlocks(
-        b, loc, op.getBlockOffsets(), op.getBlockIndices(),
-        getValueOrCreateConstantIndexOp(b, loc, queryTiles),
-        getValueOrCreateConstantIndexOp(b, loc, keyTiles));
+    listed =
+        buildListedBlocks(b, loc, op.getBlockOffsets(), op.getBlockIndices(),
+                          getValueOrCreateConstantIndexOp(b, loc, queryTiles),
+                          getValueOrCreateConstantIndexOp(b, loc, keyTiles));
   Value init = tensor::EmptyOp::create(b, loc, grid, b.getI8Type());
 
   auto forall = scf::ForallOp::create(
@@ -180,9 +179,9 @@ Value ClassBuilder::build() {
   Value lastRow = arith::AddIOp::create(
       b, loc, rowStart, arith::SubIOp::create(b, loc, rows, constIndex(1)));
   Value bandStart, bandEnd;
-  std::tie(bandStart, bandEnd) = buildRowsKeyRange(
-      b, loc, masks.band, rowStart, lastRow, values, keyCount,
-      /*everyRow=*/false);
+  std::tie(bandStart, bandEnd) =
+      buildRowsKeyRange(b, loc, masks.band, rowStart, lastRow, values, keyCount,
+                        /*everyRow=*/false);
 
   Value rowInit = tensor::EmptyOp::create(
       b, loc, ArrayRef<OpFoldResult>{grid[3]}, b.getI8Type());
@@ -210,23 +209,23 @@ Value ClassBuilder::build() {
               tensor::ExtractOp::create(
                   b, nl, listed, ValueRange{zero, zero, queryTile, keyTile}));
         }
-        auto ifVisit = scf::IfOp::create(b, nl, TypeRange{b.getI8Type()},
-                                         visit, /*withElseRegion=*/true);
+        auto ifVisit = scf::IfOp::create(b, nl, TypeRange{b.getI8Type()}, visit,
+                                         /*withElseRegion=*/true);
         b.setInsertionPointToStart(ifVisit.thenBlock());
         // A layout alone (no other keep condition) makes listed tiles full.
         bool anyKeep = sem.hasKvLens || sem.maskMod || sem.causal ||
                        sem.window || (sem.hasMask && sem.boolMask);
-        Value cls = anyKeep ? classifyByElements(batch, head, rowStart, rows,
-                                                 keyStart, keys)
-                            : arith::ConstantOp::create(
-                                  b, nl, b.getI8IntegerAttr(kFull))
-                                  .getResult();
+        Value cls =
+            anyKeep
+                ? classifyByElements(batch, head, rowStart, rows, keyStart,
+                                     keys)
+                : arith::ConstantOp::create(b, nl, b.getI8IntegerAttr(kFull))
+                      .getResult();
         scf::YieldOp::create(b, nl, cls);
         b.setInsertionPointToStart(ifVisit.elseBlock());
-        scf::YieldOp::create(
-            b, nl,
-            ValueRange{arith::ConstantOp::create(b, nl,
-                                                 b.getI8IntegerAttr(kEmpty))});
+        scf::YieldOp::create(b, nl,
+                             ValueRange{arith::ConstantOp::create(
+                                 b, nl, b.getI8IntegerAttr(kEmpty))});
         b.setInsertionPointAfter(ifVisit);
         scf::YieldOp::create(
             b, nl,

@@ -104,9 +104,9 @@ private:
 
   /// The running (m, l, acc) of a query tile after all its key tiles (of
   /// the current key chunk, where keys are split).
-  SmallVector<Value> buildTileStatistics(Value batch, Value head,
-                                         Value kvHead, Value rowStart,
-                                         Value rows, OpFoldResult outDim);
+  SmallVector<Value> buildTileStatistics(Value batch, Value head, Value kvHead,
+                                         Value rowStart, Value rows,
+                                         OpFoldResult outDim);
 
   /// O = acc / l (0 where no key took part) in the destination's element
   /// type, into `init`: `unnormalised` [..., rows, Dv] by `sum` [...,
@@ -169,9 +169,10 @@ private:
         type.getElementType());
     // A dimension the type leaves dynamic takes its size as a value, even a
     // constant one: a static size there contradicts the type.
-    OpFoldResult pairs = pairType.isDynamicDim(1)
-                             ? getValueOrCreateConstantIndexOp(b, loc, pairCount)
-                             : pairCount;
+    OpFoldResult pairs =
+        pairType.isDynamicDim(1)
+            ? getValueOrCreateConstantIndexOp(b, loc, pairCount)
+            : pairCount;
     return tensor::ExpandShapeOp::create(
         b, loc, pairType, t, SmallVector<ReassociationIndices>{{0}, {1, 2}},
         ArrayRef<OpFoldResult>{tensor::getMixedSize(b, loc, t, 0), pairs,
@@ -182,15 +183,15 @@ private:
   /// visiting only the tiles the masks leave non-empty and evaluating the
   /// masks only on partial ones (see KeyBand.h); returns (m, l, acc).
   SmallVector<Value> buildKeyLoops(Value qTileValue, Value batch, Value head,
-                           Value kvHead, Value rowStart, Value rows,
-                           ValueRange init);
+                                   Value kvHead, Value rowStart, Value rows,
+                                   ValueRange init);
 
   /// One loop over `tiles` (buildKeyTileLoop), each step masked or not;
   /// `boundKeys` as in buildStep.
-  SmallVector<Value> buildKeyLoop(const KeyTiles &tiles, bool masked, bool boundKeys,
-                          Value qTileValue, Value batch, Value head,
-                          Value kvHead, Value rowStart, Value rows,
-                          ValueRange init);
+  SmallVector<Value> buildKeyLoop(const KeyTiles &tiles, bool masked,
+                                  bool boundKeys, Value qTileValue, Value batch,
+                                  Value head, Value kvHead, Value rowStart,
+                                  Value rows, ValueRange init);
 
   /// (b, h, i, j) of element (row, key) of the current score tile, inside
   /// a linalg.generic over [rows, keys].
@@ -210,8 +211,8 @@ private:
   /// theirs (a mask or a region may read a tensor at it).
   SmallVector<Value> buildStep(Value qTileValue, Value batch, Value head,
                                Value kvHead, Value rowStart, Value rows,
-                               Value keyStart, ValueRange carried,
-                               bool masked, bool boundKeys);
+                               Value keyStart, ValueRange carried, bool masked,
+                               bool boundKeys);
 
   SdpaOp op;
   ScoreSemantics sem;
@@ -276,12 +277,11 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
   Value keys = constIndex(keyTileLength);
   Value kTileT =
-      packKeys
-          ? packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys)
-          : createTranspose(b, loc,
-                            sliceKeyTile(keySource, pagedKeys, batch, kvHead,
-                                         keyStart, keys),
-                            {1, 0});
+      packKeys ? packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys)
+               : createTranspose(b, loc,
+                                 sliceKeyTile(keySource, pagedKeys, batch,
+                                              kvHead, keyStart, keys),
+                                 {1, 0});
   // V_t in the accumulator type, or its pairs of keys (the last one padded
   // with a zero key when `keys` is odd).
   OpFoldResult keyPairs;
@@ -293,12 +293,12 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
     vTile = packedTile(valuePairs, batch, kvHead, keyStart, /*keyDim=*/0,
                        getValueOrCreateConstantIndexOp(b, loc, keyPairs));
   } else if (valuePanels) {
-    vTile = packedTile(valuePanels, batch, kvHead, keyStart, /*keyDim=*/1,
-                       keys);
+    vTile =
+        packedTile(valuePanels, batch, kvHead, keyStart, /*keyDim=*/1, keys);
   } else {
     // Read in its own type: the product widens each row as it loads it.
-    vTile = sliceKeyTile(valueSource, pagedValues, batch, kvHead, keyStart,
-                         keys);
+    vTile =
+        sliceKeyTile(valueSource, pagedValues, batch, kvHead, keyStart, keys);
   }
 
   // S = Q_t K_t^T in the accumulator type, read from the packed K^T so
@@ -314,32 +314,30 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   AffineMap rowMap = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
   Log2ScoreScale stepScale = queryScaled ? Log2ScoreScale{} : scale;
-  auto modified =
-      linalg::GenericOp::create(
-          b, loc, scores.getType(), ValueRange{}, scores, {id2}, {kPar, kPar},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            SmallVector<Value> idx =
-                globalIndices(nb, nl, batch, head, rowStart, keyStart);
-            // The padding keys fail one more keep condition. Only a mask
-            // or a region, which may read a tensor at the key's index,
-            // needs that index kept in range; the arithmetic conditions
-            // (causal, window, kv_lens) take it as it is.
-            Value inRange;
-            if (boundKeys) {
-              inRange = arith::CmpIOp::create(
-                  nb, nl, arith::CmpIPredicate::slt, idx[3], keyCount);
-              if (stepSem.hasMask || stepSem.maskMod || stepSem.scoreMod)
-                idx[3] = arith::MinSIOp::create(nb, nl, idx[3], lastKey);
-            }
-            Value maskValue =
-                stepSem.hasMask ? buildMaskElement(nb, nl, op.getMask(), idx)
-                                : Value();
-            linalg::YieldOp::create(
-                nb, nl,
-                buildLog2ModifiedScore(nb, nl, stepSem, args[0], stepScale,
-                                       idx, maskValue, kvLength, queryLength,
-                                       inRange));
-          });
+  auto modified = linalg::GenericOp::create(
+      b, loc, scores.getType(), ValueRange{}, scores, {id2}, {kPar, kPar},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        SmallVector<Value> idx =
+            globalIndices(nb, nl, batch, head, rowStart, keyStart);
+        // The padding keys fail one more keep condition. Only a mask
+        // or a region, which may read a tensor at the key's index,
+        // needs that index kept in range; the arithmetic conditions
+        // (causal, window, kv_lens) take it as it is.
+        Value inRange;
+        if (boundKeys) {
+          inRange = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                          idx[3], keyCount);
+          if (stepSem.hasMask || stepSem.maskMod || stepSem.scoreMod)
+            idx[3] = arith::MinSIOp::create(nb, nl, idx[3], lastKey);
+        }
+        Value maskValue = stepSem.hasMask
+                              ? buildMaskElement(nb, nl, op.getMask(), idx)
+                              : Value();
+        linalg::YieldOp::create(
+            nb, nl,
+            buildLog2ModifiedScore(nb, nl, stepSem, args[0], stepScale, idx,
+                                   maskValue, kvLength, queryLength, inRange));
+      });
   // With the query scaled and nothing to mask, the scores are the product.
   if (modified.getBody()->getTerminator()->getOperand(0) ==
       modified.getBody()->getArgument(0))
@@ -348,9 +346,9 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
     scores = modified.getResult(0);
 
   // m' = max(m, rowmax(S)).
-  Value newMax = linalg::GenericOp::create(b, loc, m.getType(), scores, m,
-                                           {id2, rowMap}, {kPar, kRed},
-                                           buildReassociableBody<arith::MaximumFOp>)
+  Value newMax = linalg::GenericOp::create(
+                     b, loc, m.getType(), scores, m, {id2, rowMap},
+                     {kPar, kRed}, buildReassociableBody<arith::MaximumFOp>)
                      .getResult(0);
 
   // A row with no visible key so far has m' = -inf: buildSafeRowMax.
@@ -396,12 +394,11 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
                                      buildBinaryBody<arith::MulFOp>)
         .getResult(0);
   };
-  Value newSum =
-      linalg::GenericOp::create(b, loc, l.getType(), probs,
-                                scaleRows(l, id1, id1, 1), {id2, rowMap},
-                                {kPar, kRed},
-                                buildReassociableBody<arith::AddFOp>)
-          .getResult(0);
+  Value newSum = linalg::GenericOp::create(b, loc, l.getType(), probs,
+                                           scaleRows(l, id1, id1, 1),
+                                           {id2, rowMap}, {kPar, kRed},
+                                           buildReassociableBody<arith::AddFOp>)
+                     .getResult(0);
 
   // acc' = alpha acc + dropout(P) V_t, in loop order (i, j, e[, t]): the
   // innermost loop (after the pair) runs over output features, contiguously
@@ -469,8 +466,8 @@ Value TileBuilder::buildDeadRows(Value batch, Value rowStart, Value rows) {
   // many rows per sequence as the offsets allow: never fewer than the
   // unpad reads.
   SequenceBounds seq = buildSequenceBounds(
-      b, loc, packedOutput.getCuSeqlens(), batch, /*rows=*/Value(),
-      queryLength, packedOutput.getAlignment() == Alignment::bottom_right);
+      b, loc, packedOutput.getCuSeqlens(), batch, /*rows=*/Value(), queryLength,
+      packedOutput.getAlignment() == Alignment::bottom_right);
   Value liveEnd = arith::AddIOp::create(b, loc, seq.paddedStart, seq.length);
   Value rowEnd = arith::AddIOp::create(b, loc, rowStart, rows);
   return arith::OrIOp::create(
@@ -499,9 +496,8 @@ GatherPagesOp TileBuilder::getPagedSource(Value kv) {
   return {};
 }
 
-Value TileBuilder::sliceKeyTile(Value source, GatherPagesOp paged,
-                                Value batch, Value kvHead, Value keyStart,
-                                Value keys) {
+Value TileBuilder::sliceKeyTile(Value source, GatherPagesOp paged, Value batch,
+                                Value kvHead, Value keyStart, Value keys) {
   if (!paged)
     return slice2d(source, batch, kvHead, keyStart, keys);
   Value pages = paged.getPages(), table = paged.getPageTable();
@@ -541,8 +537,7 @@ Value TileBuilder::sliceKeyTile(Value source, GatherPagesOp paged,
     Value slot = arith::AddIOp::create(b, loc, firstSlot, constIndex(i));
     tile = tensor::InsertSliceOp::create(
         b, loc, pageSlice(slot, b.getIndexAttr(0), pageSize), tile,
-        ArrayRef<OpFoldResult>{b.getIndexAttr(i * pageSize),
-                               b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(i * pageSize), b.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(pageSize), headSize},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
   }
@@ -550,55 +545,56 @@ Value TileBuilder::sliceKeyTile(Value source, GatherPagesOp paged,
 }
 
 SmallVector<Value> TileBuilder::buildKeyLoop(const KeyTiles &tiles, bool masked,
-                                    bool boundKeys, Value qTileValue,
-                                    Value batch, Value head, Value kvHead,
-                                    Value rowStart, Value rows,
-                                    ValueRange init) {
-  return buildKeyTileLoop(tiles, init, [&](Value keyStart,
-                                            ValueRange carried)
-                                            -> SmallVector<Value> {
-    if (!op.getBlockClasses())
-      return buildStep(qTileValue, batch, head, kvHead, rowStart, rows,
-                       keyStart, carried, masked, boundKeys);
-    // Run-time classes: skip class 0, no mask on class 2.
-    Value classes = op.getBlockClasses();
-    auto classType = cast<RankedTensorType>(classes.getType());
-    Value qt = arith::DivUIOp::create(b, loc, rowStart, constIndex(qTile));
-    Value kt = arith::DivUIOp::create(b, loc, keyStart, constIndex(kvTile));
-    Value zero = constIndex(0);
-    Value cls = tensor::ExtractOp::create(
-        b, loc, classes,
-        ValueRange{classType.getDimSize(0) == 1 ? zero : batch,
-                   classType.getDimSize(1) == 1 ? zero : head, qt, kt});
-    auto classIs = [&](int64_t c) {
-      return arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq, cls,
-          arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(c)));
-    };
-    OpBuilder::InsertionGuard guard(b);
-    auto skip = scf::IfOp::create(b, loc, carried.getTypes(), classIs(0),
-                                  /*withElseRegion=*/true);
-    b.setInsertionPointToStart(skip.thenBlock());
-    scf::YieldOp::create(b, loc, carried);
-    b.setInsertionPointToStart(skip.elseBlock());
-    auto full = scf::IfOp::create(b, loc, carried.getTypes(), classIs(2),
-                                  /*withElseRegion=*/true);
-    scf::YieldOp::create(b, loc, full.getResults());
-    for (bool isFull : {true, false}) {
-      b.setInsertionPointToStart(isFull ? full.thenBlock() : full.elseBlock());
-      scf::YieldOp::create(b, loc,
-                           buildStep(qTileValue, batch, head, kvHead, rowStart,
-                                     rows, keyStart, carried,
-                                     /*masked=*/!isFull, boundKeys));
-    }
-    return SmallVector<Value>(skip.getResults());
-  });
+                                             bool boundKeys, Value qTileValue,
+                                             Value batch, Value head,
+                                             Value kvHead, Value rowStart,
+                                             Value rows, ValueRange init) {
+  return buildKeyTileLoop(
+      tiles, init,
+      [&](Value keyStart, ValueRange carried) -> SmallVector<Value> {
+        if (!op.getBlockClasses())
+          return buildStep(qTileValue, batch, head, kvHead, rowStart, rows,
+                           keyStart, carried, masked, boundKeys);
+        // Run-time classes: skip class 0, no mask on class 2.
+        Value classes = op.getBlockClasses();
+        auto classType = cast<RankedTensorType>(classes.getType());
+        Value qt = arith::DivUIOp::create(b, loc, rowStart, constIndex(qTile));
+        Value kt = arith::DivUIOp::create(b, loc, keyStart, constIndex(kvTile));
+        Value zero = constIndex(0);
+        Value cls = tensor::ExtractOp::create(
+            b, loc, classes,
+            ValueRange{classType.getDimSize(0) == 1 ? zero : batch,
+                       classType.getDimSize(1) == 1 ? zero : head, qt, kt});
+        auto classIs = [&](int64_t c) {
+          return arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, cls,
+              arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(c)));
+        };
+        OpBuilder::InsertionGuard guard(b);
+        auto skip = scf::IfOp::create(b, loc, carried.getTypes(), classIs(0),
+                                      /*withElseRegion=*/true);
+        b.setInsertionPointToStart(skip.thenBlock());
+        scf::YieldOp::create(b, loc, carried);
+        b.setInsertionPointToStart(skip.elseBlock());
+        auto full = scf::IfOp::create(b, loc, carried.getTypes(), classIs(2),
+                                      /*withElseRegion=*/true);
+        scf::YieldOp::create(b, loc, full.getResults());
+        for (bool isFull : {true, false}) {
+          b.setInsertionPointToStart(isFull ? full.thenBlock()
+                                            : full.elseBlock());
+          scf::YieldOp::create(b, loc,
+                               buildStep(qTileValue, batch, head, kvHead,
+                                         rowStart, rows, keyStart, carried,
+                                         /*masked=*/!isFull, boundKeys));
+        }
+        return SmallVector<Value>(skip.getResults());
+      });
 }
 
 SmallVector<Value> TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
-                                     Value head, Value kvHead,
-                                     Value rowStart, Value rows,
-                                     ValueRange init) {
+                                              Value head, Value kvHead,
+                                              Value rowStart, Value rows,
+                                              ValueRange init) {
   MaskAnalysis masks = analyzeMasks(op);
   if (masks.band.empty)
     return llvm::to_vector(init);
@@ -617,8 +613,7 @@ SmallVector<Value> TileBuilder::buildKeyLoops(Value qTileValue, Value batch,
     for (Value *bound :
          {&tiles.first, &tiles.fullStart, &tiles.fullEnd, &tiles.end})
       *bound = arith::MinSIOp::create(
-          b, loc, arith::MaxSIOp::create(b, loc, *bound, chunkStart),
-          chunkEnd);
+          b, loc, arith::MaxSIOp::create(b, loc, *bound, chunkStart), chunkEnd);
   // Rows no one reads (the padding of a varlen batch's queries): no key
   // tile, so the tile is zeros at the cost of a few comparisons.
   if (packedOutput) {
@@ -684,8 +679,8 @@ ValueRange TileBuilder::build() {
     keyT = packTiles(key, {kvTile}, {headSize / 2, 2}, {0, 1, 2, 4, 3, 5});
     valuePairs = packTiles(value, {kvTile / 2, 2}, {}, {0, 1, 2, 3, 5, 4});
   } else {
-    packKeys = ShapedType::isDynamic(staticQueryLength) ||
-               staticQueryLength > qTile;
+    packKeys =
+        ShapedType::isDynamic(staticQueryLength) || staticQueryLength > qTile;
     pagedKeys = packKeys ? GatherPagesOp() : getPagedSource(key);
     pagedValues = getPagedSource(value);
     if (packKeys)
@@ -701,9 +696,9 @@ ValueRange TileBuilder::build() {
     int64_t dv = op.getValue().getType().getDimSize(3);
     if (packKeys && valuePanel > 0 && !ShapedType::isDynamic(dv) &&
         dv % valuePanel == 0 && dv / valuePanel >= kMinValuePanels)
-      valuePanels = packTiles(createElementCast(b, loc, value, acc), {kvTile},
-                              {dv / valuePanel, valuePanel},
-                              {0, 1, 2, 4, 3, 5});
+      valuePanels =
+          packTiles(createElementCast(b, loc, value, acc), {kvTile},
+                    {dv / valuePanel, valuePanel}, {0, 1, 2, 4, 3, 5});
   }
 
   // A static query length that is not a whole number of tiles: the last
@@ -723,8 +718,7 @@ ValueRange TileBuilder::build() {
 /// ln(2^m l) = (m + log2 l) ln 2: the log-sum-exp of a row from its
 /// maximum `m` (log2 units) and sum `l`; -inf where no key took part
 /// (l = 0).
-static Value buildLogSumExp(OpBuilder &b, Location loc, Value max,
-                            Value sum) {
+static Value buildLogSumExp(OpBuilder &b, Location loc, Value max, Value sum) {
   Value log2Lse = arith::AddFOp::create(b, loc, buildSafeRowMax(b, loc, max),
                                         math::Log2Op::create(b, loc, sum));
   Value ln2 = arith::ConstantOp::create(
@@ -765,8 +759,8 @@ Value TileBuilder::beginIteration(Value batch, Value head) {
   return arith::DivUIOp::create(b, loc, head, group);
 }
 
-ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches,
-                                       OpFoldResult heads, int64_t chunks) {
+ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches, OpFoldResult heads,
+                                       int64_t chunks) {
   // Whole key tiles per chunk: the last chunk may have fewer (or none).
   int64_t chunkKeys =
       llvm::divideCeil(llvm::divideCeil(*getStaticLength(keyCount), kvTile),
@@ -777,8 +771,8 @@ ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches,
   OpFoldResult chunkCount = b.getIndexAttr(chunks);
   // Each chunk's unnormalised output, row maxima and row sums.
   Value accParts = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{batches, heads, chunkCount, rowsSize,
-                                     outDim},
+      b, loc,
+      ArrayRef<OpFoldResult>{batches, heads, chunkCount, rowsSize, outDim},
       acc);
   auto statParts = [&] {
     return tensor::EmptyOp::create(
@@ -810,8 +804,8 @@ ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches,
     auto outs = forall.getRegionOutArgs();
     tensor::ParallelInsertSliceOp::create(b, loc, stats[2], outs[0], offsets,
                                           sizes, strides);
-    for (auto [stat, out] : llvm::zip(ArrayRef(stats).take_front(2),
-                                      outs.drop_front()))
+    for (auto [stat, out] :
+         llvm::zip(ArrayRef(stats).take_front(2), outs.drop_front()))
       tensor::ParallelInsertSliceOp::create(
           b, loc, stat, out, ArrayRef(offsets).take_front(4),
           ArrayRef(sizes).take_front(4), ArrayRef(strides).take_front(4));
@@ -832,8 +826,7 @@ ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches,
   Value maximum =
       linalg::GenericOp::create(
           b, loc, maximumInit.getType(), ValueRange{maxima}, maximumInit,
-          {map(4, {0, 1, 3, 2}), map(4, {0, 1, 2})},
-          {kPar, kPar, kPar, kRed},
+          {map(4, {0, 1, 3, 2}), map(4, {0, 1, 2})}, {kPar, kPar, kPar, kRed},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             linalg::YieldOp::create(
                 nb, nl,
@@ -855,13 +848,13 @@ ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches,
     linalg::YieldOp::create(
         nb, nl, arith::AddFOp::create(nb, nl, args[2], term).getResult());
   };
-  Value sum = linalg::GenericOp::create(
-                  b, loc, maximum.getType(), ValueRange{weights, sums},
-                  createFilledTensor(b, loc, statSizes, accAttr(0)),
-                  {map(4, {0, 1, 3, 2}), map(4, {0, 1, 3, 2}),
-                   map(4, {0, 1, 2})},
-                  {kPar, kPar, kPar, kRed}, weightedSum)
-                  .getResult(0);
+  Value sum =
+      linalg::GenericOp::create(
+          b, loc, maximum.getType(), ValueRange{weights, sums},
+          createFilledTensor(b, loc, statSizes, accAttr(0)),
+          {map(4, {0, 1, 3, 2}), map(4, {0, 1, 3, 2}), map(4, {0, 1, 2})},
+          {kPar, kPar, kPar, kRed}, weightedSum)
+          .getResult(0);
   // (b, h, i, d, c)
   SmallVector<OpFoldResult> outSizes = {batches, heads, rowsSize, outDim};
   Value unnormalisedInit = createFilledTensor(b, loc, outSizes, accAttr(0));
@@ -869,8 +862,7 @@ ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches,
       linalg::GenericOp::create(
           b, loc, unnormalisedInit.getType(), ValueRange{weights, accs},
           unnormalisedInit,
-          {map(5, {0, 1, 4, 2}), map(5, {0, 1, 4, 2, 3}),
-           map(5, {0, 1, 2, 3})},
+          {map(5, {0, 1, 4, 2}), map(5, {0, 1, 4, 2, 3}), map(5, {0, 1, 2, 3})},
           {kPar, kPar, kPar, kPar, kRed}, weightedSum)
           .getResult(0);
   chunkResults.push_back(buildOutput(unnormalised, sum, op.getInit()));
@@ -885,8 +877,8 @@ ValueRange TileBuilder::buildQueryTiles(OpFoldResult batches,
   Value qTileC = constIndex(qTile);
   OpFoldResult outDim = tensor::getMixedSize(b, loc, op.getValue(), 3);
   auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{batches, heads, count},
-      op.getDpsInits(), /*mapping=*/std::nullopt);
+      b, loc, ArrayRef<OpFoldResult>{batches, heads, count}, op.getDpsInits(),
+      /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   Value batch = forall.getInductionVar(0), head = forall.getInductionVar(1);
@@ -904,11 +896,10 @@ ValueRange TileBuilder::buildQueryTiles(OpFoldResult batches,
     // count, in one parallel loop (a second loop for the last tile alone
     // left the cores idle at its start: up to 9% on causal problems).
     Value last = constIndex(getConstantIntValue(count).value() - 1);
-    Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         tile, last);
+    Value isLast =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tile, last);
     SmallVector<Type> tileTypes = {RankedTensorType::get(
-        {ShapedType::kDynamic, op.getInit().getType().getDimSize(3)},
-        element)};
+        {ShapedType::kDynamic, op.getInit().getType().getDimSize(3)}, element)};
     if (op.getLse())
       tileTypes.push_back(RankedTensorType::get({ShapedType::kDynamic}, acc));
     auto ifOp = scf::IfOp::create(b, loc, tileTypes, isLast,
@@ -925,8 +916,8 @@ ValueRange TileBuilder::buildQueryTiles(OpFoldResult batches,
     buildBranch(ifOp.elseBlock(), qTileC);
     b.setInsertionPointAfter(ifOp);
     tiles = ifOp.getResults();
-    rows = arith::SelectOp::create(b, loc, isLast, constIndex(*lastRows),
-                                   qTileC);
+    rows =
+        arith::SelectOp::create(b, loc, isLast, constIndex(*lastRows), qTileC);
   }
 
   b.setInsertionPointToStart(forall.getTerminator().getBody());
@@ -990,8 +981,7 @@ Value TileBuilder::buildOutput(Value unnormalised, Value sum, Value init) {
              {id, id.dropResult(rank - 1), id}, iterators,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value o = buildNormalize(nb, nl, args[0], args[1]);
-               linalg::YieldOp::create(nb, nl,
-                                       castFloat(nb, nl, o, element));
+               linalg::YieldOp::create(nb, nl, castFloat(nb, nl, o, element));
              })
       .getResult(0);
 }
@@ -1001,8 +991,8 @@ Value TileBuilder::buildRowLogSumExp(Value max, Value sum, Value init) {
   AffineMap id = b.getMultiDimIdentityMap(rank);
   SmallVector<utils::IteratorType> iterators(rank, kPar);
   return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{max, sum}, init,
-             {id, id, id}, iterators,
+             b, loc, init.getType(), ValueRange{max, sum}, init, {id, id, id},
+             iterators,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                linalg::YieldOp::create(
                    nb, nl, buildLogSumExp(nb, nl, args[0], args[1]));
@@ -1013,14 +1003,14 @@ Value TileBuilder::buildRowLogSumExp(Value max, Value sum, Value init) {
 } // namespace
 
 int64_t attn::getKeyTileSize(int64_t d, int64_t dv, int64_t kvTile,
-                              int64_t smallHeadKvTile) {
+                             int64_t smallHeadKvTile) {
   bool smallHead = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) &&
                    d <= 64 && dv <= 64;
   return smallHeadKvTile > 0 && smallHead ? smallHeadKvTile : kvTile;
 }
 
 int64_t attn::getKeyTileSize(SdpaOp op, int64_t kvTile,
-                              int64_t smallHeadKvTile) {
+                             int64_t smallHeadKvTile) {
   return getKeyTileSize(op.getQuery().getType().getDimSize(3),
                         op.getValue().getType().getDimSize(3), kvTile,
                         smallHeadKvTile);
@@ -1055,8 +1045,8 @@ struct TileSdpa : OpRewritePattern<SdpaOp> {
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     TileBuilder builder(op, rewriter, qTile,
-                        getKeyTileSize(op, kvTile, smallHeadKvTile),
-                        bf16Pairs, decodeKeyChunks, valuePanel);
+                        getKeyTileSize(op, kvTile, smallHeadKvTile), bf16Pairs,
+                        decodeKeyChunks, valuePanel);
     rewriter.replaceOp(op, builder.build());
     return success();
   }

@@ -69,9 +69,8 @@ private:
   /// for a whole tile in which every row sees every key: no keep condition
   /// is evaluated there, and no padding key appears.
   SmallVector<Value> buildStep(Value batch, Value head, Value kvHead,
-                               Value rowStart, Value keyStart,
-                               ValueRange tile, ValueRange carried,
-                               bool masked);
+                               Value rowStart, Value keyStart, ValueRange tile,
+                               ValueRange carried, bool masked);
 
   /// `x` ([rows, n]) transposed, [n, rows].
   Value transposed(Value x) { return createTranspose(b, loc, x, {1, 0}); }
@@ -125,8 +124,8 @@ Value GradTileBuilder::slice1d(Value tensor, Value batch, Value head,
 Value GradTileBuilder::rowsOf(Value tensor, Value start, int64_t len) {
   auto type = cast<RankedTensorType>(tensor.getType());
   return tensor::ExtractSliceOp::create(
-      b, loc, RankedTensorType::get({len, type.getDimSize(1)},
-                                    type.getElementType()),
+      b, loc,
+      RankedTensorType::get({len, type.getDimSize(1)}, type.getElementType()),
       tensor, ArrayRef<OpFoldResult>{start, b.getIndexAttr(0)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(len),
                              tensor::getMixedSize(b, loc, tensor, 1)},
@@ -158,15 +157,17 @@ SmallVector<Value> GradTileBuilder::build() {
   // rowsum(dO * O) per row, [B, Hq, Sq].
   AffineMap id4 = b.getMultiDimIdentityMap(4);
   AffineMap rowMap = AffineMap::get(
-      4, 0, {b.getAffineDimExpr(0), b.getAffineDimExpr(1), b.getAffineDimExpr(2)},
+      4, 0,
+      {b.getAffineDimExpr(0), b.getAffineDimExpr(1), b.getAffineDimExpr(2)},
       ctx);
-  Value rowZero = createFilledTensor(b, loc, getSizes(b, loc, q, {0, 1, 2}),
-                                     accAttr(0));
-  Value rows = linalg::GenericOp::create(
-                   b, loc, rowZero.getType(), ValueRange{op.getOutGrad(), op.getOut()},
-                   rowZero, {id4, id4, rowMap}, {kPar, kPar, kPar, kRed},
-                   buildMulAccBody)
-                   .getResult(0);
+  Value rowZero =
+      createFilledTensor(b, loc, getSizes(b, loc, q, {0, 1, 2}), accAttr(0));
+  Value rows =
+      linalg::GenericOp::create(b, loc, rowZero.getType(),
+                                ValueRange{op.getOutGrad(), op.getOut()},
+                                rowZero, {id4, id4, rowMap},
+                                {kPar, kPar, kPar, kRed}, buildMulAccBody)
+          .getResult(0);
 
   // Padding to whole tiles: every tile tensor below has a constant shape.
   double inf = std::numeric_limits<double>::infinity();
@@ -210,8 +211,9 @@ SmallVector<Value> GradTileBuilder::build() {
 
   OpFoldResult batches = tensor::getMixedSize(b, loc, q, 0);
   OpFoldResult kvHeads = tensor::getMixedSize(b, loc, k, 1);
-  Value group = arith::DivUIOp::create(b, loc, tensor::DimOp::create(b, loc, q, 1),
-                                       tensor::DimOp::create(b, loc, k, 1));
+  Value group =
+      arith::DivUIOp::create(b, loc, tensor::DimOp::create(b, loc, q, 1),
+                             tensor::DimOp::create(b, loc, k, 1));
   Value paddedRows = tensor::DimOp::create(b, loc, query, 2);
   Value paddedKeys = tensor::DimOp::create(b, loc, key, 2);
   SmallVector<OpFoldResult> iterations = {batches, kvHeads};
@@ -253,8 +255,8 @@ SmallVector<Value> GradTileBuilder::build() {
     // This group's dQ rows, [G, padded Sq, D], and its dK, dV.
     auto groupType = RankedTensorType::get(
         {ShapedType::kDynamic, ShapedType::kDynamic, headDim}, acc);
-    Value groupGrad = tensor::EmptyOp::create(
-        b, loc, groupType, ValueRange{group, paddedRows});
+    Value groupGrad = tensor::EmptyOp::create(b, loc, groupType,
+                                              ValueRange{group, paddedRows});
     auto keysType = [&](int64_t features) {
       return RankedTensorType::get({ShapedType::kDynamic, features}, acc);
     };
@@ -265,8 +267,8 @@ SmallVector<Value> GradTileBuilder::build() {
     keyAcc = tensor::CastOp::create(b, loc, keysType(headDim), keyAcc);
     valueAcc = tensor::CastOp::create(b, loc, keysType(valueDim), valueAcc);
 
-    Value queryTiles = arith::DivUIOp::create(b, loc, paddedRows,
-                                              constIndex(qTile));
+    Value queryTiles =
+        arith::DivUIOp::create(b, loc, paddedRows, constIndex(qTile));
     auto heads = scf::ForOp::create(
         b, loc, constIndex(0), group, constIndex(1),
         ValueRange{groupGrad, keyAcc, valueAcc},
@@ -325,22 +327,23 @@ SmallVector<Value> GradTileBuilder::build() {
   SmallVector<Value> padded = forall.getResults();
   if (chunks > 1) {
     AffineMap shares = b.getMultiDimIdentityMap(5);
-    AffineMap summed = AffineMap::get(
-        5, 0, shares.getResults().drop_front(), ctx);
-    Value zero = linalg::FillOp::create(
-                     b, loc, ValueRange{arith::ConstantOp::create(b, loc, accAttr(0))},
-                     queryGrad)
-                     .getResult(0);
-    padded[0] = linalg::GenericOp::create(
-                    b, loc, zero.getType(), padded[0], zero, {shares, summed},
-                    {kRed, kPar, kPar, kPar, kPar},
-                    [&](OpBuilder &nb, Location nl, ValueRange args) {
-                      linalg::YieldOp::create(
-                          nb, nl,
-                          arith::AddFOp::create(nb, nl, args[0], args[1])
-                              .getResult());
-                    })
-                    .getResult(0);
+    AffineMap summed =
+        AffineMap::get(5, 0, shares.getResults().drop_front(), ctx);
+    Value zero =
+        linalg::FillOp::create(
+            b, loc, ValueRange{arith::ConstantOp::create(b, loc, accAttr(0))},
+            queryGrad)
+            .getResult(0);
+    padded[0] =
+        linalg::GenericOp::create(
+            b, loc, zero.getType(), padded[0], zero, {shares, summed},
+            {kRed, kPar, kPar, kPar, kPar},
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::AddFOp::create(nb, nl, args[0], args[1]).getResult());
+            })
+            .getResult(0);
   }
 
   // Cut the padding off and convert into the inits.
@@ -356,22 +359,20 @@ SmallVector<Value> GradTileBuilder::build() {
     Value cut = tensor::ExtractSliceOp::create(
         b, loc, result, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)), sizes,
         SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
-    results.push_back(
-        linalg::GenericOp::create(
-            b, loc, init.getType(), cut, init, {id4, id4},
-            SmallVector<utils::IteratorType>(4, kPar),
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              linalg::YieldOp::create(nb, nl,
-                                      castFloat(nb, nl, args[0], element));
-            })
-            .getResult(0));
+    results.push_back(linalg::GenericOp::create(
+                          b, loc, init.getType(), cut, init, {id4, id4},
+                          SmallVector<utils::IteratorType>(4, kPar),
+                          [&](OpBuilder &nb, Location nl, ValueRange args) {
+                            linalg::YieldOp::create(
+                                nb, nl, castFloat(nb, nl, args[0], element));
+                          })
+                          .getResult(0));
   }
   return results;
 }
 
 SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
-                                                   Value kvHead,
-                                                   Value rowStart,
+                                                   Value kvHead, Value rowStart,
                                                    Value keyGrad,
                                                    Value valueGrad) {
   Value qValue = slice2d(query, batch, head, rowStart, constIndex(qTile));
@@ -386,18 +387,18 @@ SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
   Value log2e = arith::ConstantOp::create(
       b, loc, b.getFloatAttr(acc, llvm::numbers::log2e));
   AffineMap id1 = b.getMultiDimIdentityMap(1);
-  lseTile = linalg::GenericOp::create(
-                b, loc, lseTile.getType(), ValueRange{}, lseTile, {id1}, {kPar},
-                [&](OpBuilder &nb, Location nl, ValueRange args) {
-                  linalg::YieldOp::create(
-                      nb, nl,
-                      arith::MulFOp::create(nb, nl, args[0], log2e)
-                          .getResult());
-                })
-                .getResult(0);
+  lseTile =
+      linalg::GenericOp::create(
+          b, loc, lseTile.getType(), ValueRange{}, lseTile, {id1}, {kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::MulFOp::create(nb, nl, args[0], log2e).getResult());
+          })
+          .getResult(0);
   Value rowTermTile = slice1d(rowTerm, batch, head, rowStart, qTile);
-  SmallVector<Value> tile = {transposed(scoresQuery), qValue, dO,
-                             transposed(dO), lseTile, rowTermTile};
+  SmallVector<Value> tile = {transposed(scoresQuery), qValue,  dO,
+                             transposed(dO),          lseTile, rowTermTile};
 
   // dQ_i^T, [D, rows], transposed back after the key tiles.
   SmallVector<Value> carried = {zeros(headDim, qTile), keyGrad, valueGrad};
@@ -410,9 +411,9 @@ SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
       b, loc, arith::AddIOp::create(b, loc, rowStart, constIndex(qTile - 1)),
       lastRow);
   BandValues values{batch, head, queryLength, kvLength};
-  KeyTileRanges ranges = buildKeyTileRanges(b, loc, masks.band, rowStart,
-                                            tileLastRow, values, keyCount, kvTile,
-                                            /*wholeFullTiles=*/true);
+  KeyTileRanges ranges = buildKeyTileRanges(
+      b, loc, masks.band, rowStart, tileLastRow, values, keyCount, kvTile,
+      /*wholeFullTiles=*/true);
   if (chunks > 1) {
     // Only this iteration's chunk of keys (the ranges and the chunk are
     // whole tiles, so the intersections are too).
@@ -422,12 +423,11 @@ SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
           b, loc, arith::MaxSIOp::create(b, loc, *end, chunkStart), chunkEnd);
   }
   auto loop = [&](const KeyTiles &range, bool masked, ValueRange init) {
-    return buildKeyTileLoop(range, init,
-                            [&](Value keyStart, ValueRange stepCarried) {
-                              return buildStep(batch, head, kvHead, rowStart,
-                                               keyStart, tile, stepCarried,
-                                               masked);
-                            });
+    return buildKeyTileLoop(
+        range, init, [&](Value keyStart, ValueRange stepCarried) {
+          return buildStep(batch, head, kvHead, rowStart, keyStart, tile,
+                           stepCarried, masked);
+        });
   };
   // As in the forward: without an exact band every tile of it is masked;
   // with one, the partial tiles on both sides of the full ones in one
@@ -435,10 +435,10 @@ SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
   if (!masks.exact)
     carried = loop({ranges.first, ranges.end}, /*masked=*/true, carried);
   else
-    carried = loop({ranges.fullStart, ranges.fullEnd}, /*masked=*/false,
-                   loop({ranges.first, ranges.fullStart, ranges.fullEnd,
-                         ranges.end},
-                        /*masked=*/true, carried));
+    carried =
+        loop({ranges.fullStart, ranges.fullEnd}, /*masked=*/false,
+             loop({ranges.first, ranges.fullStart, ranges.fullEnd, ranges.end},
+                  /*masked=*/true, carried));
   carried[0] = transposed(carried[0]);
   return carried;
 }
@@ -446,10 +446,9 @@ SmallVector<Value> GradTileBuilder::buildQueryTile(Value batch, Value head,
 SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
                                               Value kvHead, Value rowStart,
                                               Value keyStart, ValueRange tile,
-                                              ValueRange carried,
-                                              bool masked) {
-  Value scoresQueryT = tile[0], qValue = tile[1], dO = tile[2],
-        dOT = tile[3], lseTile = tile[4], rowTermTile = tile[5];
+                                              ValueRange carried, bool masked) {
+  Value scoresQueryT = tile[0], qValue = tile[1], dO = tile[2], dOT = tile[3],
+        lseTile = tile[4], rowTermTile = tile[5];
   Value queryGradT = carried[0], keyGrad = carried[1], valueGrad = carried[2];
   Value keys = constIndex(kvTile);
   // Tiles are [keys, rows]: (d0, d1) = (key, row).
@@ -468,15 +467,14 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
   // key took part; in the same pass, each score's derivative with respect
   // to q.k where score_mod needs one.
   Value keyTile = slice2d(key, batch, kvHead, keyStart, keys);
-  Value product =
-      buildContraction(keyTile, scoresQueryT, zeros(kvTile, qTile));
+  Value product = buildContraction(keyTile, scoresQueryT, zeros(kvTile, qTile));
   Log2ScoreScale stepScale = queryScaled ? Log2ScoreScale{} : scale;
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
   SmallVector<Value> outs = {product};
   if (sem.scoreMod)
     outs.push_back(tensor::EmptyOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(kvTile),
-                                       b.getIndexAttr(qTile)},
+        b, loc,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(kvTile), b.getIndexAttr(qTile)},
         acc));
   SmallVector<AffineMap> maps = {rowMap};
   maps.append(outs.size(), id2);
@@ -484,12 +482,12 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
       b, loc, TypeRange(ValueRange(outs)), lseTile, outs, maps, {kPar, kPar},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         SmallVector<Value> idx = indices(nb, nl);
-        Value inRange = padKeys && masked
-                            ? arith::CmpIOp::create(nb, nl,
-                                                    arith::CmpIPredicate::slt,
-                                                    idx[3], keyCount)
-                                  .getResult()
-                            : Value();
+        Value inRange =
+            padKeys && masked
+                ? arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                        idx[3], keyCount)
+                      .getResult()
+                : Value();
         // Padding rows and keys read the last real one's mask and indices
         // (a mask read past its end would be out of bounds); their P is 0
         // whatever they read. Only a mask or a region reads at them.
@@ -498,12 +496,12 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
           readIdx[2] = arith::MinSIOp::create(nb, nl, idx[2], lastRow);
           readIdx[3] = arith::MinSIOp::create(nb, nl, idx[3], lastKey);
         }
-        Value maskValue =
-            stepSem.hasMask ? buildMaskElement(nb, nl, op.getMask(), readIdx)
-                            : Value();
-        Value score = buildLog2ModifiedScore(nb, nl, stepSem, args[1],
-                                             stepScale, readIdx, maskValue,
-                                             kvLength, queryLength, inRange);
+        Value maskValue = stepSem.hasMask
+                              ? buildMaskElement(nb, nl, op.getMask(), readIdx)
+                              : Value();
+        Value score =
+            buildLog2ModifiedScore(nb, nl, stepSem, args[1], stepScale, readIdx,
+                                   maskValue, kvLength, queryLength, inRange);
         Value diff = arith::SubFOp::create(nb, nl, score,
                                            buildSafeRowMax(nb, nl, args[0]));
         SmallVector<Value> results = {math::Exp2Op::create(nb, nl, diff)};
@@ -521,26 +519,26 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
   };
   Value dropped = probs;
   if (sem.dropout > 0.0)
-    dropped = linalg::GenericOp::create(
-                  b, loc, probs.getType(), ValueRange{}, probs, {id2},
-                  {kPar, kPar},
-                  [&](OpBuilder &nb, Location nl, ValueRange args) {
-                    linalg::YieldOp::create(nb, nl, dropout(nb, nl, args[0]));
-                  })
-                  .getResult(0);
+    dropped =
+        linalg::GenericOp::create(
+            b, loc, probs.getType(), ValueRange{}, probs, {id2}, {kPar, kPar},
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              linalg::YieldOp::create(nb, nl, dropout(nb, nl, args[0]));
+            })
+            .getResult(0);
 
   // dV_j += P'^T dO_i, in the chunk's rows.
-  Value chunkRow =
-      chunkStart ? arith::SubIOp::create(b, loc, keyStart, chunkStart)
-                 : keyStart;
+  Value chunkRow = chunkStart
+                       ? arith::SubIOp::create(b, loc, keyStart, chunkStart)
+                       : keyStart;
   Value valueTile = rowsOf(valueGrad, chunkRow, kvTile);
-  valueGrad = insertRows(buildContraction(dropped, dO, valueTile), valueGrad,
-                         chunkRow);
+  valueGrad =
+      insertRows(buildContraction(dropped, dO, valueTile), valueGrad, chunkRow);
   // dP'^T = V_j dO_i^T; dS^T = P^T (dropout(dP'^T) - D_i) dScore/dq.k, 0
   // where P is.
   Value droppedGrad =
-      buildContraction(slice2d(valueSource, batch, kvHead, keyStart, keys),
-                       dOT, zeros(kvTile, qTile));
+      buildContraction(slice2d(valueSource, batch, kvHead, keyStart, keys), dOT,
+                       zeros(kvTile, qTile));
   SmallVector<Value> inputs = {probs, droppedGrad, rowTermTile};
   maps = {id2, id2, rowMap};
   if (derivative) {
@@ -564,9 +562,9 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
   Value keyGradTile = rowsOf(keyGrad, chunkRow, kvTile);
   keyGrad = insertRows(buildContraction(scoreGrad, qValue, keyGradTile),
                        keyGrad, chunkRow);
-  queryGradT = buildContraction(
-      packedTile(keyT, batch, kvHead, keyStart, 1, keys), scoreGrad,
-      queryGradT);
+  queryGradT =
+      buildContraction(packedTile(keyT, batch, kvHead, keyStart, 1, keys),
+                       scoreGrad, queryGradT);
   return {queryGradT, keyGrad, valueGrad};
 }
 
@@ -579,12 +577,14 @@ SmallVector<Value> GradTileBuilder::buildStep(Value batch, Value head,
 static int64_t shrinkRows(int64_t tile, int64_t length) {
   if (ShapedType::isDynamic(length) || length >= tile)
     return tile;
-  return std::min<int64_t>(tile, llvm::PowerOf2Ceil(std::max<int64_t>(length, 16)));
+  return std::min<int64_t>(tile,
+                           llvm::PowerOf2Ceil(std::max<int64_t>(length, 16)));
 }
 static int64_t shrinkKeys(int64_t tile, int64_t length) {
   if (ShapedType::isDynamic(length) || length >= tile)
     return tile;
-  return std::min<int64_t>(tile, llvm::alignTo(std::max<int64_t>(length, 1), 16));
+  return std::min<int64_t>(tile,
+                           llvm::alignTo(std::max<int64_t>(length, 1), 16));
 }
 
 /// attn.sdpa_grad -> the tiled loop nest. Ops with a block layout or block
@@ -625,7 +625,8 @@ struct TileSdpaGrad : OpRewritePattern<SdpaGradOp> {
       return 1;
     int64_t chunks = llvm::divideCeil(kMinParallelIterations, batches * heads);
     if (int64_t keys = keyType.getDimSize(2); !ShapedType::isDynamic(keys))
-      chunks = std::min(chunks, std::max<int64_t>(llvm::divideCeil(keys, tile), 1));
+      chunks =
+          std::min(chunks, std::max<int64_t>(llvm::divideCeil(keys, tile), 1));
     return chunks;
   }
 

@@ -89,17 +89,16 @@ Value TileBuilderBase::buildContraction(Value lhs, Value rhs, Value init) {
     rhsExprs.push_back(b.getAffineDimExpr(3));
     iterators.push_back(kRed);
   }
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{lhs, rhs}, init,
-             {AffineMap::get(numDims, 0, lhsExprs, ctx),
-              AffineMap::get(numDims, 0, rhsExprs, ctx),
-              AffineMap::get(numDims, 0, {i, j}, ctx)},
-             iterators, buildMulAccBody)
+  return linalg::GenericOp::create(b, loc, init.getType(), ValueRange{lhs, rhs},
+                                   init,
+                                   {AffineMap::get(numDims, 0, lhsExprs, ctx),
+                                    AffineMap::get(numDims, 0, rhsExprs, ctx),
+                                    AffineMap::get(numDims, 0, {i, j}, ctx)},
+                                   iterators, buildMulAccBody)
       .getResult(0);
 }
 
-Value TileBuilderBase::buildPanelContraction(Value lhs, Value rhs,
-                                             Value init) {
+Value TileBuilderBase::buildPanelContraction(Value lhs, Value rhs, Value init) {
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   int64_t panels = rhsType.getDimSize(0), panel = rhsType.getDimSize(2);
   SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
@@ -113,14 +112,13 @@ Value TileBuilderBase::buildPanelContraction(Value lhs, Value rhs,
   // (i, p, k, j): lhs [i, k], rhs [p, k, j], view [i, p, j].
   AffineExpr i = b.getAffineDimExpr(0), p = b.getAffineDimExpr(1),
              k = b.getAffineDimExpr(2), j = b.getAffineDimExpr(3);
-  Value product =
-      linalg::GenericOp::create(b, loc, view.getType(), ValueRange{lhs, rhs},
-                                view,
-                                {AffineMap::get(4, 0, {i, k}, ctx),
-                                 AffineMap::get(4, 0, {p, k, j}, ctx),
-                                 AffineMap::get(4, 0, {i, p, j}, ctx)},
-                                {kPar, kPar, kRed, kPar}, buildMulAccBody)
-          .getResult(0);
+  Value product = linalg::GenericOp::create(
+                      b, loc, view.getType(), ValueRange{lhs, rhs}, view,
+                      {AffineMap::get(4, 0, {i, k}, ctx),
+                       AffineMap::get(4, 0, {p, k, j}, ctx),
+                       AffineMap::get(4, 0, {i, p, j}, ctx)},
+                      {kPar, kPar, kRed, kPar}, buildMulAccBody)
+                      .getResult(0);
   return tensor::CollapseShapeOp::create(b, loc, init.getType(), product,
                                          split);
 }

@@ -1,4 +1,4 @@
-//===- TileBuilderBase.h - shared pieces of the tiled lowerings --*- C++ -*-===//
+//===- TileBuilderBase.h - pieces the tiled lowerings share -----*- C++ -*-===//
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //
@@ -75,8 +75,8 @@ protected:
     AffineExpr d0, s0;
     bindDims(ctx, d0);
     bindSymbols(ctx, s0);
-    auto map = AffineMap::get(1, 1, {b.getAffineConstantExpr(tile), s0 - d0},
-                              ctx);
+    auto map =
+        AffineMap::get(1, 1, {b.getAffineConstantExpr(tile), s0 - d0}, ctx);
     return affine::AffineMinOp::create(b, loc, map, ValueRange{start, total});
   }
 

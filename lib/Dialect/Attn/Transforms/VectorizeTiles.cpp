@@ -72,11 +72,10 @@ static FailureOr<BlockableDims> getBlockableDims(linalg::LinalgOp op) {
     };
     for (unsigned i = 0; i < 2; ++i) {
       unsigned loop = dims->k[i];
-      if (ranges[loop] == 2 && llvm::all_of(op.getDpsInputOperands(),
-                                            [&](OpOperand *operand) {
-                                              return isInnermostOf(loop,
-                                                                   operand);
-                                            })) {
+      if (ranges[loop] == 2 &&
+          llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *operand) {
+            return isInnermostOf(loop, operand);
+          })) {
         result.pair = loop;
         result.dims.k = {dims->k[1 - i]};
         break;
@@ -87,7 +86,8 @@ static FailureOr<BlockableDims> getBlockableDims(linalg::LinalgOp op) {
     return failure();
   AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   auto resultPosition = [&](unsigned loop) {
-    return *resultMap.getResultPosition(getAffineDimExpr(loop, op.getContext()));
+    return *resultMap.getResultPosition(
+        getAffineDimExpr(loop, op.getContext()));
   };
   llvm::sort(result.dims.n, [&](unsigned a, unsigned b) {
     return resultPosition(a) < resultPosition(b);
@@ -112,9 +112,9 @@ tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
 
 /// Tiles `op` into register blocks, marks the block op and peels the M and
 /// N loops so that all blocks but the last along each are static.
-static LogicalResult tileIntoBlocks(RewriterBase &rewriter,
-                                    linalg::LinalgOp op, int64_t mBlock,
-                                    int64_t nBlock, int64_t maxMBlock) {
+static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
+                                    int64_t mBlock, int64_t nBlock,
+                                    int64_t maxMBlock) {
   FailureOr<BlockableDims> blockable = getBlockableDims(op);
   if (failed(blockable))
     return success(); // Not a contraction this pass handles: left alone.
@@ -198,8 +198,8 @@ static bool isInductionVariable(Value value, std::optional<int64_t>,
 /// Upper bounds of `op`'s loops, from the shapes of its operands (a dynamic
 /// tile size such as `min(64, n - i)` is bounded by 64); nullopt where some
 /// loop has no constant bound.
-static std::optional<SmallVector<int64_t>> getLoopUpperBounds(
-    linalg::LinalgOp op) {
+static std::optional<SmallVector<int64_t>>
+getLoopUpperBounds(linalg::LinalgOp op) {
   SmallVector<int64_t> bounds(op.getNumLoops(), ShapedType::kDynamic);
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
@@ -208,8 +208,8 @@ static std::optional<SmallVector<int64_t>> getLoopUpperBounds(
       if (!dim)
         continue;
       FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-          presburger::BoundType::UB,
-          {operand.get(), static_cast<int64_t>(pos)}, isInductionVariable,
+          presburger::BoundType::UB, {operand.get(), static_cast<int64_t>(pos)},
+          isInductionVariable,
           /*closedUB=*/true);
       if (failed(bound))
         continue;
@@ -252,8 +252,8 @@ static constexpr llvm::StringLiteral kRowMarker = "attn.vector_row";
 static bool isRowOp(linalg::LinalgOp op) {
   unsigned loops = op.getNumLoops();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (loops == 0 ||
-      !llvm::all_of(ArrayRef(iterators).drop_back(), linalg::isParallelIterator))
+  if (loops == 0 || !llvm::all_of(ArrayRef(iterators).drop_back(),
+                                  linalg::isParallelIterator))
     return false;
   if (loops <= 2)
     return true;
@@ -380,8 +380,8 @@ static linalg::LinalgOp dropInnerUnitDims(RewriterBase &rewriter,
   if (inner.empty())
     return block;
   linalg::ControlDropUnitDims control;
-  control.rankReductionStrategy = linalg::ControlDropUnitDims::
-      RankReductionStrategy::ExtractInsertSlice;
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
   control.controlFn = [&](Operation *) { return inner; };
   rewriter.setInsertionPoint(generic);
   FailureOr<linalg::DropUnitDimsResult> dropped =
@@ -462,7 +462,8 @@ struct ExtendContractOperands : OpRewritePattern<vector::ContractionOp> {
 
   LogicalResult matchAndRewrite(vector::ContractionOp op,
                                 PatternRewriter &rewriter) const override {
-    auto accElement = dyn_cast<FloatType>(getElementTypeOrSelf(op.getAccType()));
+    auto accElement =
+        dyn_cast<FloatType>(getElementTypeOrSelf(op.getAccType()));
     if (!accElement)
       return rewriter.notifyMatchFailure(op, "not a float accumulator");
     auto extend = [&](Value v) -> Value {
@@ -581,7 +582,8 @@ struct PairContractToDotBF16 : OpRewritePattern<vector::ContractionOp> {
     auto nonUnitDims = [&](AffineMap map) {
       SmallVector<unsigned> dims;
       for (AffineExpr e : map.getResults())
-        if (auto d = dyn_cast<AffineDimExpr>(e); d && bounds[d.getPosition()] != 1)
+        if (auto d = dyn_cast<AffineDimExpr>(e);
+            d && bounds[d.getPosition()] != 1)
           dims.push_back(d.getPosition());
       return dims;
     };
@@ -631,8 +633,8 @@ struct PairContractToDotBF16 : OpRewritePattern<vector::ContractionOp> {
         Value acc = vector::ExtractStridedSliceOp::create(
             rewriter, loc, row, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{lanes},
             ArrayRef<int64_t>{1});
-        Value dot =
-            x86vector::DotBF16Op::create(rewriter, loc, acc, lhsPairs, rhsPairs);
+        Value dot = x86vector::DotBF16Op::create(rewriter, loc, acc, lhsPairs,
+                                                 rhsPairs);
         row = vector::InsertStridedSliceOp::create(rewriter, loc, dot, row,
                                                    ArrayRef<int64_t>{c},
                                                    ArrayRef<int64_t>{1});
@@ -686,9 +688,9 @@ struct MaskedReductionToSelect : OpRewritePattern<vector::MaskOp> {
         DenseElementsAttr::get(type, rewriter.getFloatAttr(element, identity)));
     Value row = arith::SelectOp::create(rewriter, loc, mask.getMask(),
                                         reduction.getVector(), fill);
-    rewriter.replaceOpWithNewOp<vector::ReductionOp>(
-        mask, reduction.getKind(), row, reduction.getAcc(),
-        reduction.getFastmath());
+    rewriter.replaceOpWithNewOp<vector::ReductionOp>(mask, reduction.getKind(),
+                                                     row, reduction.getAcc(),
+                                                     reduction.getFastmath());
     return success();
   }
 };
@@ -734,8 +736,7 @@ struct HalveMinMaxReduction : OpRewritePattern<vector::ReductionOp> {
 static constexpr int64_t kMaxVectorRewrites = 1'000'000;
 
 struct AttnVectorizeTilesPass
-    : attn::impl::AttnVectorizeTilesBase<
-          AttnVectorizeTilesPass> {
+    : attn::impl::AttnVectorizeTilesBase<AttnVectorizeTilesPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -146,25 +146,23 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
     // so the user sees all of them and the module stays as it was. Ops in
     // modifier regions compute on f32 scalars and are left alone.
     bool unsupported = false;
-    module.walk(
-        [&](Operation *op) {
-          if (isRetypable(op) || !touchesNarrowFloats(op) ||
-              isInModifierRegion(op))
-            return;
-          auto constant = dyn_cast<arith::ConstantOp>(op);
-          if (constant && isa<DenseFPElementsAttr>(constant.getValue()))
-            return;
-          auto generic = dyn_cast<linalg::GenericOp>(op);
-          if (generic && isWidenableGeneric(generic))
-            return;
-          op->emitOpError()
-              << "has float tensors but no float64 form; a float64 reference "
-                 "can only be built for modules of attn ops, func ops, tensor "
-                 "shape ops (empty, dim, cast, reshapes, slices, concat), "
-                 "linalg.fill, linalg ops (named or generic) with float "
-                 "arithmetic only and dense constants";
-          unsupported = true;
-        });
+    module.walk([&](Operation *op) {
+      if (isRetypable(op) || !touchesNarrowFloats(op) || isInModifierRegion(op))
+        return;
+      auto constant = dyn_cast<arith::ConstantOp>(op);
+      if (constant && isa<DenseFPElementsAttr>(constant.getValue()))
+        return;
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      if (generic && isWidenableGeneric(generic))
+        return;
+      op->emitOpError()
+          << "has float tensors but no float64 form; a float64 reference "
+             "can only be built for modules of attn ops, func ops, tensor "
+             "shape ops (empty, dim, cast, reshapes, slices, concat), "
+             "linalg.fill, linalg ops (named or generic) with float "
+             "arithmetic only and dense constants";
+      unsupported = true;
+    });
     if (unsupported)
       return signalPassFailure();
 

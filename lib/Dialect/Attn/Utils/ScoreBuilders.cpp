@@ -79,8 +79,8 @@ Value attn::buildScale(OpBuilder &b, Location loc, const ScoreSemantics &sem,
 }
 
 Log2ScoreScale attn::buildLog2ScoreScale(OpBuilder &b, Location loc,
-                                         const ScoreSemantics &sem,
-                                         Value query, Type acc) {
+                                         const ScoreSemantics &sem, Value query,
+                                         Type acc) {
   Value scale = buildScale(b, loc, sem, query, acc);
   Value log2e = arith::ConstantOp::create(
       b, loc, b.getFloatAttr(acc, llvm::numbers::log2e));
@@ -189,9 +189,9 @@ Value attn::buildScoreDerivative(OpBuilder &b, Location loc,
   if (!sem.scoreMod)
     return scale;
   Type acc = s.getType();
-  SmallVector<Value> args = {castFloat(
-      b, loc, buildScaledScore(b, loc, sem, s, scale, maskValue),
-      b.getF32Type())};
+  SmallVector<Value> args = {
+      castFloat(b, loc, buildScaledScore(b, loc, sem, s, scale, maskValue),
+                b.getF32Type())};
   args.append(idx.begin(), idx.end());
   Value derivative =
       buildValueAndDerivative(b, loc, *sem.scoreMod, args, /*wrt=*/0).second;
@@ -212,8 +212,8 @@ Value attn::buildModifiedScore(OpBuilder &b, Location loc,
     args.append(idx.begin(), idx.end());
     s = castFloat(b, loc, inlineModifier(b, *sem.scoreMod, args), acc);
   }
-  Value keep = buildKeep(b, loc, sem, idx, maskValue, kvLength, queryLength,
-                         blockKeep);
+  Value keep =
+      buildKeep(b, loc, sem, idx, maskValue, kvLength, queryLength, blockKeep);
   if (!keep)
     return s;
   Value ninf = arith::ConstantOp::create(
@@ -262,8 +262,8 @@ Value attn::buildListedBlocks(OpBuilder &b, Location loc, Value offsets,
       b, loc, zero, queryBlocks, one, ValueRange{none},
       [&](OpBuilder &nb, Location nl, Value r, ValueRange table) {
         Value begin = entry(nb, nl, offsets, r);
-        Value end = entry(nb, nl, offsets,
-                          arith::AddIOp::create(nb, nl, r, one));
+        Value end =
+            entry(nb, nl, offsets, arith::AddIOp::create(nb, nl, r, one));
         auto listLoop = scf::ForOp::create(
             nb, nl, begin, end, one, table,
             [&](OpBuilder &lb, Location ll, Value n, ValueRange inner) {
@@ -337,12 +337,11 @@ static Value mix64(OpBuilder &b, Location loc, Value z) {
 static Value dropoutUniform(OpBuilder &b, Location loc,
                             const ScoreSemantics &sem,
                             ArrayRef<Value> indices) {
-  Value h = sem.seedValue ? sem.seedValue
-            : sem.seedTensor
-                ? Value(tensor::ExtractOp::create(b, loc, sem.seedTensor,
-                                                  ValueRange{}))
-                : Value(arith::ConstantOp::create(
-                      b, loc, b.getI64IntegerAttr(sem.seed)));
+  Value h = sem.seedValue    ? sem.seedValue
+            : sem.seedTensor ? Value(tensor::ExtractOp::create(
+                                   b, loc, sem.seedTensor, ValueRange{}))
+                             : Value(arith::ConstantOp::create(
+                                   b, loc, b.getI64IntegerAttr(sem.seed)));
   for (Value index : indices) {
     Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
     h = mix64(b, loc, arith::XOrIOp::create(b, loc, h, i64));

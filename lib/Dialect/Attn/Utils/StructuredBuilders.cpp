@@ -44,13 +44,14 @@ Value attn::createTranspose(OpBuilder &b, Location loc, Value input,
       .getResult()[0];
 }
 
-Value attn::buildPageIndex(OpBuilder &b, Location loc, Value pages,
-                           Value table, Value batch, Value slot) {
-  Value entry = tensor::ExtractOp::create(b, loc, table, ValueRange{batch, slot});
+Value attn::buildPageIndex(OpBuilder &b, Location loc, Value pages, Value table,
+                           Value batch, Value slot) {
+  Value entry =
+      tensor::ExtractOp::create(b, loc, table, ValueRange{batch, slot});
   Value page = arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
-  Value lastPage = arith::SubIOp::create(
-      b, loc, tensor::DimOp::create(b, loc, pages, 0),
-      arith::ConstantIndexOp::create(b, loc, 1));
+  Value lastPage =
+      arith::SubIOp::create(b, loc, tensor::DimOp::create(b, loc, pages, 0),
+                            arith::ConstantIndexOp::create(b, loc, 1));
   return arith::MinSIOp::create(
       b, loc,
       arith::MaxSIOp::create(b, loc, page,
@@ -59,20 +60,20 @@ Value attn::buildPageIndex(OpBuilder &b, Location loc, Value pages,
 }
 
 attn::SequenceBounds attn::buildSequenceBounds(OpBuilder &b, Location loc,
-                                         Value offsets, Value batch,
-                                         Value rows, Value padded,
-                                         bool alignEnd) {
+                                               Value offsets, Value batch,
+                                               Value rows, Value padded,
+                                               bool alignEnd) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   auto offsetAt = [&](Value index) -> Value {
     Value entry = tensor::ExtractOp::create(b, loc, offsets, index);
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
   };
   auto clamp = [&](Value v, Value lo, Value hi) -> Value {
-    return arith::MinSIOp::create(b, loc,
-                                  arith::MaxSIOp::create(b, loc, v, lo), hi);
+    return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, v, lo),
+                                  hi);
   };
-  Value next = arith::AddIOp::create(
-      b, loc, batch, arith::ConstantIndexOp::create(b, loc, 1));
+  Value next = arith::AddIOp::create(b, loc, batch,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
   Value start = offsetAt(batch), end = offsetAt(next);
   if (rows) {
     start = clamp(start, zero, rows);

@@ -114,7 +114,8 @@ int main(void) {
   /* Static shapes through the descriptor entry point. */
   {
     float *q = random_buffer(2 * 4 * 5 * 8), *k = random_buffer(2 * 2 * 7 * 8),
-          *v = random_buffer(2 * 2 * 7 * 8), *o = poisoned_buffer(2 * 4 * 5 * 8);
+          *v = random_buffer(2 * 2 * 7 * 8),
+          *o = poisoned_buffer(2 * 4 * 5 * 8);
     attn_memref_f32_4d dq = {q, q, 0, {2, 4, 5, 8}, {0}};
     attn_memref_f32_4d dk = {k, k, 0, {2, 2, 7, 8}, {0}};
     attn_memref_f32_4d dv = {v, v, 0, {2, 2, 7, 8}, {0}};
@@ -137,26 +138,29 @@ int main(void) {
     attn_set_contiguous_strides(4, small.sizes, small.strides);
     status = _mlir_ciface_static_gqa_causal(&dq, &dk, &dv, &small);
     int error = attn_abi_error(info);
-    printf("refused size: status %d error %d argument %lld dimension %lld kind %lld "
-           "expected %lld actual %lld\n", status, error, (long long)info[0],
-           (long long)info[1], (long long)info[2], (long long)info[3],
-           (long long)info[4]);
-    printf("refused size: output %s\n", isnan(canary[0]) ? "untouched" : "WRITTEN");
+    printf("refused size: status %d error %d argument %lld dimension %lld kind "
+           "%lld "
+           "expected %lld actual %lld\n",
+           status, error, (long long)info[0], (long long)info[1],
+           (long long)info[2], (long long)info[3], (long long)info[4]);
+    printf("refused size: output %s\n",
+           isnan(canary[0]) ? "untouched" : "WRITTEN");
     printf("after the query: %d\n", attn_abi_error(NULL));
     attn_memref_f32_4d transposed = dk;
     transposed.strides[2] = 1, transposed.strides[3] = 7;
     status = _mlir_ciface_static_gqa_causal(&dq, &transposed, &dv, &dout);
     error = attn_abi_error(info);
-    printf("refused stride: status %d error %d argument %lld dimension %lld kind %lld "
-           "expected %lld actual %lld\n", status, error, (long long)info[0],
-           (long long)info[1], (long long)info[2], (long long)info[3],
-           (long long)info[4]);
+    printf("refused stride: status %d error %d argument %lld dimension %lld "
+           "kind %lld "
+           "expected %lld actual %lld\n",
+           status, error, (long long)info[0], (long long)info[1],
+           (long long)info[2], (long long)info[3], (long long)info[4]);
     attn_memref_f32_4d null = dv;
     null.allocated = null.aligned = NULL;
     status = _mlir_ciface_static_gqa_causal(&dq, &dk, &null, &dout);
     error = attn_abi_error(info);
-    printf("refused null: status %d error %d argument %lld kind %lld\n", status, error,
-           (long long)info[0], (long long)info[2]);
+    printf("refused null: status %d error %d argument %lld kind %lld\n", status,
+           error, (long long)info[0], (long long)info[2]);
     free(canary);
     free(q), free(k), free(v), free(o), free(want);
   }
@@ -167,20 +171,22 @@ int main(void) {
   {
     const int64_t qs[4] = {3, 2, 9, 16}, ks[4] = {3, 2, 6, 16},
                   vs[4] = {3, 2, 6, 4}, os[4] = {3, 2, 9, 4};
-    float *q = random_buffer(3 * 2 * 9 * 16), *k = random_buffer(3 * 2 * 6 * 16),
-          *v = random_buffer(3 * 2 * 6 * 4), *o = poisoned_buffer(3 * 2 * 9 * 4);
+    float *q = random_buffer(3 * 2 * 9 * 16),
+          *k = random_buffer(3 * 2 * 6 * 16), *v = random_buffer(3 * 2 * 6 * 4),
+          *o = poisoned_buffer(3 * 2 * 9 * 4);
     failures += attn_dynamic(q, qs, k, ks, v, vs, o, os) != 0;
     double *want = reference(q, k, v, 3, 2, 2, 9, 6, 16, 4, /*causal=*/0);
     failures += check("dynamic", o, want, 3 * 2 * 9 * 4);
     /* A negative size through the wrapper: refused. */
     const int64_t bad[4] = {3, 2, -9, 4};
-    printf("refused negative: status %d\n", attn_dynamic(q, qs, k, ks, v, vs, o, bad));
+    printf("refused negative: status %d\n",
+           attn_dynamic(q, qs, k, ks, v, vs, o, bad));
     attn_abi_error(NULL);
     free(q), free(k), free(v), free(o), free(want);
   }
   printf("allocator: %s\n", allocations > 0 && allocations == releases
-                                 ? "every block released"
-                                 : "FAIL");
+                                ? "every block released"
+                                : "FAIL");
   printf("allocator: %lld blocks\n", (long long)allocations);
   failures += !(allocations > 0 && allocations == releases);
   /* Null functions restore malloc and free. */
@@ -188,7 +194,8 @@ int main(void) {
   int64_t counted = allocations;
   /* Inputs are const: a destination passed as an argument stays as it was. */
   {
-    float *q = random_buffer(1 * 2 * 3 * 8), *init = random_buffer(1 * 2 * 3 * 8),
+    float *q = random_buffer(1 * 2 * 3 * 8),
+          *init = random_buffer(1 * 2 * 3 * 8),
           *o = poisoned_buffer(1 * 2 * 3 * 8);
     float before[1 * 2 * 3 * 8];
     memcpy(before, init, sizeof(before));

@@ -1,4 +1,4 @@
-//===- KeyBand.h - which keys a query row can see, from the masks -*- C++ -*-===//
+//===- KeyBand.h - the keys a query row can see, from masks -----*- C++ -*-===//
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //

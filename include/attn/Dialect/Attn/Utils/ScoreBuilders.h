@@ -1,5 +1,4 @@
-//===- ScoreBuilders.h - the score semantics every lowering shares -*- C++
-//-*-===//
+//===- ScoreBuilders.h - the score semantics lowerings share ----*- C++ -*-===//
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //
@@ -83,8 +82,8 @@ Log2ScoreScale buildLog2ScoreScale(OpBuilder &b, Location loc,
 Value buildLog2ModifiedScore(OpBuilder &b, Location loc,
                              const ScoreSemantics &sem, Value s,
                              const Log2ScoreScale &scale, ArrayRef<Value> idx,
-                             Value maskValue, Value kvLength,
-                             Value queryLength, Value blockKeep = Value());
+                             Value maskValue, Value kvLength, Value queryLength,
+                             Value blockKeep = Value());
 
 /// The score of element `idx` = (b, h, i, j) (indices into the whole
 /// problem, not a tile), from the raw product `s` (type `acc`): scaled (by

@@ -1,5 +1,4 @@
-//===- StructuredBuilders.h - helpers for building linalg on tensors -*- C++
-//-*-===//
+//===- StructuredBuilders.h - building linalg on tensors --------*- C++ -*-===//
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //
