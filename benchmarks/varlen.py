@@ -12,7 +12,8 @@
 # torch's SDPA on the batch padded to its longest prompt with a boolean
 # mask (a padded query row that sees no key is NaN in torch, so causal
 # padding is on the right there). Each figure is the best of --repeat
-# calls after a warm-up that compiles; outputs are checked against torch's
+# rounds in which the three run in turn (run.py's time_interleaved), after
+# a warm-up that compiles; outputs are checked against torch's
 # per-sequence result first. The ratio is torch's time / ours (higher is
 # better for us). The work column is the attention FLOPs the sequences
 # really need (4 * Hq * sum(lq * lk) * D, halved for causal).
@@ -23,29 +24,18 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import cpu_model  # noqa: E402
+from run import cpu_model, time_interleaved  # noqa: E402
 
 BATCHES = {
     "4 prompts, 100-1000 tokens": [1000, 517, 100, 333],
     "16 prompts, 16-512 tokens": [512, 16, 200, 77, 300, 64, 128, 480, 33, 250, 90, 411, 17, 160, 256, 99],
     "2 prompts, 2048 and 64": [2048, 64],
 }
-
-
-def best_of(fn, repeat):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main():
@@ -101,9 +91,9 @@ def main():
                 err = (ours() - want).norm() / want.norm()
                 if err > 1e-5:
                     raise SystemExit(f"{name}: attn-mlir differs from torch ({err:.2e})")
-                t_ours = best_of(ours, args.repeat)
-                t_seq = best_of(per_sequence, args.repeat)
-                t_pad = best_of(padded_call, args.repeat)
+                best = time_interleaved({"ours": ours, "sequences": per_sequence,
+                                         "padded": padded_call}, args.repeat)
+                t_ours, t_seq, t_pad = best["ours"], best["sequences"], best["padded"]
             flops = 4 * H * D * sum(n * n for n in lengths) / (2 if causal else 1)
             print(f"| {name} | {causal} | {flops / 1e9:.1f} | {t_ours * 1e3:.1f} | "
                   f"{t_seq * 1e3:.1f} | {t_seq / t_ours:.2f} | {t_pad * 1e3:.1f} | "

@@ -43,6 +43,15 @@ def is_torch(x):
     return isinstance(x, _TENSOR)
 
 
+def first_torch(values):
+    """The first torch tensor among `values` (None entries allowed), or
+    None: what a call's results are allocated like."""
+    for x in values:
+        if x is not None and is_torch(x):
+            return x
+    return None
+
+
 _TORCH_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16",
                 "float64": "f64", "bool": "i1", "int8": "i8", "int32": "i32",
                 "int64": "i64"}
@@ -84,6 +93,12 @@ def as_array(x, name):
     return x
 
 
+# Read once, as the compiled code's allocator does (CpuAllocator.cpp).
+_POISON = os.environ.get("ATTN_MLIR_ALLOCATOR_POISON") == "1"
+_NUMPY_RESULT_TYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
+                       "bf16": _NP_BF16}
+
+
 def new_result(reference, shape, elem):
     """A new output of `shape` and element `elem` as (what the native call
     writes, what the caller gets): a torch tensor when `reference` is one,
@@ -113,11 +128,6 @@ def new_result(reference, shape, elem):
     array = np.full(shape, np.nan, dtype=dtype) if _POISON else np.empty(shape, dtype=dtype)
     return as_array(array, "result"), array
 
-
-# Read once, as the compiled code's allocator does (CpuAllocator.cpp).
-_POISON = os.environ.get("ATTN_MLIR_ALLOCATOR_POISON") == "1"
-_NUMPY_RESULT_TYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
-                       "bf16": _NP_BF16}
 
 
 def device(x):

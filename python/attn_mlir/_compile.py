@@ -249,12 +249,7 @@ class CompiledFunction:
             raise TypeError(f"@{self.name} takes {len(expected)} inputs, "
                             f"{len(inputs)} were given")
         arrays = [_arrays.as_array(x, "input") for x in inputs]
-        like = None
-        for x in inputs:
-            if _arrays.is_torch(x):
-                like = x
-                break
-        return self.run_arrays(arrays, like)
+        return self.run_arrays(arrays, _arrays.first_torch(inputs))
 
     def _check(self, arrays):
         """The checks the C++ runner makes, for the shared-library path,

@@ -129,7 +129,7 @@ class _SdpaCall:
                self.out4, self.elem, tuple(self.attrs), regions)
         function = compile_shaped(lambda d: source(regions, d), dynamic, target, key=key)
         self.function = function
-        like = next((x for x in self.originals if _arrays.is_torch(x)), None)
+        like = _arrays.first_torch(self.originals)
         return function.run_arrays(self.inputs, like)
 
     def run(self, regions, target, dynamic=None, lse=False):
@@ -612,7 +612,7 @@ def _run_checked(entry, arrays):
     for x, (name, shape) in zip((x for x in arrays if x is not None), views):
         x = _arrays.as_array(x, name)
         inputs.append(x if x.shape == shape else _arrays.reshape(x, shape))
-    like = next((x for x in arrays if _arrays.is_torch(x)), None)
+    like = _arrays.first_torch(arrays)
     out = function.run_arrays(inputs, like)
     return out if out.shape == out_shape else _arrays.reshape(out, out_shape)
 

@@ -206,7 +206,7 @@ class _Multihead:
                tuple(tuple(c) for c in clauses), tuple(flags), elem, tuple(unpacked),
                tuple((r, tuple(shape), pattern) for r, shape, pattern in results))
         function = compile_shaped(source, self.dynamic, self.target, key=key)
-        like = next((x for x in originals if _arrays.is_torch(x)), None)
+        like = _arrays.first_torch(originals)
         out = function.run_arrays(inputs, like)
         if need_weights:
             return out[0], out[1]

@@ -529,6 +529,29 @@ static SliceWrite writeRegion(OpBuilder &b, Location loc, Value out,
   return {compute(slice), std::move(offsets), std::move(sizes)};
 }
 
+/// `tensor` with its region at `offsets`/`sizes` replaced by what
+/// `compute` writes into that region (writeRegion, then the insert).
+static Value updateRegion(OpBuilder &b, Location loc, Value tensor,
+                          SmallVector<OpFoldResult> offsets,
+                          SmallVector<OpFoldResult> sizes,
+                          ArrayRef<int64_t> shape,
+                          function_ref<Value(Value)> compute) {
+  SliceWrite part = writeRegion(b, loc, tensor, std::move(offsets),
+                                std::move(sizes), shape, compute);
+  SmallVector<OpFoldResult> strides(part.offsets.size(), b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, loc, part.value, tensor, part.offsets,
+                                       part.sizes, strides);
+}
+
+/// `source` with its two leading dimensions swapped, written into `dest`
+/// ([len, H, D] rows <-> [H, len, D] heads).
+static Value swapLeadingDims(OpBuilder &b, Location loc, Value source,
+                             Value dest) {
+  return linalg::TransposeOp::create(b, loc, source, dest,
+                                     ArrayRef<int64_t>{1, 0, 2})
+      .getResult()[0];
+}
+
 /// attn.pad_sequences -> two linalg.generic ops: the lengths, and the
 /// padded tensor, whose element (b, h, s, d) reads the packed row of
 /// position s of sequence b, or is 0 where s is padding.
@@ -603,41 +626,29 @@ struct LowerPadSequences : OpRewritePattern<PadSequencesOp> {
                 ArrayRef<OpFoldResult>{seq.start, zeroIndex, zeroIndex},
                 ArrayRef<OpFoldResult>{seq.length, h, d},
                 SmallVector<OpFoldResult>(3, one));
+            // Positions [at, at + count) of the block, as `compute`
+            // writes them.
+            auto positions = [&](Value block, OpFoldResult at,
+                                 OpFoldResult count,
+                                 function_ref<Value(Value)> compute) {
+              return updateRegion(
+                  b, loc, block, {zeroIndex, at, zeroIndex}, {h, count, d},
+                  {heads, ShapedType::kDynamic, features}, compute);
+            };
+            auto zeros = [&](Value slice) {
+              return linalg::FillOp::create(b, loc, zero, slice).getResult(0);
+            };
+            auto sequenceRows = [&](Value slice) {
+              return swapLeadingDims(b, loc, source, slice);
+            };
             return writeRegion(
                 b, loc, out, {sequence, zeroIndex, zeroIndex, zeroIndex},
                 {one, h, length, d}, {heads, type.getDimSize(2), features},
                 [&](Value block) {
-                  // Positions [at, at + count) of the block, as `fill`
-                  // writes them into a slice of it.
-                  auto update = [&](Value block, OpFoldResult at,
-                                    OpFoldResult count,
-                                    function_ref<Value(Value)> fill) {
-                    return writeRegion(
-                        b, loc, block, {zeroIndex, at, zeroIndex},
-                        {h, count, d}, {heads, ShapedType::kDynamic, features},
-                        fill);
-                  };
-                  auto insert = [&](Value block, const SliceWrite &part) {
-                    return tensor::InsertSliceOp::create(
-                               b, loc, part.value, block, part.offsets,
-                               part.sizes, SmallVector<OpFoldResult>(3, one))
-                        .getResult();
-                  };
-                  auto zeros = [&](Value slice) {
-                    return linalg::FillOp::create(b, loc, zero, slice)
-                        .getResult(0);
-                  };
-                  block = insert(
-                      block, update(block, zeroIndex, seq.paddedStart, zeros));
-                  block = insert(block,
-                                 update(block, seq.paddedStart, seq.length,
-                                        [&](Value slice) {
-                                          return linalg::TransposeOp::create(
-                                                     b, loc, source, slice,
-                                                     ArrayRef<int64_t>{1, 0, 2})
-                                              .getResult()[0];
-                                        }));
-                  return insert(block, update(block, end, after, zeros));
+                  block = positions(block, zeroIndex, seq.paddedStart, zeros);
+                  block = positions(block, seq.paddedStart, seq.length,
+                                    sequenceRows);
+                  return positions(block, end, after, zeros);
                 });
           });
       rewriter.replaceOp(op, {padded, lengths.getResult(0)});
@@ -715,14 +726,12 @@ struct LowerUnpadSequences : OpRewritePattern<UnpadSequencesOp> {
                                        zeroIndex},
                 ArrayRef<OpFoldResult>{one, h, seq.length, d},
                 SmallVector<OpFoldResult>(4, one));
-            return writeRegion(
-                b, loc, out, {seq.start, zeroIndex, zeroIndex},
-                {seq.length, h, d}, {ShapedType::kDynamic, heads, features},
-                [&](Value slice) {
-                  return linalg::TransposeOp::create(b, loc, source, slice,
-                                                     ArrayRef<int64_t>{1, 0, 2})
-                      .getResult()[0];
-                });
+            return writeRegion(b, loc, out, {seq.start, zeroIndex, zeroIndex},
+                               {seq.length, h, d},
+                               {ShapedType::kDynamic, heads, features},
+                               [&](Value slice) {
+                                 return swapLeadingDims(b, loc, source, slice);
+                               });
           });
       rewriter.replaceOp(op, packed);
       return success();
