@@ -12,6 +12,10 @@
 // RUN: %python %attn_src_root/test/lib/qemu_check.py --cc %cc --tools %attn_obj_root/bin --triple aarch64-linux-gnu --mcpu neoverse-v1 --qemu %qemu_aarch64 --qemu-cpu max,sve256=on --sysroot %aarch64_sysroot --work %t.v1 %s cross causal_gqa f16_window | FileCheck %s --check-prefix=V1
 // RUN: %python %attn_src_root/test/lib/qemu_check.py --cc %cc --tools %attn_obj_root/bin --triple aarch64-linux-gnu --mcpu a64fx --qemu %qemu_aarch64 --qemu-cpu max,sve512=on --sysroot %aarch64_sysroot --work %t.fx %s causal_gqa | FileCheck %s --check-prefix=FX
 // RUN: not %python %attn_src_root/test/lib/qemu_check.py --cc %cc --tools %attn_obj_root/bin --triple aarch64-linux-gnu --mcpu neoverse-v1 --qemu %qemu_aarch64 --qemu-cpu max,sve128=on --sysroot %aarch64_sysroot --work %t.v1short %s cross | FileCheck %s --check-prefix=SHORT
+// Varlen attention (attn.pad_sequences / attn.unpad_sequences around the
+// tiled attn.sdpa, run-varlen.mlir) for NEON:
+// RUN: %python %attn_src_root/test/lib/qemu_check.py --cc %cc --tools %attn_obj_root/bin --triple aarch64-linux-gnu --mcpu neoverse-v2 --qemu %qemu_aarch64 --sysroot %aarch64_sysroot --work %t.varlen %S/../CPU/run-varlen.mlir prefill | FileCheck %s --check-prefix=VARLEN
+// VARLEN: @prefill result #0 on neoverse-v2 under qemu {{.*}} ok
 // CHECK: @cross result #0 on neoverse-v2 under qemu (seed {{[0-9]+}}): largest row relative error {{.*}} ok
 // CHECK: @causal_gqa result #0 on neoverse-v2 under qemu (seed {{[0-9]+}}): largest row relative error {{.*}} ok
 // CHECK: @f16_window result #0 on neoverse-v2 under qemu (seed {{[0-9]+}}): largest row relative error {{.*}} ok
