@@ -3,11 +3,11 @@
 #
 # Usage: scripts/build.sh [extra cmake -D options]
 # Builds into ./build (override with BUILD_DIR). Re-running is incremental.
+# Python is the project's venv (scripts/common.sh), which deps.sh makes.
 #
 #===----------------------------------------------------------------------===//
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${BUILD_DIR:-$root/build}"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 "$root/scripts/deps.sh"
 
@@ -17,7 +17,10 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 
-if [[ ! -f "$build/build.ninja" ]]; then
+# Configured once; again only where the build directory was configured with
+# another Python (a build from before the venv, or another ATTN_VENV).
+if [[ ! -f "$build/build.ninja" ]] ||
+   ! grep -qxF "Python3_EXECUTABLE:FILEPATH=$python" "$build/CMakeCache.txt"; then
   cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER="$llvm/bin/clang" \
@@ -25,7 +28,7 @@ if [[ ! -f "$build/build.ninja" ]]; then
     -DLLVM_USE_LINKER=lld \
     -DMLIR_DIR="$llvm/lib/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$llvm/bin/lit" \
-    -DPython3_EXECUTABLE="$(command -v python3)" \
+    -DPython3_EXECUTABLE:FILEPATH="$python" \
     "${launcher[@]}" "$@"
 fi
 cmake --build "$build"

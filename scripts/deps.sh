@@ -4,18 +4,21 @@
 # Idempotent: returns in about a second when everything is present.
 # Installs Debian's LLVM/MLIR 22 packages (with compiler-rt: the sanitizers and
 # libFuzzer; clang-format: the suite checks the sources' format), CMake,
-# Ninja and ccache; qemu-user
-# and the AArch64 C library; from PyPI what the tests need (NumPy, nanobind,
-# pytest, torch, ml_dtypes, matplotlib) and, where the machine has no CUDA
-# toolkit, NVIDIA's compiler wheel for ptxas. The test suite fails, rather
-# than skips, where one of these is missing (docs/Testing.md).
+# Ninja, ccache and Python's venv and headers; qemu-user and the AArch64 C
+# library; creates the project's virtual environment (scripts/common.sh:
+# build/venv) and installs into it from PyPI what the tests need (NumPy,
+# nanobind, pytest, torch, ml_dtypes, matplotlib) and, where the machine has
+# no CUDA toolkit, NVIDIA's compiler wheel for ptxas. The test suite fails,
+# rather than skips, where one of these is missing (docs/Testing.md).
 #
 #===----------------------------------------------------------------------===//
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 packages=(libmlir-22-dev mlir-22-tools llvm-22 llvm-22-dev llvm-22-tools clang-22
           libclang-rt-22-dev clang-format-22
-          lld-22 libomp-22-dev cmake ninja-build ccache)
+          lld-22 libomp-22-dev cmake ninja-build ccache
+          python3 python3-venv python3-dev)
 
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
@@ -51,27 +54,34 @@ if ((${#cross_missing[@]})); then
   apt_install "${cross_missing[@]}"
 fi
 
-# Python: NumPy computes the float64 references; the package is a nanobind
-# extension tested under pytest, against PyTorch (the default PyPI wheel,
-# several GB with its CUDA libraries), bf16 through ml_dtypes, pictures
-# through matplotlib.
+# Python: the project's venv, made from the first python3 on PATH (ATTN_PYTHON
+# names another) with its site-packages visible, so that what that
+# interpreter already has is not installed again; everything else goes into
+# the venv, never into the system's Python. NumPy computes the float64
+# references; the package is a nanobind extension tested under pytest,
+# against PyTorch (the default PyPI wheel, several GB with its CUDA
+# libraries), bf16 through ml_dtypes, pictures through matplotlib.
+if [[ ! -x "$python" ]]; then
+  base="${ATTN_PYTHON:-python3}"
+  echo "deps: creating the virtual environment $venv (from $(command -v "$base"))"
+  "$base" -m venv --system-site-packages "$venv"
+fi
 pip_modules=(numpy nanobind pytest torch ml_dtypes matplotlib)
-mapfile -t pip_missing < <(python3 -c '
+mapfile -t pip_missing < <("$python" -c '
 import importlib.util, sys
 for module in sys.argv[1:]:
     if importlib.util.find_spec(module) is None:
         print(module)' "${pip_modules[@]}")
 if ((${#pip_missing[@]})); then
   echo "deps: installing ${pip_missing[*]}"
-  python3 -m pip install -q --root-user-action=ignore "${pip_missing[@]}"
+  "$python" -m pip install -q "${pip_missing[@]}"
 fi
 
 # ptxas: the CUDA toolkit's where the machine has one; elsewhere the PTX and
 # cubin tests use the one in NVIDIA's CUDA 13 compiler wheel.
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if ! command -v ptxas >/dev/null &&
    [[ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" ]] &&
-   ! python3 "$root/scripts/find-wheel-ptxas.py" >/dev/null; then
+   ! "$python" "$root/scripts/find-wheel-ptxas.py" >/dev/null; then
   echo "deps: no CUDA toolkit; installing ptxas from nvidia-cuda-nvcc"
-  python3 -m pip install -q --root-user-action=ignore "nvidia-cuda-nvcc>=13,<14"
+  "$python" -m pip install -q "nvidia-cuda-nvcc>=13,<14"
 fi

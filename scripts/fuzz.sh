@@ -17,7 +17,7 @@
 #
 #===----------------------------------------------------------------------===//
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 if [[ $# -lt 2 || ! "$1" =~ ^(parse|gen)$ || ! "$2" =~ ^[0-9]+$ ]]; then
   echo "usage: scripts/fuzz.sh parse|gen SECONDS [libFuzzer flags]" >&2
   exit 2
@@ -46,7 +46,7 @@ if [[ -z "$(ls -A "$corpus")" ]]; then
   if [[ "$target" == parse ]]; then
     seeds=("$root/test" "$root/examples")
   else
-    python3 "$root/test/lib/fuzz_seeds.py" "$corpus" 64 512
+    "$python" "$root/test/lib/fuzz_seeds.py" "$corpus" 64 512
   fi
 fi
 flags=(-max_total_time="$seconds" -timeout=300 -rss_limit_mb=8192

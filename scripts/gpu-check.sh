@@ -20,7 +20,10 @@ bundle=build/gpu-bundle
 case "${1:-}" in
 bundle)
   shift
-  exec python3 benchmarks/gpu/bundle.py --out "$bundle" "$@"
+  # Here: the project's venv (scripts/common.sh); on the GPU machine, its
+  # own python3 with PyTorch.
+  source scripts/common.sh
+  exec "$python" benchmarks/gpu/bundle.py --out "$bundle" "$@"
   ;;
 run)
   out="${2:-${OUT:-gpu-results}}"

@@ -10,7 +10,7 @@
 #
 #===----------------------------------------------------------------------===//
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 export BUILD_DIR="${BUILD_DIR:-$root/build-asan}"
 
 # The sanitizer runtimes of clang-22 (compiler-rt).
