@@ -24,6 +24,18 @@ config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 config.substitutions.append(
     ("%attn_plugin", os.path.join(config.attn_obj_root, "lib", "AttnMLIRPlugin.so")))
 
+# A project built on the installed tree (test/Install): CMake and the
+# compilers, linker and MLIR of this build.
+config.substitutions.append(("%cmake", '"%s"' % config.cmake_command))
+downstream = ["-G Ninja", "-DCMAKE_BUILD_TYPE=Release",
+              '-DCMAKE_C_COMPILER="%s"' % config.host_cc,
+              '-DCMAKE_CXX_COMPILER="%s"' % config.host_cxx,
+              "-DLLVM_USE_LINKER=lld", '-DMLIR_DIR="%s"' % config.mlir_dir]
+if config.cxx_compiler_launcher:
+    downstream.append('-DCMAKE_CXX_COMPILER_LAUNCHER="%s"' % config.cxx_compiler_launcher)
+config.substitutions.append(("%downstream_cmake_flags", " ".join(downstream)))
+config.substitutions.append(("%mlir_include_dir", config.mlir_include_dir))
+
 # Captured FileCheck variables do not leak across CHECK-LABELs.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 # Compiled code's temporaries (attn-run, the Python package) are filled with
