@@ -34,15 +34,23 @@ using namespace mlir::attn;
 /// a block's f32 scores (64 x Skv) stay in the L2 for Skv up to thousands.
 constexpr int64_t kWeightsRows = 64;
 
-/// attn ops to linalg/scf on tensors: multihead decomposition, `tile`
-/// (block classification, then attn-tile on attn.sdpa) if given, the
-/// reference lowering of what is left, weights read from panels of
-/// `panel` columns if given, the polynomial exp if `approximateExp`, then
-/// cleanup.
+/// attn ops to linalg/scf on tensors: attention written in linalg raised
+/// into attn.sdpa if `raise`, the softmaxes left decomposed, multihead
+/// decomposition, `tile` (block classification, then attn-tile on
+/// attn.sdpa) if given, the reference lowering of what is left, weights
+/// read from panels of `panel` columns if given, the polynomial exp if
+/// `approximateExp`, then cleanup.
 static void addAttentionLowering(OpPassManager &pm,
                                  std::optional<AttnTileOptions> tile,
                                  bool approximateExp,
-                                 std::optional<int64_t> panel = std::nullopt) {
+                                 std::optional<int64_t> panel = std::nullopt,
+                                 bool raise = false) {
+  // The reference pipeline (--check's float64 build) computes attention
+  // written in linalg as written, so that the raised form is checked
+  // against it.
+  if (raise)
+    pm.addPass(createAttnRaiseAttention());
+  pm.addPass(createAttnDecomposeAggregates());
   pm.addPass(createAttnDecomposeMultihead());
   if (tile) {
     // The query heads of a GQA group with few rows read K and V together.
@@ -180,7 +188,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   std::optional<int64_t> panel;
   if (options.vectorize)
     panel = config.nBlock;
-  addAttentionLowering(pm, tile, /*approximateExp=*/true, panel);
+  addAttentionLowering(pm, tile, /*approximateExp=*/true, panel,
+                       /*raise=*/tile.has_value() && options.raiseAttention);
   // Contractions outside the attention's parallel loop (the multihead
   // projections) get a parallel loop of their own.
   if (options.threads)
@@ -269,6 +278,8 @@ void attn::buildCpuPipeline(OpPassManager &pm,
 
 void attn::buildCudaKernelPipeline(OpPassManager &pm,
                                    const CudaPipelineOptions &options) {
+  pm.addPass(createAttnRaiseAttention());
+  pm.addPass(createAttnDecomposeAggregates());
   pm.addPass(createAttnDecomposeMultihead());
   pm.addPass(createAttnLowerToGPU(
       AttnLowerToGPUOptions{options.kvTile, /*explain=*/false}));

@@ -38,6 +38,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "unfused, materialises the Sq x Skv scores"),
           clEnumValN(SdpaLowering::Tiled, "tiled",
                      "attn-tile: online softmax over key/value tiles"))};
+  PassOptions::Option<bool> raiseAttention{
+      *this, "raise-attention",
+      llvm::cl::desc("Rewrite attention written in linalg (matmuls around "
+                     "linalg.softmax) into attn.sdpa first "
+                     "(attn-raise-attention; tiled)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> qTile{
       *this, "q-tile",
       llvm::cl::desc("Query rows per tile (tiled; 0: from the target's L2, "

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir {
 namespace attn {
@@ -60,10 +61,10 @@ bool isInModifierRegion(Operation *op) {
 /// also takes a scalar, which is widened separately.
 bool isRetypable(Operation *op) {
   return isa<AttnDialect, func::FuncDialect>(op->getDialect()) ||
-         isa<ModuleOp, linalg::FillOp, tensor::EmptyOp, tensor::DimOp,
-             tensor::CastOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-             tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp>(
-             op);
+         isa<ModuleOp, linalg::FillOp, linalg::SoftmaxOp, tensor::EmptyOp,
+             tensor::DimOp, tensor::CastOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp, tensor::ExtractSliceOp,
+             tensor::InsertSliceOp, tensor::ConcatOp>(op);
 }
 
 /// Whether `generic` computes with float arithmetic alone (add, sub, mul,
@@ -72,10 +73,19 @@ bool isRetypable(Operation *op) {
 /// function in float64: projections and other contractions written as
 /// linalg.generic, such as Linformer's.
 bool isWidenableGeneric(linalg::GenericOp generic) {
-  return llvm::all_of(generic.getBody()->getOperations(), [](Operation &op) {
+  Region *body = &generic.getRegion();
+  return llvm::all_of(generic.getBody()->getOperations(), [&](Operation &op) {
     if (auto constant = dyn_cast<arith::ConstantOp>(op))
       return isa<FloatAttr>(constant.getValue());
-    return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+    // A float captured from outside the body (a frontend's scale) must be
+    // a constant: it is widened with the body.
+    bool capturesOnlyConstants = llvm::all_of(op.getOperands(), [&](Value v) {
+      return !isa<FloatType>(v.getType()) ||
+             body->isAncestor(v.getParentRegion()) ||
+             matchPattern(v, m_Constant<FloatAttr>(nullptr));
+    });
+    return capturesOnlyConstants &&
+           isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
                arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp,
                linalg::YieldOp>(op);
   });
@@ -94,6 +104,17 @@ void widenGenericBody(linalg::GenericOp generic) {
     if (isa<FloatType>(arg.getType()) &&
         getElementTypeOrSelf(widenType(operand.getType())).isF64())
       arg.setType(f64);
+  // Float constants captured from outside: an f64 copy in the body.
+  OpBuilder b = OpBuilder::atBlockBegin(body);
+  for (Operation &op : body->without_terminator())
+    for (OpOperand &operand : op.getOpOperands()) {
+      FloatAttr value;
+      if (!generic.getRegion().isAncestor(operand.get().getParentRegion()) &&
+          matchPattern(operand.get(), m_Constant(&value)))
+        operand.set(arith::ConstantOp::create(
+            b, generic.getLoc(), f64,
+            FloatAttr::get(f64, value.getValueAsDouble())));
+    }
   for (Operation &op : body->without_terminator()) {
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       auto value = cast<FloatAttr>(constant.getValue());
@@ -159,8 +180,8 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
           << "has float tensors but no float64 form; a float64 reference "
              "can only be built for modules of attn ops, func ops, tensor "
              "shape ops (empty, dim, cast, reshapes, slices, concat), "
-             "linalg.fill, linalg ops (named or generic) with float "
-             "arithmetic only and dense constants";
+             "linalg.fill, linalg.softmax, linalg ops (named or generic) "
+             "with float arithmetic only and dense constants";
       unsupported = true;
     });
     if (unsupported)

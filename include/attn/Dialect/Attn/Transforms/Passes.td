@@ -9,6 +9,69 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnRaiseAttention : Pass<"attn-raise-attention"> {
+  let summary = "Rewrite attention written in linalg into attn.sdpa";
+  let description = [{
+    Finds attention that a frontend wrote in upstream dialects and rewrites
+    it into `attn.sdpa`, so that the tiling, sparsity and GPU lowerings apply
+    to it. A candidate is every `linalg.softmax`; it is raised when it is
+
+    ```
+    S = Q K^T            a contraction (linalg.matmul, linalg.batch_matmul,
+                         a linalg.generic or linalg.contract) over the head
+                         dimension into a zero-filled tensor; K read
+                         transposed through the indexing map, or through a
+                         linalg.transpose of its last two dimensions
+    S' = S * c or S / c  optional: an elementwise linalg.generic, c a
+                         constant scalar or splat
+    P = softmax(S')      linalg.softmax over the last (key) dimension
+    O = P V              a contraction over the keys into a zero-filled
+                         tensor
+    ```
+
+    with the batch dimensions (none, one, or batch and heads) in the same
+    order in every operand and one element type throughout. It becomes
+    `attn.sdpa` with `scale = c` (or `1/c`, or 1 without a scale step) on the
+    operands reshaped to `[B, H, S, D]` (unit dimensions added), and the
+    result reshaped back. `S`, `S'` and `P` stay where something else reads
+    them.
+
+    Everything the rewrite assumes is checked: the softmax axis, the
+    reduction dimension of each product, the order of the dimensions in
+    every indexing map, the zero accumulators, the constant scale, the
+    element types. Anything else is left as it is; with `explain`, every
+    candidate gets a remark that says that it was raised, or the first
+    check that failed.
+  }];
+  let dependentDialects = [
+    "::mlir::attn::AttnDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "a remark on every linalg.softmax: raised, or why not">,
+  ];
+}
+
+def AttnDecomposeAggregates : Pass<"attn-decompose-aggregates"> {
+  let summary = "Decompose aggregate linalg ops (linalg.softmax) into their steps";
+  let description = [{
+    Rewrites every op with upstream's `AggregatedOpInterface` (in LLVM 22:
+    `linalg.softmax`) into the ops it aggregates (`linalg.softmax`: the
+    row maximum, `exp(x - max)`, the row sum and the division, as
+    `linalg.generic`s), which the rest of the CPU and CUDA pipelines
+    compile. Runs after `attn-raise-attention`, on the softmaxes that were
+    not attention.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def AttnDecomposeMultihead : Pass<"attn-decompose-multihead"> {
   let summary = "Decompose attn.multihead into linalg projections around attn.sdpa";
   let description = [{
@@ -50,10 +113,11 @@ def AttnWidenToF64 : Pass<"attn-widen-to-f64", "::mlir::ModuleOp"> {
     `f16`, `bf16` or `f32` elements becomes a tensor of `f64` elements: the
     signatures, calls and returns, the attn ops, the shape-only tensor ops
     (`tensor.empty`, `tensor.dim`, `tensor.cast`, reshapes and slices),
-    `linalg.fill`, dense float constants, and `linalg.generic` ops whose
-    bodies are float arithmetic alone (add, sub, mul, div, max, min, neg,
-    float constants: contractions such as Linformer's projections), whose
-    bodies are retyped to f64 with them. Named linalg ops (`linalg.matmul`,
+    `linalg.fill`, `linalg.softmax`, dense float constants, and
+    `linalg.generic` ops whose bodies are float arithmetic alone (add, sub,
+    mul, div, max, min, neg, float constants, also captured from outside
+    the body: contractions such as Linformer's projections, a frontend's
+    scaling), whose bodies are retyped to f64 with them. Named linalg ops (`linalg.matmul`,
     `linalg.transpose`, `linalg.broadcast`, `linalg.reduce`, ...) are
     rewritten as the generics they are first, and follow the same rule. The attn lowering then computes
     in f64 (its accumulator type for f64 inputs), which is the float64

@@ -1,0 +1,382 @@
+//===- RaiseAttention.cpp - attention written in linalg into attn.sdpa ----===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+// Frontends (ONNX and torch importers, StableHLO and TOSA to linalg) write
+// attention as two contractions around a softmax. None of attn-mlir's
+// tiling, sparsity or GPU work applies to that form, and it materialises
+// the whole score matrix. This pass recognises it, from each linalg.softmax
+// outwards, and rewrites it into attn.sdpa. A rewrite that changed the
+// numbers would be worse than none, so every property the rewrite relies
+// on is checked, and the first one that does not hold is what `explain`
+// reports.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNRAISEATTENTION
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Why a candidate is not attention this pass raises: the first check that
+/// failed, for `explain`.
+using Rejection = std::string;
+
+/// `A[b.., i, r] * B[b.., r, j] -> C[b.., i, j]`, or with `B[b.., j, r]`
+/// (`rhsTransposed`): the only contraction form the pass raises.
+struct Product {
+  linalg::LinalgOp op;
+  Value lhs, rhs;
+  bool rhsTransposed;
+};
+
+/// The attention a linalg.softmax is the middle of.
+struct Attention {
+  Value query, key, value;
+  // The key as [b.., Skv, D] needs a transpose of `key` ([b.., D, Skv]).
+  bool transposeKey;
+  double scale;
+  Product scores, output;
+  // The elementwise scale step and the transpose K^T was read from, if
+  // there are.
+  linalg::GenericOp scaleOp;
+  linalg::TransposeOp keyTranspose;
+};
+
+} // namespace
+
+/// Whether `init` starts a sum at zero: a linalg.fill of a zero, or a zero
+/// constant. A product accumulated onto anything else is not attention.
+static bool isZeroInit(Value init) {
+  if (auto fill = init.getDefiningOp<linalg::FillOp>())
+    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  return matchPattern(init, m_AnyZeroFloat());
+}
+
+/// Prints the results of `map` as `(d0, d2, d1)`.
+static std::string formatMap(AffineMap map) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "(";
+  llvm::interleaveComma(map.getResults(), os);
+  os << ")";
+  return text;
+}
+
+/// `result` as a Product of rank `rank`: a mul-add contraction (any
+/// linalg op the contraction interface recognises) with one reduction
+/// loop, into a zero-initialised tensor, whose maps put the same batch
+/// loops first everywhere, then (i, r) for the left operand and (r, j) or
+/// (j, r) for the right one.
+static FailureOr<Product> matchProduct(Value result, int64_t rank,
+                                       StringRef what, Rejection &why) {
+  auto op = result.getDefiningOp<linalg::LinalgOp>();
+  auto fail = [&](const Twine &reason) {
+    why = (what + " " + reason).str();
+    return failure();
+  };
+  if (!op)
+    return fail("is not computed by a linalg op");
+  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
+      op->getNumResults() != 1)
+    return fail("is not a multiply-add contraction of two operands (" +
+                op->getName().getStringRef() + ")");
+  if (!op.hasPureTensorSemantics())
+    return fail("is not on tensors");
+  if (op.getNumLoops() != static_cast<unsigned>(rank) + 1 ||
+      op.getNumReductionLoops() != 1)
+    return fail("does not reduce exactly one dimension");
+  if (!isZeroInit(op.getDpsInitOperand(0)->get()))
+    return fail("accumulates onto a tensor that is not zero");
+
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap outMap = maps[2];
+  if (!outMap.isProjectedPermutation() ||
+      outMap.getNumResults() != static_cast<unsigned>(rank))
+    return fail("writes its result through the map " + formatMap(outMap));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned reduction =
+      llvm::find(iterators, utils::IteratorType::reduction) - iterators.begin();
+  MLIRContext *ctx = op->getContext();
+  SmallVector<AffineExpr> batch(outMap.getResults().drop_back(2));
+  AffineExpr i = outMap.getResult(rank - 2), j = outMap.getResult(rank - 1);
+  AffineExpr r = getAffineDimExpr(reduction, ctx);
+  auto expect = [&](AffineExpr a, AffineExpr b) {
+    SmallVector<AffineExpr> results(batch);
+    results.append({a, b});
+    return AffineMap::get(op.getNumLoops(), 0, results, ctx);
+  };
+  if (maps[0] != expect(i, r))
+    return fail("reads its left operand through the map " + formatMap(maps[0]) +
+                ", not " + formatMap(expect(i, r)));
+  bool rhsTransposed = maps[1] == expect(j, r);
+  if (!rhsTransposed && maps[1] != expect(r, j))
+    return fail("reads its right operand through the map " +
+                formatMap(maps[1]));
+  return Product{op, op.getDpsInputOperand(0)->get(),
+                 op.getDpsInputOperand(1)->get(), rhsTransposed};
+}
+
+/// `x * c` or `x / c` with `c` a constant: the factor (1/c for a division)
+/// when `value` is the scale block argument `x` of `generic` times or over
+/// such a constant; nothing otherwise.
+static std::optional<double> matchScaleBody(linalg::GenericOp generic,
+                                            BlockArgument x) {
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Operation *def = yield.getValues()[0].getDefiningOp();
+  if (!def || !isa<arith::MulFOp, arith::DivFOp>(def))
+    return std::nullopt;
+  // A constant operand of the body: an arith.constant (inside or outside
+  // the region), or the block argument of an input that is a splat.
+  auto constantOf = [&](Value v) -> std::optional<double> {
+    if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == &body)
+      v = generic->getOperand(arg.getArgNumber());
+    APFloat c(0.0);
+    if (!matchPattern(v, m_ConstantFloat(&c)))
+      return std::nullopt;
+    return c.convertToDouble();
+  };
+  Value lhs = def->getOperand(0), rhs = def->getOperand(1);
+  if (isa<arith::MulFOp>(def)) {
+    if (lhs == x)
+      return constantOf(rhs);
+    if (rhs == x)
+      return constantOf(lhs);
+    return std::nullopt;
+  }
+  if (lhs != x)
+    return std::nullopt;
+  std::optional<double> divisor = constantOf(rhs);
+  if (!divisor || *divisor == 0.0)
+    return std::nullopt;
+  return 1.0 / *divisor;
+}
+
+/// The attention around `softmax`, or why there is none this pass raises.
+static FailureOr<Attention> matchAttention(linalg::SoftmaxOp softmax,
+                                           Rejection &why) {
+  auto fail = [&](const Twine &reason) {
+    why = reason.str();
+    return failure();
+  };
+  auto type = cast<ShapedType>(softmax.getInput().getType());
+  int64_t rank = type.getRank();
+  if (rank < 2 || rank > 4)
+    return fail("the softmax is over a rank-" + Twine(rank) +
+                " tensor: attention is rank 2 to 4 ([B, H,] S, Skv)");
+  if (softmax.getDimension() != static_cast<uint64_t>(rank - 1))
+    return fail("the softmax normalises dimension " +
+                Twine(softmax.getDimension()) +
+                ", not the last (the keys) of " + Twine(rank));
+
+  // P V: the first reader of the probabilities that multiplies them, as
+  // its left operand, with the values.
+  Attention attention;
+  Value probabilities = softmax->getResult(0);
+  Rejection productWhy = "nothing multiplies the probabilities";
+  bool found = false;
+  for (OpOperand &use : probabilities.getUses()) {
+    if (use.getOwner()->getNumResults() != 1)
+      continue;
+    FailureOr<Product> output =
+        matchProduct(use.getOwner()->getResult(0), rank,
+                     "the product of the probabilities", productWhy);
+    if (failed(output) || output->lhs != probabilities)
+      continue;
+    if (output->rhsTransposed) {
+      productWhy = "the product of the probabilities reads the values "
+                   "transposed ([.., Dv, Skv])";
+      continue;
+    }
+    attention.output = *output;
+    found = true;
+    break;
+  }
+  if (!found)
+    return fail(productWhy);
+  attention.value = attention.output.rhs;
+
+  // The optional scale, then Q K^T.
+  Value scores = softmax.getInput();
+  attention.scale = 1.0;
+  if (auto generic = scores.getDefiningOp<linalg::GenericOp>();
+      generic && !linalg::isaContractionOpInterface(generic)) {
+    if (generic.getNumDpsInits() != 1 ||
+        generic.getNumParallelLoops() != generic.getNumLoops() ||
+        !generic.getIndexingMapsArray().back().isIdentity())
+      return fail("the scores come from a linalg.generic that is not "
+                  "elementwise");
+    // The operand read through the identity map is the scores; the body
+    // must multiply or divide it by a constant.
+    std::optional<double> scale;
+    Value source;
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      if (!generic.getMatchingIndexingMap(input).isIdentity())
+        continue;
+      scale = matchScaleBody(generic, generic.getMatchingBlockArgument(input));
+      source = input->get();
+      if (scale)
+        break;
+    }
+    if (!scale)
+      return fail("the scores come from a linalg.generic that does not "
+                  "multiply or divide them by a constant (masks and other "
+                  "score functions are not raised)");
+    attention.scale = *scale;
+    attention.scaleOp = generic;
+    scores = source;
+  }
+  FailureOr<Product> product =
+      matchProduct(scores, rank, "the product of the scores", why);
+  if (failed(product))
+    return failure();
+  attention.scores = *product;
+  attention.query = product->lhs;
+  attention.key = product->rhs;
+  attention.transposeKey = !product->rhsTransposed;
+  // K^T written by a transpose of K's last two dimensions: read K.
+  if (attention.transposeKey) {
+    if (auto transpose = attention.key.getDefiningOp<linalg::TransposeOp>()) {
+      SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(rank));
+      std::swap(swap[rank - 2], swap[rank - 1]);
+      if (transpose.getPermutation() == ArrayRef(swap)) {
+        attention.key = transpose.getInput();
+        attention.transposeKey = false;
+        attention.keyTranspose = transpose;
+      }
+    }
+  }
+
+  Type element = type.getElementType();
+  for (Value v :
+       SmallVector<Value>{attention.query, attention.key, attention.value,
+                          scores, attention.output.op->getResult(0)}) {
+    Type other = getElementTypeOrSelf(v.getType());
+    if (other != element) {
+      std::string types;
+      llvm::raw_string_ostream(types) << element << " and " << other;
+      return fail("the steps do not share one element type (" + types + ")");
+    }
+  }
+  if (!isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(element))
+    return fail("the element type is not f16, bf16, f32 or f64");
+  return attention;
+}
+
+/// The reassociation between rank `rank` and rank 4 with unit dimensions
+/// in front: the first dimension with the unit ones, then one each.
+static SmallVector<ReassociationIndices>
+getLeadingUnitReassociation(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  groups.push_back(llvm::to_vector(llvm::seq<int64_t>(5 - rank)));
+  for (int64_t dim = 5 - rank; dim < 4; ++dim)
+    groups.push_back({dim});
+  return groups;
+}
+
+/// `value` of rank < 4 as [1.., dims]: unit batch and head dimensions
+/// added in front.
+static Value expandTo4D(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  if (rank == 4)
+    return value;
+  SmallVector<int64_t> shape(4 - rank, 1);
+  llvm::append_range(shape, type.getShape());
+  return tensor::ExpandShapeOp::create(b, loc, type.clone(shape), value,
+                                       getLeadingUnitReassociation(rank));
+}
+
+/// Builds attn.sdpa for `attention` in place of its output product.
+static void raise(const Attention &attention) {
+  Operation *output = attention.output.op;
+  OpBuilder b(output);
+  Location loc = output->getLoc();
+  Value key = attention.key;
+  if (attention.transposeKey) {
+    int64_t rank = cast<ShapedType>(key.getType()).getRank();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(rank));
+    std::swap(perm[rank - 2], perm[rank - 1]);
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, key);
+    std::swap(sizes[rank - 2], sizes[rank - 1]);
+    Value init = tensor::EmptyOp::create(b, loc, sizes,
+                                         getElementTypeOrSelf(key.getType()));
+    key = linalg::TransposeOp::create(b, loc, key, init, perm)->getResult(0);
+  }
+  Value q = expandTo4D(b, loc, attention.query);
+  Value k = expandTo4D(b, loc, key);
+  Value v = expandTo4D(b, loc, attention.value);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, q);
+  sizes[3] = tensor::getMixedSizes(b, loc, v)[3];
+  Value init =
+      tensor::EmptyOp::create(b, loc, sizes, getElementTypeOrSelf(q.getType()));
+  Value result =
+      SdpaOp::create(b, loc, init.getType(), /*lse=*/Type(), q, k, v,
+                     /*mask=*/Value(),
+                     /*kv_lens=*/Value(), /*block_offsets=*/Value(),
+                     /*block_indices=*/Value(), /*block_classes=*/Value(),
+                     /*dropout_seed=*/Value(), init, /*lse_init=*/Value(),
+                     b.getF32FloatAttr(attention.scale), /*causal=*/UnitAttr(),
+                     /*window=*/DenseI64ArrayAttr(),
+                     AlignmentAttr::get(b.getContext(), Alignment::top_left),
+                     b.getF64FloatAttr(0.0), b.getI64IntegerAttr(0),
+                     /*block_size=*/DenseI64ArrayAttr())
+          .getResult();
+  auto resultType = cast<RankedTensorType>(output->getResult(0).getType());
+  if (resultType.getRank() < 4)
+    result = tensor::CollapseShapeOp::create(
+        b, loc, resultType, result,
+        getLeadingUnitReassociation(resultType.getRank()));
+  output->getResult(0).replaceAllUsesWith(result);
+}
+
+namespace {
+
+struct RaiseAttentionPass
+    : attn::impl::AttnRaiseAttentionBase<RaiseAttentionPass> {
+  using AttnRaiseAttentionBase::AttnRaiseAttentionBase;
+
+  void runOnOperation() override {
+    SmallVector<linalg::SoftmaxOp> candidates;
+    getOperation()->walk(
+        [&](linalg::SoftmaxOp op) { candidates.push_back(op); });
+    for (linalg::SoftmaxOp softmax : candidates) {
+      Rejection why;
+      FailureOr<Attention> attention = matchAttention(softmax, why);
+      if (failed(attention)) {
+        if (explain)
+          softmax.emitRemark("attn-raise-attention: not raised: ") << why;
+        continue;
+      }
+      if (explain)
+        softmax.emitRemark("attn-raise-attention: raised into attn.sdpa "
+                           "(scale ")
+            << attention->scale
+            << (attention->transposeKey ? ", keys transposed" : "") << ")";
+      raise(*attention);
+      // The steps nothing else reads, last to first.
+      SmallVector<Operation *> steps = {
+          attention->output.op, softmax, attention->scaleOp,
+          attention->scores.op, attention->keyTranspose};
+      for (Operation *op : steps)
+        if (op && op->use_empty())
+          op->erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,99 @@
+// Attention written in linalg (two contractions around linalg.softmax), as
+// a frontend emits it, compiled by the CPU pipeline, which raises it into
+// attn.sdpa (attn-raise-attention) and tiles it, and checked against the
+// float64 build of the module as written (the reference pipeline does not
+// raise: its linalg.softmax is decomposed by attn-decompose-aggregates and
+// the products stay matmuls). The same module compiled without raising
+// (raise-attention=0), and a softmax that is not raised (an additive mask),
+// run through the decomposition.
+// RUN: attn-opt %s --attn-cpu-pipeline --mlir-print-ir-after=attn-raise-attention -o /dev/null 2>&1 | FileCheck %s --check-prefix=RAISED
+// RUN: attn-run %s --entry=batched --check | FileCheck %s
+// RUN: attn-run %s --entry=batched --check --cpu-pipeline=raise-attention=0 | FileCheck %s
+// RUN: attn-run %s --entry=four_d_generic --check | FileCheck %s
+// RUN: attn-run %s --entry=additive_mask --check | FileCheck %s
+// CHECK: result #0 {{.*}} ok
+// CHECK-NOT: FAIL
+
+// RAISED-LABEL: func.func @batched
+// RAISED: attn.sdpa {{.*}} scale = 1.250000e-01
+// RAISED-NOT: linalg.softmax
+// RAISED-LABEL: func.func @four_d_generic
+// RAISED: attn.sdpa {{.*}} scale = 2.500000e-01
+// RAISED-LABEL: func.func @additive_mask
+// RAISED-NOT: attn.sdpa
+// RAISED: linalg.softmax
+
+func.func @batched(%q: tensor<8x64x32xf32>, %k: tensor<8x80x32xf32>,
+                   %v: tensor<8x80x16xf32>) -> tensor<8x64x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c8 = arith.constant 8.0 : f32
+  %kt_init = tensor.empty() : tensor<8x32x80xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x80x32xf32>) outs(%kt_init : tensor<8x32x80xf32>) permutation = [0, 2, 1]
+  %s_init = tensor.empty() : tensor<8x64x80xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x64x32xf32>, tensor<8x32x80xf32>) outs(%s_zero : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %scaled = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<8x64x80xf32>) outs(%s_init : tensor<8x64x80xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %d = arith.divf %in, %c8 : f32
+    linalg.yield %d : f32
+  } -> tensor<8x64x80xf32>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<8x64x80xf32>) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %o_init = tensor.empty() : tensor<8x64x16xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x64x80xf32>, tensor<8x80x16xf32>) outs(%o_zero : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  return %o : tensor<8x64x16xf32>
+}
+
+#qk_q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#qk_k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#qk_s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#pv_p = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#pv_v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#pv_o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+func.func @four_d_generic(%q: tensor<2x4x16x8xbf16>, %k: tensor<2x4x24x8xbf16>,
+                          %v: tensor<2x4x24x8xbf16>) -> tensor<2x4x16x8xbf16> {
+  %zero = arith.constant dense<0.0> : tensor<2x4x16x24xbf16>
+  %quarter = arith.constant dense<0.25> : tensor<2x4x16x24xbf16>
+  %s = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x4x16x8xbf16>, tensor<2x4x24x8xbf16>) outs(%zero : tensor<2x4x16x24xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: bf16):
+    %m = arith.mulf %a, %b : bf16
+    %sum = arith.addf %acc, %m : bf16
+    linalg.yield %sum : bf16
+  } -> tensor<2x4x16x24xbf16>
+  %init = tensor.empty() : tensor<2x4x16x24xbf16>
+  %scaled = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%quarter, %s : tensor<2x4x16x24xbf16>, tensor<2x4x16x24xbf16>) outs(%init : tensor<2x4x16x24xbf16>) {
+  ^bb0(%c: bf16, %x: bf16, %out: bf16):
+    %m = arith.mulf %c, %x : bf16
+    linalg.yield %m : bf16
+  } -> tensor<2x4x16x24xbf16>
+  %p = linalg.softmax dimension(3) ins(%scaled : tensor<2x4x16x24xbf16>) outs(%init : tensor<2x4x16x24xbf16>) -> tensor<2x4x16x24xbf16>
+  %o_zero = arith.constant dense<0.0> : tensor<2x4x16x8xbf16>
+  %o = linalg.generic {indexing_maps = [#pv_p, #pv_v, #pv_o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x4x16x24xbf16>, tensor<2x4x24x8xbf16>) outs(%o_zero : tensor<2x4x16x8xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: bf16):
+    %m = arith.mulf %a, %b : bf16
+    %sum = arith.addf %acc, %m : bf16
+    linalg.yield %sum : bf16
+  } -> tensor<2x4x16x8xbf16>
+  return %o : tensor<2x4x16x8xbf16>
+}
+
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+func.func @additive_mask(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>,
+                         %v: tensor<2x8x4xf32>, %mask: tensor<2x8x8xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<2x8x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%s_zero : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %masked = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %mask : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%s_init : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %a = arith.addf %in, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<2x8x8xf32>) outs(%s_init : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o_init = tensor.empty() : tensor<2x8x4xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
