@@ -7,7 +7,8 @@
 # Ninja, ccache and Python's venv and headers; qemu-user and the AArch64 C
 # library; creates the project's virtual environment (scripts/common.sh:
 # build/venv) and installs into it from PyPI what the tests need (NumPy,
-# nanobind, pytest, torch, ml_dtypes, matplotlib) and, where the machine has
+# nanobind, pytest, torch, ml_dtypes, matplotlib, onnx, iree-base-compiler)
+# and, where the machine has
 # no CUDA toolkit, NVIDIA's compiler wheel for ptxas. The test suite fails,
 # rather than skips, where one of these is missing (docs/Testing.md).
 #
@@ -60,18 +61,28 @@ fi
 # the venv, never into the system's Python. NumPy computes the float64
 # references; the package is a nanobind extension tested under pytest,
 # against PyTorch (the default PyPI wheel, several GB with its CUDA
-# libraries), bf16 through ml_dtypes, pictures through matplotlib.
+# libraries), bf16 through ml_dtypes, pictures through matplotlib; ONNX and
+# IREE's compiler (its ONNX importer and input pipeline) make the linalg
+# that test/Frontends raises, from PyTorch modules.
 if [[ ! -x "$python" ]]; then
   base="${ATTN_PYTHON:-python3}"
   echo "deps: creating the virtual environment $venv (from $(command -v "$base"))"
   "$base" -m venv --system-site-packages "$venv"
 fi
-pip_modules=(numpy nanobind pytest torch ml_dtypes matplotlib)
+# module:package
+pip_modules=(numpy:numpy nanobind:nanobind pytest:pytest torch:torch
+             ml_dtypes:ml_dtypes matplotlib:matplotlib onnx:onnx
+             iree.compiler:iree-base-compiler)
 mapfile -t pip_missing < <("$python" -c '
 import importlib.util, sys
-for module in sys.argv[1:]:
-    if importlib.util.find_spec(module) is None:
-        print(module)' "${pip_modules[@]}")
+for entry in sys.argv[1:]:
+    module, package = entry.split(":")
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # the parent package of a dotted name
+        found = False
+    if not found:
+        print(package)' "${pip_modules[@]}")
 if ((${#pip_missing[@]})); then
   echo "deps: installing ${pip_missing[*]}"
   "$python" -m pip install -q "${pip_missing[@]}"

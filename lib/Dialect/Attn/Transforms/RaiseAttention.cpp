@@ -36,10 +36,14 @@ namespace {
 using Rejection = std::string;
 
 /// `A[b.., i, r] * B[b.., r, j] -> C[b.., i, j]`, or with `B[b.., j, r]`
-/// (`rhsTransposed`): the only contraction form the pass raises.
+/// (`rhsTransposed`): the only contraction form the pass raises. `lhs`,
+/// `rhs` and `result` are at the attention's rank: where the product runs
+/// on [B*H, ..] (a frontend's linalg.batch_matmul between reshapes), the
+/// sources of the operands' collapse_shapes and the expand_shape of the
+/// result.
 struct Product {
   linalg::LinalgOp op;
-  Value lhs, rhs;
+  Value lhs, rhs, result;
   bool rhsTransposed;
 };
 
@@ -66,6 +70,18 @@ static bool isZeroInit(Value init) {
   return matchPattern(init, m_AnyZeroFloat());
 }
 
+/// The reassociation between rank `rank` and rank 4 with the leading
+/// dimensions grouped: the first dimension with the unit (or merged batch)
+/// ones, then one each.
+static SmallVector<ReassociationIndices>
+getLeadingUnitReassociation(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  groups.push_back(llvm::to_vector(llvm::seq<int64_t>(5 - rank)));
+  for (int64_t dim = 5 - rank; dim < 4; ++dim)
+    groups.push_back({dim});
+  return groups;
+}
+
 /// Prints the results of `map` as `(d0, d2, d1)`.
 static std::string formatMap(AffineMap map) {
   std::string text;
@@ -83,11 +99,24 @@ static std::string formatMap(AffineMap map) {
 /// (j, r) for the right one.
 static FailureOr<Product> matchProduct(Value result, int64_t rank,
                                        StringRef what, Rejection &why) {
-  auto op = result.getDefiningOp<linalg::LinalgOp>();
   auto fail = [&](const Twine &reason) {
     why = (what + " " + reason).str();
     return failure();
   };
+  // [B, H, ..] run as [B*H, ..]: the product's operands and result with
+  // the batch and head dimensions merged, and nothing else reshaped.
+  SmallVector<ReassociationIndices> merge = getLeadingUnitReassociation(3);
+  Value top = result;
+  bool merged = false;
+  if (auto expand = result.getDefiningOp<tensor::ExpandShapeOp>()) {
+    if (rank != 4 || expand.getReassociationIndices() != merge)
+      return fail("is reshaped by an expand_shape that does not split "
+                  "[B*H, ..] into [B, H, ..]");
+    result = expand.getSrc();
+    merged = true;
+    --rank;
+  }
+  auto op = result.getDefiningOp<linalg::LinalgOp>();
   if (!op)
     return fail("is not computed by a linalg op");
   if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
@@ -126,8 +155,22 @@ static FailureOr<Product> matchProduct(Value result, int64_t rank,
   if (!rhsTransposed && maps[1] != expect(r, j))
     return fail("reads its right operand through the map " +
                 formatMap(maps[1]));
-  return Product{op, op.getDpsInputOperand(0)->get(),
-                 op.getDpsInputOperand(1)->get(), rhsTransposed};
+  Value lhs = op.getDpsInputOperand(0)->get();
+  Value rhs = op.getDpsInputOperand(1)->get();
+  if (merged) {
+    auto unmerge = [&](Value operand) -> Value {
+      auto collapse = operand.getDefiningOp<tensor::CollapseShapeOp>();
+      if (!collapse || collapse.getReassociationIndices() != merge)
+        return {};
+      return collapse.getSrc();
+    };
+    lhs = unmerge(lhs);
+    rhs = unmerge(rhs);
+    if (!lhs || !rhs)
+      return fail("runs on merged batch dimensions, and an operand is not "
+                  "a collapse_shape that merges them");
+  }
+  return Product{op, lhs, rhs, top, rhsTransposed};
 }
 
 /// `x * c` or `x / c` with `c` a constant: the factor (1/c for a division)
@@ -189,12 +232,24 @@ static FailureOr<Attention> matchAttention(linalg::SoftmaxOp softmax,
   Value probabilities = softmax->getResult(0);
   Rejection productWhy = "nothing multiplies the probabilities";
   bool found = false;
-  for (OpOperand &use : probabilities.getUses()) {
-    if (use.getOwner()->getNumResults() != 1)
+  // The readers of P, and of P with its batch dimensions merged; a
+  // product's result split back by an expand_shape is the product at the
+  // attention's rank.
+  SmallVector<Operation *> readers;
+  for (Operation *user : probabilities.getUsers()) {
+    if (isa<tensor::CollapseShapeOp>(user))
+      llvm::append_range(readers, user->getUsers());
+    else
+      readers.push_back(user);
+  }
+  for (Operation *reader : readers) {
+    if (reader->getNumResults() != 1)
       continue;
+    Value top = reader->getResult(0);
+    if (top.hasOneUse() && isa<tensor::ExpandShapeOp>(*top.user_begin()))
+      top = top.user_begin()->getResult(0);
     FailureOr<Product> output =
-        matchProduct(use.getOwner()->getResult(0), rank,
-                     "the product of the probabilities", productWhy);
+        matchProduct(top, rank, "the product of the probabilities", productWhy);
     if (failed(output) || output->lhs != probabilities)
       continue;
     if (output->rhsTransposed) {
@@ -277,17 +332,6 @@ static FailureOr<Attention> matchAttention(linalg::SoftmaxOp softmax,
   return attention;
 }
 
-/// The reassociation between rank `rank` and rank 4 with unit dimensions
-/// in front: the first dimension with the unit ones, then one each.
-static SmallVector<ReassociationIndices>
-getLeadingUnitReassociation(int64_t rank) {
-  SmallVector<ReassociationIndices> groups;
-  groups.push_back(llvm::to_vector(llvm::seq<int64_t>(5 - rank)));
-  for (int64_t dim = 5 - rank; dim < 4; ++dim)
-    groups.push_back({dim});
-  return groups;
-}
-
 /// `value` of rank < 4 as [1.., dims]: unit batch and head dimensions
 /// added in front.
 static Value expandTo4D(OpBuilder &b, Location loc, Value value) {
@@ -303,9 +347,10 @@ static Value expandTo4D(OpBuilder &b, Location loc, Value value) {
 
 /// Builds attn.sdpa for `attention` in place of its output product.
 static void raise(const Attention &attention) {
-  Operation *output = attention.output.op;
-  OpBuilder b(output);
-  Location loc = output->getLoc();
+  Value output = attention.output.result;
+  OpBuilder b = OpBuilder::atBlockEnd(output.getParentBlock());
+  b.setInsertionPointAfterValue(output);
+  Location loc = attention.output.op->getLoc();
   Value key = attention.key;
   if (attention.transposeKey) {
     int64_t rank = cast<ShapedType>(key.getType()).getRank();
@@ -336,12 +381,198 @@ static void raise(const Attention &attention) {
                      b.getF64FloatAttr(0.0), b.getI64IntegerAttr(0),
                      /*block_size=*/DenseI64ArrayAttr())
           .getResult();
-  auto resultType = cast<RankedTensorType>(output->getResult(0).getType());
+  auto resultType = cast<RankedTensorType>(output.getType());
   if (resultType.getRank() < 4)
     result = tensor::CollapseShapeOp::create(
         b, loc, resultType, result,
         getLeadingUnitReassociation(resultType.getRank()));
-  output->getResult(0).replaceAllUsesWith(result);
+  output.replaceAllUsesWith(result);
+}
+
+/// Erases the ops of `steps` (pure ops the pass matched: products,
+/// softmax steps, reshapes) that nothing reads any more, until none is
+/// left to erase; the others stay for their other readers.
+static void eraseDeadSteps(SmallVector<Operation *> steps) {
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Operation *&op : steps)
+      if (op && isOpTriviallyDead(op)) {
+        op->erase();
+        op = nullptr;
+        erased = true;
+      }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The decomposed softmax frontends write
+//===----------------------------------------------------------------------===//
+
+/// Whether `generic` is elementwise: parallel loops only, one result
+/// written through the identity map.
+static bool isElementwise(linalg::GenericOp generic) {
+  return generic.getNumDpsInits() == 1 &&
+         generic.getNumParallelLoops() == generic.getNumLoops() &&
+         generic.getIndexingMapsArray().back().isIdentity();
+}
+
+/// The op of type `OpTy` the body of `generic` yields as result `index`, or
+/// null.
+template <typename... OpTy>
+static Operation *getYielded(linalg::GenericOp generic, unsigned index = 0) {
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  Operation *def = yield.getValues()[index].getDefiningOp();
+  return def && isa<OpTy...>(def) && def->getBlock() == generic.getBody()
+             ? def
+             : nullptr;
+}
+
+/// The input of `generic` whose block argument is `value`, or null.
+static OpOperand *getInputOf(linalg::GenericOp generic, Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner() != generic.getBody() ||
+      arg.getArgNumber() >= generic.getNumDpsInputs())
+    return nullptr;
+  return generic.getDpsInputOperand(arg.getArgNumber());
+}
+
+/// Whether `map` reads one value per row of its loops: every loop but the
+/// last, in order, then nothing or a constant 0 (a [.., 1] tensor).
+static bool isRowMap(AffineMap map) {
+  unsigned rows = map.getNumDims() - 1;
+  if (map.getNumSymbols() || map.getNumResults() < rows ||
+      map.getNumResults() > rows + 1)
+    return false;
+  for (unsigned d = 0; d < rows; ++d)
+    if (map.getResult(d) != getAffineDimExpr(d, map.getContext()))
+      return false;
+  if (map.getNumResults() == rows)
+    return true;
+  auto zero = dyn_cast<AffineConstantExpr>(map.getResult(rows));
+  return zero && zero.getValue() == 0;
+}
+
+/// `value` before an expand_shape that only appends a unit dimension
+/// ([.., n] into [.., n, 1]), or `value`.
+static Value throughTrailingUnitExpand(Value value) {
+  auto expand = value.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand)
+    return value;
+  int64_t rank = expand.getResultType().getRank();
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+  if (expand.getResultType().getDimSize(rank - 1) != 1 ||
+      groups.size() != static_cast<size_t>(rank - 1) ||
+      groups.back() != ReassociationIndices{rank - 2, rank - 1})
+    return value;
+  return expand.getSrc();
+}
+
+/// Whether `value` is a row reduction of `input` over its last dimension
+/// by `CombineOp`: a linalg.generic reading `input` through the identity
+/// map, reducing the last loop, writing `value` one per row, into a zero
+/// where `zeroInit` (other results, such as an argmax, are ignored).
+template <typename... CombineOp>
+static bool isRowReductionOf(Value value, Value input, bool zeroInit) {
+  value = throughTrailingUnitExpand(value);
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getDpsInputOperand(0)->get() != input ||
+      !generic.getMatchingIndexingMap(generic.getDpsInputOperand(0))
+           .isIdentity())
+    return false;
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  if (iterators.back() != utils::IteratorType::reduction ||
+      generic.getNumReductionLoops() != 1)
+    return false;
+  unsigned index = cast<OpResult>(value).getResultNumber();
+  OpOperand *init = generic.getDpsInitOperand(index);
+  if (!isRowMap(generic.getMatchingIndexingMap(init)) ||
+      (zeroInit && !isZeroInit(init->get())))
+    return false;
+  Operation *combine = getYielded<CombineOp...>(generic, index);
+  if (!combine)
+    return false;
+  Value in = generic.getMatchingBlockArgument(generic.getDpsInputOperand(0));
+  Value acc = generic.getMatchingBlockArgument(init);
+  return (combine->getOperand(0) == in && combine->getOperand(1) == acc) ||
+         (combine->getOperand(0) == acc && combine->getOperand(1) == in);
+}
+
+/// The scores `div` is the softmax of over their last dimension, when it is
+/// the last step of `exp(s - max(s)) / sum(exp(s - max(s)))` as four
+/// linalg.generics (row max, subtract, exp, row sum, divide; the row
+/// values read through broadcasting maps, maybe from [.., 1] tensors).
+/// Softmax is the same function whatever the subtracted row value is, but
+/// only the row maximum keeps exp in range: that is what is matched.
+static Value matchDecomposedSoftmax(linalg::GenericOp div,
+                                    SmallVectorImpl<Operation *> &steps) {
+  if (!isElementwise(div) || div.getNumDpsInputs() != 2)
+    return {};
+  Operation *quotient = getYielded<arith::DivFOp>(div);
+  if (!quotient)
+    return {};
+  OpOperand *numerator = getInputOf(div, quotient->getOperand(0));
+  OpOperand *denominator = getInputOf(div, quotient->getOperand(1));
+  if (!numerator || !denominator ||
+      !div.getMatchingIndexingMap(numerator).isIdentity() ||
+      !isRowMap(div.getMatchingIndexingMap(denominator)))
+    return {};
+  Value exps = numerator->get();
+  auto exp = exps.getDefiningOp<linalg::GenericOp>();
+  if (!exp || !isElementwise(exp) || exp.getNumDpsInputs() != 1 ||
+      !isRowReductionOf<arith::AddFOp>(denominator->get(), exps,
+                                       /*zeroInit=*/true))
+    return {};
+  Operation *expOp = getYielded<math::ExpOp>(exp);
+  OpOperand *shiftedInput =
+      expOp ? getInputOf(exp, expOp->getOperand(0)) : nullptr;
+  if (!shiftedInput || !exp.getMatchingIndexingMap(shiftedInput).isIdentity())
+    return {};
+  auto sub = shiftedInput->get().getDefiningOp<linalg::GenericOp>();
+  if (!sub || !isElementwise(sub) || sub.getNumDpsInputs() != 2)
+    return {};
+  Operation *difference = getYielded<arith::SubFOp>(sub);
+  if (!difference)
+    return {};
+  OpOperand *scores = getInputOf(sub, difference->getOperand(0));
+  OpOperand *max = getInputOf(sub, difference->getOperand(1));
+  if (!scores || !max || !sub.getMatchingIndexingMap(scores).isIdentity() ||
+      !isRowMap(sub.getMatchingIndexingMap(max)) ||
+      !isRowReductionOf<arith::MaximumFOp, arith::MaxNumFOp>(
+          max->get(), scores->get(), /*zeroInit=*/false))
+    return {};
+  if (getElementTypeOrSelf(scores->get().getType()) !=
+      getElementTypeOrSelf(div->getResult(0).getType()))
+    return {};
+  for (Value row : {denominator->get(), max->get()}) {
+    steps.push_back(row.getDefiningOp());
+    steps.push_back(throughTrailingUnitExpand(row).getDefiningOp());
+  }
+  steps.append({exp, sub});
+  return scores->get();
+}
+
+/// Every decomposed softmax in `root` as the linalg.softmax it computes.
+static void recomposeSoftmaxes(Operation *root) {
+  SmallVector<std::pair<linalg::GenericOp, Value>> found;
+  llvm::SetVector<Operation *> steps;
+  root->walk([&](linalg::GenericOp div) {
+    SmallVector<Operation *> divSteps;
+    if (Value scores = matchDecomposedSoftmax(div, divSteps)) {
+      found.push_back({div, scores});
+      steps.insert(divSteps.begin(), divSteps.end());
+    }
+  });
+  for (auto [div, scores] : found) {
+    OpBuilder b(div);
+    int64_t rank = cast<ShapedType>(scores.getType()).getRank();
+    auto softmax = linalg::SoftmaxOp::create(
+        b, div.getLoc(), div->getResultTypes(), scores,
+        div.getDpsInitOperand(0)->get(), static_cast<uint64_t>(rank - 1));
+    div->getResult(0).replaceAllUsesWith(softmax->getResult(0));
+    div->erase();
+  }
+  eraseDeadSteps(steps.takeVector());
 }
 
 namespace {
@@ -351,6 +582,7 @@ struct RaiseAttentionPass
   using AttnRaiseAttentionBase::AttnRaiseAttentionBase;
 
   void runOnOperation() override {
+    recomposeSoftmaxes(getOperation());
     SmallVector<linalg::SoftmaxOp> candidates;
     getOperation()->walk(
         [&](linalg::SoftmaxOp op) { candidates.push_back(op); });
@@ -367,14 +599,23 @@ struct RaiseAttentionPass
                            "(scale ")
             << attention->scale
             << (attention->transposeKey ? ", keys transposed" : "") << ")";
+      // The steps and the reshapes around them, erased where nothing else
+      // reads them once the attention is raised.
+      llvm::SetVector<Operation *> steps;
+      for (const Product &product : {attention->output, attention->scores}) {
+        steps.insert(product.result.getDefiningOp());
+        steps.insert(product.op);
+        for (Value operand : product.op->getOperands())
+          if (auto collapse = operand.getDefiningOp<tensor::CollapseShapeOp>())
+            steps.insert(collapse);
+      }
+      steps.insert(softmax);
+      if (attention->scaleOp)
+        steps.insert(attention->scaleOp);
+      if (attention->keyTranspose)
+        steps.insert(attention->keyTranspose);
       raise(*attention);
-      // The steps nothing else reads, last to first.
-      SmallVector<Operation *> steps = {
-          attention->output.op, softmax, attention->scaleOp,
-          attention->scores.op, attention->keyTranspose};
-      for (Operation *op : steps)
-        if (op && op->use_empty())
-          op->erase();
+      eraseDeadSteps(steps.takeVector());
     }
   }
 };

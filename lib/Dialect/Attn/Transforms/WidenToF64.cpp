@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
@@ -84,9 +85,14 @@ bool isWidenableGeneric(linalg::GenericOp generic) {
              body->isAncestor(v.getParentRegion()) ||
              matchPattern(v, m_Constant<FloatAttr>(nullptr));
     });
+    // exp computed in f64 is the reference's exp; comparisons, selects
+    // and index arithmetic (a frontend's argmax beside a row max) mean
+    // the same at any float width.
     return capturesOnlyConstants &&
            isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
-               arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp,
+               arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+               arith::MinNumFOp, arith::NegFOp, arith::CmpFOp, arith::SelectOp,
+               arith::IndexCastOp, linalg::IndexOp, math::ExpOp,
                linalg::YieldOp>(op);
   });
 }
@@ -124,7 +130,8 @@ void widenGenericBody(linalg::GenericOp generic) {
     }
     if (llvm::any_of(op.getOperandTypes(), [](Type t) { return t.isF64(); }))
       for (Value result : op.getResults())
-        result.setType(f64);
+        if (isa<FloatType>(result.getType()))
+          result.setType(f64);
   }
 }
 
@@ -181,7 +188,8 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
              "can only be built for modules of attn ops, func ops, tensor "
              "shape ops (empty, dim, cast, reshapes, slices, concat), "
              "linalg.fill, linalg.softmax, linalg ops (named or generic) "
-             "with float arithmetic only and dense constants";
+             "with float arithmetic (and exp, comparisons, selects) only and "
+             "dense constants";
       unsupported = true;
     });
     if (unsupported)

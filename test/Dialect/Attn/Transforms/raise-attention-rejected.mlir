@@ -131,3 +131,72 @@ func.func @softmax_alone(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %p = linalg.softmax dimension(1) ins(%x : tensor<8x8xf32>) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %p : tensor<8x8xf32>
 }
+
+// -----
+
+// Scores reshaped other than by splitting [B*H, ..] into [B, H, ..] (here
+// the rows are split): not the attention of the 4-D tensors.
+func.func @rows_split(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>,
+                      %v: tensor<2x2x8x4xf32>) -> tensor<2x2x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %s_init = tensor.empty() : tensor<2x8x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%s_zero : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s4 = tensor.expand_shape %s [[0], [1, 2], [3]] output_shape [2, 2, 4, 8] : tensor<2x8x8xf32> into tensor<2x2x4x8xf32>
+  %p_init = tensor.empty() : tensor<2x2x4x8xf32>
+  // expected-remark @below {{attn-raise-attention: not raised: the product of the scores is reshaped by an expand_shape that does not split [B*H, ..] into [B, H, ..]}}
+  %p = linalg.softmax dimension(3) ins(%s4 : tensor<2x2x4x8xf32>) outs(%p_init : tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<2x2x4x4xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<2x2x4x8xf32>, tensor<2x2x8x4xf32>) outs(%o_zero : tensor<2x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %m : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x4x4xf32>
+  return %o : tensor<2x2x4x4xf32>
+}
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// exp(s - m) / sum(exp(s - m)) with m the row *sum* rather than the row
+// max: the same function, but exp may overflow where softmax does not, so
+// it is not taken for a softmax (no linalg.softmax appears, no remark).
+// CHECK-LABEL: func.func @shift_not_max
+// CHECK-NOT: linalg.softmax
+// CHECK: math.exp
+func.func @shift_not_max(%s: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r_init = tensor.empty() : tensor<4xf32>
+  %r_zero = linalg.fill ins(%zero : f32) outs(%r_init : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%s : tensor<4x8xf32>) outs(%r_zero : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %in, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %init = tensor.empty() : tensor<4x8xf32>
+  %x = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]} ins(%s, %m : tensor<4x8xf32>, tensor<4xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %mm: f32, %out: f32):
+    %d = arith.subf %in, %mm : f32
+    linalg.yield %d : f32
+  } -> tensor<4x8xf32>
+  %e = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %ex = math.exp %in : f32
+    linalg.yield %ex : f32
+  } -> tensor<4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%e : tensor<4x8xf32>) outs(%r_zero : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %in, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %p = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]} ins(%e, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %ss: f32, %out: f32):
+    %q = arith.divf %in, %ss : f32
+    linalg.yield %q : f32
+  } -> tensor<4x8xf32>
+  return %p : tensor<4x8xf32>
+}

@@ -123,3 +123,51 @@ func.func @named(%dy: tensor<6x4xf32>, %x: tensor<6x3xf32>, %b: tensor<4xf32>)
     }
   return %dw, %t, %bb, %db : tensor<4x3xf32>, tensor<4x6xf32>, tensor<6x4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A frontend's softmax steps: a row max beside its argmax (comparisons,
+// selects, index arithmetic), exp, and a scale captured from outside the
+// body; linalg.softmax itself. The float tensors, the body's float values
+// and the captured constant become f64; the argmax stays i64.
+// CHECK-LABEL: func.func @frontend_softmax
+// CHECK-SAME: (%{{.*}}: tensor<4x8xf64>) -> (tensor<4x8xf64>, tensor<4xi64>, tensor<4x8xf64>)
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[IN:.*]]: f64, %[[MAX:.*]]: f64, %[[ARG:.*]]: i64):
+// CHECK: arith.maximumf %[[IN]], %[[MAX]] : f64
+// CHECK: arith.cmpf ogt, %[[IN]], %[[MAX]] : f64
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[ARG]] : i64
+// CHECK: linalg.generic
+// CHECK: %[[C:.*]] = arith.constant 8.000000e+00 : f64
+// CHECK: %[[Q:.*]] = arith.divf %{{.*}}, %[[C]] : f64
+// CHECK: math.exp %[[Q]] : f64
+// CHECK: linalg.softmax dimension(1) ins(%{{.*}} : tensor<4x8xf64>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @frontend_softmax(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xi64>, tensor<4x8xf32>) {
+  %minf = arith.constant 0xFF800000 : f32
+  %c0 = arith.constant 0 : i64
+  %c8 = arith.constant 8.0 : f32
+  %m_init = tensor.empty() : tensor<4xf32>
+  %m_fill = linalg.fill ins(%minf : f32) outs(%m_init : tensor<4xf32>) -> tensor<4xf32>
+  %a_init = tensor.empty() : tensor<4xi64>
+  %a_fill = linalg.fill ins(%c0 : i64) outs(%a_init : tensor<4xi64>) -> tensor<4xi64>
+  %max:2 = linalg.generic {indexing_maps = [#id2, #row, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x8xf32>) outs(%m_fill, %a_fill : tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%in: f32, %m: f32, %a: i64):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %mx = arith.maximumf %in, %m : f32
+    %gt = arith.cmpf ogt, %in, %m : f32
+    %sel = arith.select %gt, %ji, %a : i64
+    linalg.yield %mx, %sel : f32, i64
+  } -> (tensor<4xf32>, tensor<4xi64>)
+  %e_init = tensor.empty() : tensor<4x8xf32>
+  %e = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e_init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %q = arith.divf %in, %c8 : f32
+    %ex = math.exp %q : f32
+    linalg.yield %ex : f32
+  } -> tensor<4x8xf32>
+  %p = linalg.softmax dimension(1) ins(%x : tensor<4x8xf32>) outs(%e_init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %e, %max#1, %p : tensor<4x8xf32>, tensor<4xi64>, tensor<4x8xf32>
+}

@@ -23,14 +23,24 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
                          transposed through the indexing map, or through a
                          linalg.transpose of its last two dimensions
     S' = S * c or S / c  optional: an elementwise linalg.generic, c a
-                         constant scalar or splat
-    P = softmax(S')      linalg.softmax over the last (key) dimension
+                         constant scalar or splat (a 0-d tensor included)
+    P = softmax(S')      linalg.softmax over the last (key) dimension, or
+                         the four steps frontends write: a row max (an
+                         argmax beside it is ignored), exp(S' - max), a
+                         row sum and the division, the row values read
+                         through broadcasting maps, maybe as [.., 1]
     O = P V              a contraction over the keys into a zero-filled
                          tensor
     ```
 
     with the batch dimensions (none, one, or batch and heads) in the same
-    order in every operand and one element type throughout. It becomes
+    order in every operand and one element type throughout. Products a
+    frontend runs on `[B*H, ..]` (a `linalg.batch_matmul` between a
+    `tensor.collapse_shape` of each operand and a `tensor.expand_shape` of
+    its result, merging exactly the batch and head dimensions) are taken
+    as the `[B, H, ..]` products they are. A decomposed softmax is only
+    taken for one when it subtracts the row maximum: another row value gives
+    the same function but can overflow exp where softmax does not. It becomes
     `attn.sdpa` with `scale = c` (or `1/c`, or 1 without a scale step) on the
     operands reshaped to `[B, H, S, D]` (unit dimensions added), and the
     result reshaped back. `S`, `S'` and `P` stay where something else reads
@@ -115,9 +125,10 @@ def AttnWidenToF64 : Pass<"attn-widen-to-f64", "::mlir::ModuleOp"> {
     (`tensor.empty`, `tensor.dim`, `tensor.cast`, reshapes and slices),
     `linalg.fill`, `linalg.softmax`, dense float constants, and
     `linalg.generic` ops whose bodies are float arithmetic alone (add, sub,
-    mul, div, max, min, neg, float constants, also captured from outside
-    the body: contractions such as Linformer's projections, a frontend's
-    scaling), whose bodies are retyped to f64 with them. Named linalg ops (`linalg.matmul`,
+    mul, div, max, min, neg, exp, comparisons, selects, index arithmetic,
+    float constants, also captured from outside the body: contractions such
+    as Linformer's projections, a frontend's scaling and decomposed
+    softmax), whose bodies are retyped to f64 with them. Named linalg ops (`linalg.matmul`,
     `linalg.transpose`, `linalg.broadcast`, `linalg.reduce`, ...) are
     rewritten as the generics they are first, and follow the same rule. The attn lowering then computes
     in f64 (its accumulator type for f64 inputs), which is the float64
@@ -126,7 +137,7 @@ def AttnWidenToF64 : Pass<"attn-widen-to-f64", "::mlir::ModuleOp"> {
 
     Ops whose semantics depend on the element type in ways a retyping cannot
     follow (a `linalg.generic` that converts types or calls math functions
-    in its body, say) are reported with an error naming the op; the module
+    other than exp in its body, say) are reported with an error naming the op; the module
     is left unchanged.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
