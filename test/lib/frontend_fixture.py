@@ -102,35 +102,44 @@ def _unwrap(text):
     return "func.func @%s(%s) -> %s {\n%s\n}\n" % (name, ", ".join(args), result, out)
 
 
+def export(name, workdir):
+    """Runs the frontend on module `name` in `workdir`: returns the linalg
+    module (text, IREE's ABI unwrapped), the torch module, its inputs and
+    the path of the ONNX file."""
+    import torch
+
+    module, make_inputs = _modules()[name]
+    inputs = make_inputs()
+    bindir = os.path.dirname(sys.executable)
+    onnx_path = os.path.join(workdir, name + ".onnx")
+    torch.onnx.export(module, inputs, onnx_path, dynamo=False, opset_version=17)
+    torch_mlir = os.path.join(workdir, name + ".torch.mlir")
+    input_mlir = os.path.join(workdir, name + ".input.mlir")
+    subprocess.check_call([os.path.join(bindir, "iree-import-onnx"), onnx_path,
+                           "-o", torch_mlir])
+    subprocess.check_call([os.path.join(bindir, "iree-compile"),
+                           "--iree-input-type=onnx", "--compile-to=input",
+                           torch_mlir, "-o", input_mlir])
+    header = ("// Made by test/lib/frontend_fixture.py %s (torch %s, "
+              "iree-base-compiler): torch.onnx.export, iree-import-onnx,\n"
+              "// iree-compile --iree-input-type=onnx --compile-to=input, "
+              "IREE's ABI unwrapped.\n" % (name, torch.__version__))
+    return header + _unwrap(open(input_mlir).read()), module, inputs, onnx_path
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("name")
+    parser.add_argument("name", choices=sorted(_modules()))
     parser.add_argument("out")
     parser.add_argument("--inputs")
     opts = parser.parse_args()
     import numpy as np
     import torch
 
-    module, make_inputs = _modules()[opts.name]
-    inputs = make_inputs()
-    bindir = os.path.dirname(sys.executable)
     with tempfile.TemporaryDirectory() as tmp:
-        onnx_path = os.path.join(tmp, "m.onnx")
-        torch.onnx.export(module, inputs, onnx_path, dynamo=False,
-                          opset_version=17)
-        subprocess.check_call([os.path.join(bindir, "iree-import-onnx"),
-                               onnx_path, "-o", os.path.join(tmp, "m.torch.mlir")])
-        subprocess.check_call([os.path.join(bindir, "iree-compile"),
-                               "--iree-input-type=onnx", "--compile-to=input",
-                               os.path.join(tmp, "m.torch.mlir"),
-                               "-o", os.path.join(tmp, "m.input.mlir")])
-        text = open(os.path.join(tmp, "m.input.mlir")).read()
-    header = ("// Made by test/lib/frontend_fixture.py %s (torch %s, "
-              "iree-base-compiler): torch.onnx.export, iree-import-onnx,\n"
-              "// iree-compile --iree-input-type=onnx --compile-to=input, "
-              "IREE's ABI unwrapped.\n" % (opts.name, torch.__version__))
+        ir, module, inputs, _ = export(opts.name, tmp)
     with open(opts.out, "w") as f:
-        f.write(header + _unwrap(text))
+        f.write(ir)
     if opts.inputs:
         os.makedirs(opts.inputs, exist_ok=True)
         for i, t in enumerate(inputs):
