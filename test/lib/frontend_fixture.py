@@ -56,8 +56,29 @@ def _modules():
             o = torch.matmul(torch.softmax(s, dim=-1), v)
             return self.out(o.transpose(1, 2).reshape(n, l, e))
 
+    class CausalMasked(torch.nn.Module):
+        """Causal attention written with masked_fill of torch.triu."""
+
+        def forward(self, q, k, v):
+            n = q.shape[-2]
+            s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+            s = s.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1),
+                              float("-inf"))
+            return torch.matmul(torch.softmax(s, dim=-1), v)
+
+    class Sdpa(torch.nn.Module):
+        """torch's SDPA with is_causal, as its ONNX export decomposes it (q
+        and k each scaled by the root of the scale, an additive mask)."""
+
+        def forward(self, q, k, v):
+            return torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, is_causal=True)
+
+    qkv = lambda: tuple(torch.randn(2, 4, 40, 16) for _ in range(3))
     torch.manual_seed(0)
     return {
+        "causal-masked-fill": (CausalMasked(), qkv),
+        "sdpa-causal": (Sdpa(), qkv),
         "attention": (Attention(), lambda: (torch.randn(2, 4, 64, 32),
                                             torch.randn(2, 4, 80, 32),
                                             torch.randn(2, 4, 80, 32))),

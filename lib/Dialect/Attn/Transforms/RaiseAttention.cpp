@@ -54,10 +54,15 @@ struct Attention {
   bool transposeKey;
   double scale;
   Product scores, output;
-  // The elementwise scale step and the transpose K^T was read from, if
-  // there are.
-  linalg::GenericOp scaleOp;
+  // The elementwise scale and mask steps and the transpose K^T was read
+  // from, if there are.
+  linalg::GenericOp scaleOp, maskOp;
   linalg::TransposeOp keyTranspose;
+  // The mask: additive (float), or boolean, `true` keeping a key unless
+  // `invertMask`; or `causal` (top-left) in its place.
+  Value mask;
+  bool invertMask = false;
+  bool causal = false;
 };
 
 } // namespace
@@ -80,6 +85,34 @@ getLeadingUnitReassociation(int64_t rank) {
   for (int64_t dim = 5 - rank; dim < 4; ++dim)
     groups.push_back({dim});
   return groups;
+}
+
+/// Whether `generic` is elementwise: parallel loops only, one result
+/// written through the identity map.
+static bool isElementwise(linalg::GenericOp generic) {
+  return generic.getNumDpsInits() == 1 &&
+         generic.getNumParallelLoops() == generic.getNumLoops() &&
+         generic.getIndexingMapsArray().back().isIdentity();
+}
+
+/// The op of type `OpTy` the body of `generic` yields as result `index`, or
+/// null.
+template <typename... OpTy>
+static Operation *getYielded(linalg::GenericOp generic, unsigned index = 0) {
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  Operation *def = yield.getValues()[index].getDefiningOp();
+  return def && isa<OpTy...>(def) && def->getBlock() == generic.getBody()
+             ? def
+             : nullptr;
+}
+
+/// The input of `generic` whose block argument is `value`, or null.
+static OpOperand *getInputOf(linalg::GenericOp generic, Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner() != generic.getBody() ||
+      arg.getArgNumber() >= generic.getNumDpsInputs())
+    return nullptr;
+  return generic.getDpsInputOperand(arg.getArgNumber());
 }
 
 /// Prints the results of `map` as `(d0, d2, d1)`.
@@ -209,6 +242,201 @@ static std::optional<double> matchScaleBody(linalg::GenericOp generic,
   return 1.0 / *divisor;
 }
 
+/// Whether `map` reads a tensor of type `type` broadcast NumPy-style
+/// (aligned on the right) over all the loops: its results are the last
+/// loops in order, or constant 0 where the dimension is 1.
+static bool isRightAlignedBroadcast(AffineMap map, ShapedType type) {
+  unsigned loops = map.getNumDims(), results = map.getNumResults();
+  if (map.getNumSymbols() || results == 0 || results > loops ||
+      type.getRank() != results)
+    return false;
+  for (unsigned r = 0; r < results; ++r) {
+    AffineExpr expr = map.getResult(r);
+    if (expr == getAffineDimExpr(loops - results + r, map.getContext()))
+      continue;
+    auto zero = dyn_cast<AffineConstantExpr>(expr);
+    if (!zero || zero.getValue() != 0 || type.getDimSize(r) != 1)
+      return false;
+  }
+  return true;
+}
+
+/// A loop index the body of `generic` computes: `linalg.index d`, maybe
+/// through index_cast and plus a constant. (loop, offset) or nothing.
+static std::optional<std::pair<int64_t, int64_t>> matchIndex(Value value) {
+  int64_t offset = 0;
+  if (auto add = value.getDefiningOp<arith::AddIOp>()) {
+    APInt c;
+    if (matchPattern(add.getRhs(), m_ConstantInt(&c)))
+      value = add.getLhs();
+    else if (matchPattern(add.getLhs(), m_ConstantInt(&c)))
+      value = add.getRhs();
+    else
+      return std::nullopt;
+    offset = c.getSExtValue();
+  }
+  if (auto cast = value.getDefiningOp<arith::IndexCastOp>())
+    value = cast.getIn();
+  auto index = value.getDefiningOp<linalg::IndexOp>();
+  if (!index)
+    return std::nullopt;
+  return std::make_pair(static_cast<int64_t>(index.getDim()), offset);
+}
+
+/// `predicate` with its operands swapped (a < b is b > a).
+static arith::CmpIPredicate swapOperands(arith::CmpIPredicate predicate) {
+  using P = arith::CmpIPredicate;
+  switch (predicate) {
+  case P::slt:
+    return P::sgt;
+  case P::sle:
+    return P::sge;
+  case P::sgt:
+    return P::slt;
+  case P::sge:
+    return P::sle;
+  case P::ult:
+    return P::ugt;
+  case P::ule:
+    return P::uge;
+  case P::ugt:
+    return P::ult;
+  case P::uge:
+    return P::ule;
+  default:
+    return predicate;
+  }
+}
+
+/// Whether `mask` is [Sq, Skv] with exactly the keys after each query row
+/// set (j > i), as a frontend builds torch.triu(ones, 1) for a causal
+/// mask: a linalg.generic whose body compares its two loop indices (and
+/// selects or ands the result with an all-true input, if at all).
+static bool isStrictUpperTriangle(Value mask) {
+  auto generic = mask.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumLoops() != 2 || !isElementwise(generic))
+    return false;
+  Operation *yielded =
+      getYielded<arith::CmpIOp, arith::SelectOp, arith::AndIOp>(generic);
+  if (!yielded)
+    return false;
+  // select(c, all-true, false) and and(c, all-true) are c.
+  auto isAllTrue = [&](Value v) {
+    if (OpOperand *input = getInputOf(generic, v))
+      v = input->get();
+    return matchPattern(v, m_One());
+  };
+  Value condition = yielded->getResult(0);
+  if (auto select = dyn_cast<arith::SelectOp>(yielded)) {
+    if (!isAllTrue(select.getTrueValue()) ||
+        !matchPattern(select.getFalseValue(), m_Zero()))
+      return false;
+    condition = select.getCondition();
+  } else if (auto andOp = dyn_cast<arith::AndIOp>(yielded)) {
+    if (isAllTrue(andOp.getLhs()))
+      condition = andOp.getRhs();
+    else if (isAllTrue(andOp.getRhs()))
+      condition = andOp.getLhs();
+    else
+      return false;
+  }
+  auto cmp = condition.getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return false;
+  auto lhs = matchIndex(cmp.getLhs()), rhs = matchIndex(cmp.getRhs());
+  if (!lhs || !rhs || lhs->first == rhs->first)
+    return false;
+  // As `j - i PRED k`, j the key loop (1), i the query row (0).
+  arith::CmpIPredicate predicate = cmp.getPredicate();
+  int64_t k;
+  if (lhs->first == 1) {
+    k = rhs->second - lhs->second;
+  } else {
+    predicate = swapOperands(predicate);
+    k = lhs->second - rhs->second;
+  }
+  using P = arith::CmpIPredicate;
+  return ((predicate == P::sge || predicate == P::uge) && k == 1) ||
+         ((predicate == P::sgt || predicate == P::ugt) && k == 0);
+}
+
+/// The scores `generic` masks, recording the mask in `attention`, when its
+/// body is `s + m` (an additive float mask) or `select(c, s, -inf)` /
+/// `select(c, -inf, s)` (a boolean mask, keeping where the scores are
+/// selected), the mask read broadcast as attn.sdpa broadcasts it; null
+/// otherwise.
+static Value matchMaskStep(linalg::GenericOp generic, Attention &attention) {
+  Operation *def = getYielded<arith::AddFOp, arith::SelectOp>(generic);
+  if (!def)
+    return {};
+  auto broadcastInput = [&](Value v) -> OpOperand * {
+    OpOperand *input = getInputOf(generic, v);
+    if (!input ||
+        !isRightAlignedBroadcast(generic.getMatchingIndexingMap(input),
+                                 cast<ShapedType>(input->get().getType())))
+      return nullptr;
+    return input;
+  };
+  auto scoresInput = [&](Value v) -> OpOperand * {
+    OpOperand *input = getInputOf(generic, v);
+    return input && generic.getMatchingIndexingMap(input).isIdentity()
+               ? input
+               : nullptr;
+  };
+  if (auto add = dyn_cast<arith::AddFOp>(def)) {
+    // Either operand may be the scores; a computed one (Q K^T or its scale)
+    // is taken before one that is not.
+    auto computed = [&](Value v) {
+      OpOperand *input = getInputOf(generic, v);
+      return input && input->get().getDefiningOp<linalg::LinalgOp>();
+    };
+    std::pair order(add.getLhs(), add.getRhs());
+    if (!computed(order.first) && computed(order.second))
+      std::swap(order.first, order.second);
+    for (auto [s, m] : {order, std::pair(order.second, order.first)}) {
+      OpOperand *scores = scoresInput(s), *mask = broadcastInput(m);
+      if (scores && mask && scores != mask) {
+        attention.mask = mask->get();
+        return scores->get();
+      }
+    }
+    return {};
+  }
+  auto select = cast<arith::SelectOp>(def);
+  OpOperand *condition = broadcastInput(select.getCondition());
+  if (!condition)
+    return {};
+  auto isMinusInfinity = [&](Value v) {
+    if (OpOperand *input = getInputOf(generic, v))
+      v = input->get();
+    APFloat c(0.0);
+    return matchPattern(v, m_ConstantFloat(&c)) && c.isInfinity() &&
+           c.isNegative();
+  };
+  OpOperand *scores;
+  if ((scores = scoresInput(select.getTrueValue())) &&
+      isMinusInfinity(select.getFalseValue())) {
+    attention.mask = condition->get();
+  } else if ((scores = scoresInput(select.getFalseValue())) &&
+             isMinusInfinity(select.getTrueValue())) {
+    // Masked where the condition holds: a triangle above the diagonal
+    // read as [Sq, Skv] is causal attention; anything else is inverted.
+    AffineMap map = generic.getMatchingIndexingMap(condition);
+    if (map.getNumResults() == 2 &&
+        !isa<AffineConstantExpr>(map.getResult(0)) &&
+        !isa<AffineConstantExpr>(map.getResult(1)) &&
+        isStrictUpperTriangle(condition->get()))
+      attention.causal = true;
+    else {
+      attention.mask = condition->get();
+      attention.invertMask = true;
+    }
+  } else {
+    return {};
+  }
+  return scores->get();
+}
+
 /// The attention around `softmax`, or why there is none this pass raises.
 static FailureOr<Attention> matchAttention(linalg::SoftmaxOp softmax,
                                            Rejection &why) {
@@ -266,15 +494,23 @@ static FailureOr<Attention> matchAttention(linalg::SoftmaxOp softmax,
   attention.value = attention.output.rhs;
 
   // The optional scale, then Q K^T.
+  // The steps between Q K^T and the softmax, the softmax's side first: a
+  // mask, then a scale (the order attn.sdpa applies them in reverse).
   Value scores = softmax.getInput();
   attention.scale = 1.0;
-  if (auto generic = scores.getDefiningOp<linalg::GenericOp>();
-      generic && !linalg::isaContractionOpInterface(generic)) {
-    if (generic.getNumDpsInits() != 1 ||
-        generic.getNumParallelLoops() != generic.getNumLoops() ||
-        !generic.getIndexingMapsArray().back().isIdentity())
+  while (auto generic = scores.getDefiningOp<linalg::GenericOp>()) {
+    if (linalg::isaContractionOpInterface(generic))
+      break;
+    if (!isElementwise(generic))
       return fail("the scores come from a linalg.generic that is not "
                   "elementwise");
+    if (!attention.maskOp && !attention.scaleOp) {
+      if (Value source = matchMaskStep(generic, attention)) {
+        attention.maskOp = generic;
+        scores = source;
+        continue;
+      }
+    }
     // The operand read through the identity map is the scores; the body
     // must multiply or divide it by a constant.
     std::optional<double> scale;
@@ -287,10 +523,10 @@ static FailureOr<Attention> matchAttention(linalg::SoftmaxOp softmax,
       if (scale)
         break;
     }
-    if (!scale)
-      return fail("the scores come from a linalg.generic that does not "
-                  "multiply or divide them by a constant (masks and other "
-                  "score functions are not raised)");
+    if (!scale || attention.scaleOp)
+      return fail("the scores come from a linalg.generic that is neither a "
+                  "scale by a constant nor, nearest the softmax, a mask "
+                  "(an added tensor, or a select against -inf)");
     attention.scale = *scale;
     attention.scaleOp = generic;
     scores = source;
@@ -369,13 +605,35 @@ static void raise(const Attention &attention) {
   sizes[3] = tensor::getMixedSizes(b, loc, v)[3];
   Value init =
       tensor::EmptyOp::create(b, loc, sizes, getElementTypeOrSelf(q.getType()));
+  // attn.sdpa keeps a key where a boolean mask is true: a mask that says
+  // where keys are dropped is inverted.
+  Value mask = attention.mask;
+  if (mask && attention.invertMask) {
+    auto type = cast<RankedTensorType>(mask.getType());
+    Value inverted = tensor::EmptyOp::create(
+        b, loc, tensor::getMixedSizes(b, loc, mask), type.getElementType());
+    AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+    mask = linalg::GenericOp::create(
+               b, loc, type, mask, inverted,
+               ArrayRef<AffineMap>{identity, identity},
+               SmallVector<utils::IteratorType>(type.getRank(),
+                                                utils::IteratorType::parallel),
+               [](OpBuilder &nb, Location nloc, ValueRange args) {
+                 Value one = arith::ConstantOp::create(
+                     nb, nloc, nb.getIntegerAttr(nb.getI1Type(), 1));
+                 linalg::YieldOp::create(
+                     nb, nloc,
+                     arith::XOrIOp::create(nb, nloc, args[0], one).getResult());
+               })
+               ->getResult(0);
+  }
   Value result =
-      SdpaOp::create(b, loc, init.getType(), /*lse=*/Type(), q, k, v,
-                     /*mask=*/Value(),
+      SdpaOp::create(b, loc, init.getType(), /*lse=*/Type(), q, k, v, mask,
                      /*kv_lens=*/Value(), /*block_offsets=*/Value(),
                      /*block_indices=*/Value(), /*block_classes=*/Value(),
                      /*dropout_seed=*/Value(), init, /*lse_init=*/Value(),
-                     b.getF32FloatAttr(attention.scale), /*causal=*/UnitAttr(),
+                     b.getF32FloatAttr(attention.scale),
+                     attention.causal ? b.getUnitAttr() : UnitAttr(),
                      /*window=*/DenseI64ArrayAttr(),
                      AlignmentAttr::get(b.getContext(), Alignment::top_left),
                      b.getF64FloatAttr(0.0), b.getI64IntegerAttr(0),
@@ -407,34 +665,6 @@ static void eraseDeadSteps(SmallVector<Operation *> steps) {
 //===----------------------------------------------------------------------===//
 // The decomposed softmax frontends write
 //===----------------------------------------------------------------------===//
-
-/// Whether `generic` is elementwise: parallel loops only, one result
-/// written through the identity map.
-static bool isElementwise(linalg::GenericOp generic) {
-  return generic.getNumDpsInits() == 1 &&
-         generic.getNumParallelLoops() == generic.getNumLoops() &&
-         generic.getIndexingMapsArray().back().isIdentity();
-}
-
-/// The op of type `OpTy` the body of `generic` yields as result `index`, or
-/// null.
-template <typename... OpTy>
-static Operation *getYielded(linalg::GenericOp generic, unsigned index = 0) {
-  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
-  Operation *def = yield.getValues()[index].getDefiningOp();
-  return def && isa<OpTy...>(def) && def->getBlock() == generic.getBody()
-             ? def
-             : nullptr;
-}
-
-/// The input of `generic` whose block argument is `value`, or null.
-static OpOperand *getInputOf(linalg::GenericOp generic, Value value) {
-  auto arg = dyn_cast<BlockArgument>(value);
-  if (!arg || arg.getOwner() != generic.getBody() ||
-      arg.getArgNumber() >= generic.getNumDpsInputs())
-    return nullptr;
-  return generic.getDpsInputOperand(arg.getArgNumber());
-}
 
 /// Whether `map` reads one value per row of its loops: every loop but the
 /// last, in order, then nothing or a constant 0 (a [.., 1] tensor).
@@ -597,7 +827,14 @@ struct RaiseAttentionPass
       if (explain)
         softmax.emitRemark("attn-raise-attention: raised into attn.sdpa "
                            "(scale ")
-            << attention->scale
+            << attention->scale << (attention->causal ? ", causal" : "")
+            << (attention->mask
+                    ? (isa<FloatType>(
+                           getElementTypeOrSelf(attention->mask.getType()))
+                           ? ", additive mask"
+                           : (attention->invertMask ? ", boolean mask inverted"
+                                                    : ", boolean mask"))
+                    : "")
             << (attention->transposeKey ? ", keys transposed" : "") << ")";
       // The steps and the reshapes around them, erased where nothing else
       // reads them once the attention is raised.
@@ -612,6 +849,8 @@ struct RaiseAttentionPass
       steps.insert(softmax);
       if (attention->scaleOp)
         steps.insert(attention->scaleOp);
+      if (attention->maskOp)
+        steps.insert(attention->maskOp);
       if (attention->keyTranspose)
         steps.insert(attention->keyTranspose);
       raise(*attention);

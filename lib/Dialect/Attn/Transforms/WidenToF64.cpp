@@ -85,14 +85,15 @@ bool isWidenableGeneric(linalg::GenericOp generic) {
              body->isAncestor(v.getParentRegion()) ||
              matchPattern(v, m_Constant<FloatAttr>(nullptr));
     });
-    // exp computed in f64 is the reference's exp; comparisons, selects
-    // and index arithmetic (a frontend's argmax beside a row max) mean
+    // exp and square roots computed in f64 are the reference's; comparisons,
+    // selects and index arithmetic (a frontend's argmax beside a row max) mean
     // the same at any float width.
     return capturesOnlyConstants &&
            isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
                arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
                arith::MinNumFOp, arith::NegFOp, arith::CmpFOp, arith::SelectOp,
-               arith::IndexCastOp, linalg::IndexOp, math::ExpOp,
+               arith::CmpIOp, arith::AddIOp, arith::SubIOp, arith::IndexCastOp,
+               linalg::IndexOp, math::ExpOp, math::SqrtOp, math::RsqrtOp,
                linalg::YieldOp>(op);
   });
 }
@@ -188,7 +189,8 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
              "can only be built for modules of attn ops, func ops, tensor "
              "shape ops (empty, dim, cast, reshapes, slices, concat), "
              "linalg.fill, linalg.softmax, linalg ops (named or generic) "
-             "with float arithmetic (and exp, comparisons, selects) only and "
+             "with float arithmetic (and exp, sqrt, comparisons, selects) "
+             "only and "
              "dense constants";
       unsupported = true;
     });

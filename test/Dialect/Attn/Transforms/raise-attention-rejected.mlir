@@ -55,7 +55,7 @@ func.func @scale_not_constant(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>,
     %m = arith.mulf %in, %c : f32
     linalg.yield %m : f32
   } -> tensor<2x8x8xf32>
-  // expected-remark @below {{attn-raise-attention: not raised: the scores come from a linalg.generic that does not multiply or divide them by a constant}}
+  // expected-remark @below {{attn-raise-attention: not raised: the scores come from a linalg.generic that is neither a scale by a constant nor, nearest the softmax, a mask}}
   %p = linalg.softmax dimension(2) ins(%scaled : tensor<2x8x8xf32>) outs(%s_init : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
   %o_init = tensor.empty() : tensor<2x8x4xf32>
   %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
@@ -67,10 +67,12 @@ func.func @scale_not_constant(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>,
 
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 
-// An additive mask (not raised yet: the remark says so).
-func.func @additive_mask(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>,
-                         %v: tensor<2x8x4xf32>, %mask: tensor<2x8x8xf32>) -> tensor<2x8x4xf32> {
+// A mask added before the scale: attn.sdpa scales, then masks, and a
+// scaled mask is not the mask.
+func.func @mask_then_scale(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>,
+                           %v: tensor<2x8x4xf32>, %mask: tensor<2x8x8xf32>) -> tensor<2x8x4xf32> {
   %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
   %s_init = tensor.empty() : tensor<2x8x8xf32>
   %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
   %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x4xf32>, tensor<2x4x8xf32>) outs(%s_zero : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
@@ -79,8 +81,13 @@ func.func @additive_mask(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>,
     %a = arith.addf %in, %m : f32
     linalg.yield %a : f32
   } -> tensor<2x8x8xf32>
-  // expected-remark @below {{(masks and other score functions are not raised)}}
-  %p = linalg.softmax dimension(2) ins(%masked : tensor<2x8x8xf32>) outs(%s_init : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %scaled = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%masked : tensor<2x8x8xf32>) outs(%s_init : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %half : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  // expected-remark @below {{attn-raise-attention: not raised: the scores come from a linalg.generic that is neither a scale by a constant nor, nearest the softmax, a mask (an added tensor, or a select against -inf)}}
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<2x8x8xf32>) outs(%s_init : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
   %o_init = tensor.empty() : tensor<2x8x4xf32>
   %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>

@@ -140,3 +140,128 @@ func.func @matmul_transpose_b_probabilities_kept(
   %o = linalg.matmul ins(%p, %v : tensor<16x24xf32>, tensor<24x8xf32>) outs(%o_zero : tensor<16x8xf32>) -> tensor<16x8xf32>
   return %o, %p : tensor<16x8xf32>, tensor<16x24xf32>
 }
+
+// -----
+
+// Masks, as frontends write them after the scale: an additive float mask
+// broadcast over the batch (attn.sdpa's `mask`, NumPy broadcasting), a
+// boolean select keeping the scores where the mask holds, one dropping them
+// where it holds (the mask inverted for attn.sdpa), and a triangle of loop
+// indices above the diagonal (torch.triu(ones, 1)): causal.
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#ij = affine_map<(b, i, j) -> (i, j)>
+#s = affine_map<(b, i, j) -> ()>
+
+// CHECK-LABEL: func.func @additive
+// CHECK-SAME: %[[M:[a-z0-9]+]]: tensor<8x12xf32>
+// CHECK: attn.sdpa {{.*}} mask(%[[M]] : tensor<8x12xf32>) outs(%{{.*}}) scale = 5.000000e-01 :
+// EXPLAIN: remark: attn-raise-attention: raised into attn.sdpa (scale 5.000000e-01, additive mask)
+func.func @additive(%q: tensor<2x8x4xf32>, %k: tensor<2x12x4xf32>, %v: tensor<2x12x4xf32>,
+                    %m: tensor<8x12xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %s_init = tensor.empty() : tensor<2x8x12xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, i, j, d) -> (b, i, d)>, affine_map<(b, i, j, d) -> (b, j, d)>, affine_map<(b, i, j, d) -> (b, i, j)>]
+         ins(%q, %k : tensor<2x8x4xf32>, tensor<2x12x4xf32>) outs(%s_zero : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %scaled = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %half : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x12xf32>
+  %masked = linalg.generic {indexing_maps = [#ij, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%m, %scaled : tensor<8x12xf32>, tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) {
+  ^bb0(%mm: f32, %in: f32, %out: f32):
+    %r = arith.addf %mm, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x12xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %o_init = tensor.empty() : tensor<2x8x4xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x12xf32>, tensor<2x12x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// CHECK-LABEL: func.func @keep_where_true
+// CHECK-SAME: %[[C:[a-z0-9]+]]: tensor<2x8x12xi1>
+// CHECK: attn.sdpa {{.*}} mask(%[[C]] : tensor<2x8x12xi1>) outs(%{{.*}}) scale = 1.000000e+00 :
+// EXPLAIN: remark: attn-raise-attention: raised into attn.sdpa (scale 1.000000e+00, boolean mask)
+func.func @keep_where_true(%q: tensor<2x8x4xf32>, %k: tensor<2x12x4xf32>, %v: tensor<2x12x4xf32>,
+                           %c: tensor<2x8x12xi1>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %minf = arith.constant dense<0xFF800000> : tensor<f32>
+  %s_init = tensor.empty() : tensor<2x8x12xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, i, j, d) -> (b, i, d)>, affine_map<(b, i, j, d) -> (b, j, d)>, affine_map<(b, i, j, d) -> (b, i, j)>]
+         ins(%q, %k : tensor<2x8x4xf32>, tensor<2x12x4xf32>) outs(%s_zero : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %masked = linalg.generic {indexing_maps = [#id3, #id3, #s, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%c, %s, %minf : tensor<2x8x12xi1>, tensor<2x8x12xf32>, tensor<f32>) outs(%s_init : tensor<2x8x12xf32>) {
+  ^bb0(%cc: i1, %in: f32, %f: f32, %out: f32):
+    %r = arith.select %cc, %in, %f : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x12xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %o_init = tensor.empty() : tensor<2x8x4xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x12xf32>, tensor<2x12x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// CHECK-LABEL: func.func @drop_where_true
+// CHECK-SAME: %[[C:[a-z0-9]+]]: tensor<8x12xi1>
+// CHECK: %[[KEEP:.*]] = linalg.generic {{.*}} ins(%[[C]] : tensor<8x12xi1>)
+// CHECK: arith.xori
+// CHECK: attn.sdpa {{.*}} mask(%[[KEEP]] : tensor<8x12xi1>)
+// EXPLAIN: remark: attn-raise-attention: raised into attn.sdpa (scale 1.000000e+00, boolean mask inverted)
+func.func @drop_where_true(%q: tensor<2x8x4xf32>, %k: tensor<2x12x4xf32>, %v: tensor<2x12x4xf32>,
+                           %c: tensor<8x12xi1>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %minf = arith.constant 0xFF800000 : f32
+  %s_init = tensor.empty() : tensor<2x8x12xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, i, j, d) -> (b, i, d)>, affine_map<(b, i, j, d) -> (b, j, d)>, affine_map<(b, i, j, d) -> (b, i, j)>]
+         ins(%q, %k : tensor<2x8x4xf32>, tensor<2x12x4xf32>) outs(%s_zero : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %masked = linalg.generic {indexing_maps = [#ij, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%c, %s : tensor<8x12xi1>, tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) {
+  ^bb0(%cc: i1, %in: f32, %out: f32):
+    %r = arith.select %cc, %minf, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x12xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %o_init = tensor.empty() : tensor<2x8x4xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x12xf32>, tensor<2x12x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// CHECK-LABEL: func.func @triangle
+// CHECK-NOT: mask(
+// CHECK: attn.sdpa {{.*}} outs(%{{.*}}) scale = 1.000000e+00 causal :
+// EXPLAIN: remark: attn-raise-attention: raised into attn.sdpa (scale 1.000000e+00, causal)
+func.func @triangle(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %minf = arith.constant 0xFF800000 : f32
+  %false = arith.constant false
+  %true = arith.constant dense<true> : tensor<8x8xi1>
+  %t_init = tensor.empty() : tensor<8x8xi1>
+  // key j is dropped from row i when i < j (the triangle above the diagonal).
+  %above = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%true : tensor<8x8xi1>) outs(%t_init : tensor<8x8xi1>) {
+  ^bb0(%in: i1, %out: i1):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %lt = arith.cmpi slt, %i, %j : index
+    %r = arith.select %lt, %in, %false : i1
+    linalg.yield %r : i1
+  } -> tensor<8x8xi1>
+  %s_init = tensor.empty() : tensor<2x8x8xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, i, j, d) -> (b, i, d)>, affine_map<(b, i, j, d) -> (b, j, d)>, affine_map<(b, i, j, d) -> (b, i, j)>]
+         ins(%q, %k : tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%s_zero : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %masked = linalg.generic {indexing_maps = [#ij, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%above, %s : tensor<8x8xi1>, tensor<2x8x8xf32>) outs(%s_init : tensor<2x8x8xf32>) {
+  ^bb0(%cc: i1, %in: f32, %out: f32):
+    %r = arith.select %cc, %minf, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%masked : tensor<2x8x8xf32>) outs(%s_init : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o_init = tensor.empty() : tensor<2x8x4xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}

@@ -24,6 +24,12 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
                          linalg.transpose of its last two dimensions
     S' = S * c or S / c  optional: an elementwise linalg.generic, c a
                          constant scalar or splat (a 0-d tensor included)
+    S'' = mask(S')       optional, after the scale: S' + M (an additive
+                         mask), select(C, S', -inf) (a boolean mask) or
+                         select(C, -inf, S') (C inverted), M and C read
+                         broadcast on the right as attn.sdpa's mask is; C a
+                         triangle of loop indices above the diagonal
+                         (torch.triu(ones, 1)) becomes `causal`
     P = softmax(S')      linalg.softmax over the last (key) dimension, or
                          the four steps frontends write: a row max (an
                          argmax beside it is ignored), exp(S' - max), a
@@ -40,7 +46,9 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     its result, merging exactly the batch and head dimensions) are taken
     as the `[B, H, ..]` products they are. A decomposed softmax is only
     taken for one when it subtracts the row maximum: another row value gives
-    the same function but can overflow exp where softmax does not. It becomes
+    the same function but can overflow exp where softmax does not. One
+    difference remains by design: a row whose every key is masked is NaN
+    in the softmax as written and 0 in attn.sdpa (docs/Numerics.md). It becomes
     `attn.sdpa` with `scale = c` (or `1/c`, or 1 without a scale step) on the
     operands reshaped to `[B, H, S, D]` (unit dimensions added), and the
     result reshaped back. `S`, `S'` and `P` stay where something else reads
@@ -125,20 +133,21 @@ def AttnWidenToF64 : Pass<"attn-widen-to-f64", "::mlir::ModuleOp"> {
     (`tensor.empty`, `tensor.dim`, `tensor.cast`, reshapes and slices),
     `linalg.fill`, `linalg.softmax`, dense float constants, and
     `linalg.generic` ops whose bodies are float arithmetic alone (add, sub,
-    mul, div, max, min, neg, exp, comparisons, selects, index arithmetic,
-    float constants, also captured from outside the body: contractions such
-    as Linformer's projections, a frontend's scaling and decomposed
-    softmax), whose bodies are retyped to f64 with them. Named linalg ops (`linalg.matmul`,
-    `linalg.transpose`, `linalg.broadcast`, `linalg.reduce`, ...) are
-    rewritten as the generics they are first, and follow the same rule. The attn lowering then computes
-    in f64 (its accumulator type for f64 inputs), which is the float64
-    reference `attn-run --check` compares compiled code against. Score and
-    mask modifier regions keep their documented f32 signature.
+    mul, div, max, min, neg, exp, sqrt, rsqrt, comparisons, selects, index
+    arithmetic, float constants, also captured from outside the body:
+    contractions such as Linformer's projections, a frontend's scaling,
+    masks and decomposed softmax), whose bodies are retyped to f64 with
+    them. Named linalg ops (`linalg.matmul`, `linalg.transpose`,
+    `linalg.broadcast`, `linalg.reduce`, ...) are rewritten as the generics
+    they are first, and follow the same rule. The attn lowering then
+    computes in f64 (its accumulator type for f64 inputs), which is the
+    float64 reference `attn-run --check` compares compiled code against.
+    Score and mask modifier regions keep their documented f32 signature.
 
     Ops whose semantics depend on the element type in ways a retyping cannot
     follow (a `linalg.generic` that converts types or calls math functions
-    other than exp in its body, say) are reported with an error naming the op; the module
-    is left unchanged.
+    other than exp and square roots in its body, say) are reported with an
+    error naming the op; the module is left unchanged.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
