@@ -10,15 +10,18 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/TilingInterfaceImpl.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir {
 namespace attn {
 
-/// Adds the attn dialect to `registry`.
+/// Adds the attn dialect and its external interface models (upstream's
+/// TilingInterface on attn.sdpa) to `registry`.
 inline void registerAllAttnDialects(DialectRegistry &registry) {
   registry.insert<AttnDialect>();
+  registerTilingInterfaceExternalModels(registry);
 }
 
 /// Registers every attn pass and named pipeline with the global registry.

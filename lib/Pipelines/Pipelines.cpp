@@ -39,17 +39,18 @@ constexpr int64_t kWeightsRows = 64;
 /// decomposition, `tile` (block classification, then attn-tile on
 /// attn.sdpa) if given, the reference lowering of what is left, weights
 /// read from panels of `panel` columns if given, the polynomial exp if
-/// `approximateExp`, then cleanup.
+/// `approximateExp`, then cleanup; with `explain`, remarks from the passes
+/// that decide (raising, block classification).
 static void addAttentionLowering(OpPassManager &pm,
                                  std::optional<AttnTileOptions> tile,
                                  bool approximateExp,
                                  std::optional<int64_t> panel = std::nullopt,
-                                 bool raise = false) {
+                                 bool raise = false, bool explain = false) {
   // The reference pipeline (--check's float64 build) computes attention
   // written in linalg as written, so that the raised form is checked
   // against it.
   if (raise)
-    pm.addPass(createAttnRaiseAttention());
+    pm.addPass(createAttnRaiseAttention(AttnRaiseAttentionOptions{explain}));
   pm.addPass(createAttnDecomposeAggregates());
   pm.addPass(createAttnDecomposeMultihead());
   if (tile) {
@@ -57,7 +58,7 @@ static void addAttentionLowering(OpPassManager &pm,
     pm.addPass(createAttnFoldQueryGroups(
         AttnFoldQueryGroupsOptions{/*maxRows=*/tile->qTile}));
     pm.addPass(createAttnSparsify(AttnSparsifyOptions{
-        tile->qTile, tile->kvTile, tile->smallHeadKvTile, /*explain=*/false}));
+        tile->qTile, tile->kvTile, tile->smallHeadKvTile, explain}));
     pm.addPass(createAttnTile(*tile));
   }
   // attn.weights keeps the reference lowering; with the tiled one its
@@ -189,7 +190,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   if (options.vectorize)
     panel = config.nBlock;
   addAttentionLowering(pm, tile, /*approximateExp=*/true, panel,
-                       /*raise=*/tile.has_value() && options.raiseAttention);
+                       /*raise=*/tile.has_value() && options.raiseAttention,
+                       options.explain);
   // Contractions outside the attention's parallel loop (the multihead
   // projections) get a parallel loop of their own.
   if (options.threads)

@@ -44,6 +44,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "linalg.softmax) into attn.sdpa first "
                      "(attn-raise-attention; tiled)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> explain{
+      *this, "explain",
+      llvm::cl::desc("Remarks from the passes that decide: what "
+                     "attn-raise-attention raised and why not, and the "
+                     "band attn-sparsify found for each op"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> qTile{
       *this, "q-tile",
       llvm::cl::desc("Query rows per tile (tiled; 0: from the target's L2, "

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
@@ -65,7 +66,8 @@ bool isRetypable(Operation *op) {
          isa<ModuleOp, linalg::FillOp, linalg::SoftmaxOp, tensor::EmptyOp,
              tensor::DimOp, tensor::CastOp, tensor::ExpandShapeOp,
              tensor::CollapseShapeOp, tensor::ExtractSliceOp,
-             tensor::InsertSliceOp, tensor::ConcatOp>(op);
+             tensor::InsertSliceOp, tensor::ConcatOp, scf::ForallOp,
+             scf::InParallelOp, tensor::ParallelInsertSliceOp>(op);
 }
 
 /// Whether `generic` computes with float arithmetic alone (add, sub, mul,
@@ -248,6 +250,11 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
         }
         return;
       }
+      // Loops of tiles (a transform schedule's scf.forall): their shared
+      // outputs are block arguments too.
+      for (Region &region : op->getRegions())
+        for (BlockArgument arg : region.getArguments())
+          widen(arg);
       for (Value result : op->getResults())
         widen(result);
     });

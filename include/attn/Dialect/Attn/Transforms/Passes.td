@@ -131,6 +131,7 @@ def AttnWidenToF64 : Pass<"attn-widen-to-f64", "::mlir::ModuleOp"> {
     `f16`, `bf16` or `f32` elements becomes a tensor of `f64` elements: the
     signatures, calls and returns, the attn ops, the shape-only tensor ops
     (`tensor.empty`, `tensor.dim`, `tensor.cast`, reshapes and slices),
+    `scf.forall` loops of tiles with their `tensor.parallel_insert_slice`s,
     `linalg.fill`, `linalg.softmax`, dense float constants, and
     `linalg.generic` ops whose bodies are float arithmetic alone (add, sub,
     mul, div, max, min, neg, exp, sqrt, rsqrt, comparisons, selects, index
