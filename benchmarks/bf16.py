@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   python3 benchmarks/bf16.py [--seq 1024 2048 4096 8192] [--repeat 3] [--decode]
+#   build/venv/bin/python3 benchmarks/bf16.py [--seq 1024 2048 4096 8192] [--repeat 3] [--decode]
 #
 # bf16 inputs and outputs, the problems of run.py's sweep (full and causal
 # at D = 64 and 128, Llama-3 GQA): attn-mlir's default pipeline (bf16 pairs

@@ -8,7 +8,7 @@
 # as the yardstick when it is installed (the machine is shared and noisy:
 # only ratios within one run mean anything).
 #
-#   python3 benchmarks/compare_pipelines.py "" "m-block=8 n-block=32" \
+#   build/venv/bin/python3 benchmarks/compare_pipelines.py "" "m-block=8 n-block=32" \
 #       --seq 4096 --dim 64 [--causal] [--repeat 5]
 #
 # ("" is the default pipeline.) --mcpu compiles every variant for another

@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   python3 benchmarks/dynamic.py [--seq 512 1024 2048 4096 8192] [--repeat 3]
+#   build/venv/bin/python3 benchmarks/dynamic.py [--seq 512 1024 2048 4096 8192] [--repeat 3]
 #                                 [--no-compile-times] [--no-sweeps]
 #                                 [--baseline-build DIR]
 #

@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   python3 benchmarks/mha.py [--repeat 5] [--burst 5] [--no-gemm] [--no-mha]
+#   build/venv/bin/python3 benchmarks/mha.py [--repeat 5] [--burst 5] [--no-gemm] [--no-mha]
 #                             [--only SUBSTRING]
 #
 # 1. GEMMs of the projections' shapes (M = tokens, K = model width, N = the

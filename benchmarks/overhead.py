@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   python3 benchmarks/overhead.py [--calls 20000] [--repeat 5]
+#   build/venv/bin/python3 benchmarks/overhead.py [--calls 20000] [--repeat 5]
 #
 # A decode step calls attention once per layer per token, so what a call
 # costs before any attention is computed is most of a small step. This

@@ -5,7 +5,7 @@
 #
 # One command, after the README build, that builds nothing of the project:
 #
-#   python3 benchmarks/run.py [--quick] [--plot benchmarks/sweep.png]
+#   build/venv/bin/python3 benchmarks/run.py [--quick] [--plot benchmarks/sweep.png]
 #
 # For every problem of the sweep it compiles the attention with attnc, runs
 # it and every installed peer (NumPy, torch SDPA, ONNX Runtime, IREE) on the

@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   python3 benchmarks/sparsity.py [--seq 8192] [--heads 8] [--dim 64]
+#   build/venv/bin/python3 benchmarks/sparsity.py [--seq 8192] [--heads 8] [--dim 64]
 #                                  [--plot benchmarks/sparsity.png]
 #
 # Compiles one attn.sdpa per mask variant with attnc (the default CPU

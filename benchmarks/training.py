@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   python3 benchmarks/training.py [--seq 1024 2048 4096 8192] [--head-dim 64 128]
+#   build/venv/bin/python3 benchmarks/training.py [--seq 1024 2048 4096 8192] [--head-dim 64 128]
 #                                  [--repeat 3] [--burst 2] [--mha [--only SUBSTRING]]
 #                                  [--linear]
 #

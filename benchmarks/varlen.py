@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   python3 benchmarks/varlen.py [--repeat 5] [--heads 12] [--head-dim 64]
+#   build/venv/bin/python3 benchmarks/varlen.py [--repeat 5] [--heads 12] [--head-dim 64]
 #
 # Prefill of a batch of prompts of different lengths packed without padding
 # (FlashAttention's varlen layout), causal and not, f32: attn_mlir's

@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   PYTHONPATH=build/python_packages python3 examples/generate_paged.py \
+#   PYTHONPATH=build/python_packages build/venv/bin/python3 examples/generate_paged.py \
 #       [--layers 2] [--steps 100] [--layout nhd|hnd]
 #
 # A GPT-2-small-shaped decoder (width 768, 12 heads of 64, random weights)

@@ -3,7 +3,7 @@
 #
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
-#   PYTHONPATH=build/python_packages python3 examples/train_reverse.py [--steps 200]
+#   PYTHONPATH=build/python_packages build/venv/bin/python3 examples/train_reverse.py [--steps 200]
 #
 # A small transformer encoder learns to reverse a sequence of tokens. Two
 # copies start from the same weights and see the same batches: one's
