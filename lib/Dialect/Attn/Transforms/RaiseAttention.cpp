@@ -15,6 +15,7 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
+#include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Matchers.h"
@@ -115,6 +116,23 @@ static OpOperand *getInputOf(linalg::GenericOp generic, Value value) {
   return generic.getDpsInputOperand(arg.getArgNumber());
 }
 
+/// What `value`, used in the body of `generic`, reads: the operand whose
+/// block argument it is, or `value` itself (a constant, a capture).
+static Value getValueRead(linalg::GenericOp generic, Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value);
+      arg && arg.getOwner() == generic.getBody())
+    return generic->getOperand(arg.getArgNumber());
+  return value;
+}
+
+/// The permutation that swaps the last two of `rank` dimensions (K and
+/// K^T).
+static SmallVector<int64_t> getLastTwoSwapped(int64_t rank) {
+  SmallVector<int64_t> permutation = llvm::to_vector(llvm::seq<int64_t>(rank));
+  std::swap(permutation[rank - 2], permutation[rank - 1]);
+  return permutation;
+}
+
 /// Prints the results of `map` as `(d0, d2, d1)`.
 static std::string formatMap(AffineMap map) {
   std::string text;
@@ -211,18 +229,14 @@ static FailureOr<Product> matchProduct(Value result, int64_t rank,
 /// such a constant; nothing otherwise.
 static std::optional<double> matchScaleBody(linalg::GenericOp generic,
                                             BlockArgument x) {
-  Block &body = generic.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  Operation *def = yield.getValues()[0].getDefiningOp();
-  if (!def || !isa<arith::MulFOp, arith::DivFOp>(def))
+  Operation *def = getYielded<arith::MulFOp, arith::DivFOp>(generic);
+  if (!def)
     return std::nullopt;
   // A constant operand of the body: an arith.constant (inside or outside
-  // the region), or the block argument of an input that is a splat.
+  // the region), or the block argument of an operand that is a splat.
   auto constantOf = [&](Value v) -> std::optional<double> {
-    if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == &body)
-      v = generic->getOperand(arg.getArgNumber());
     APFloat c(0.0);
-    if (!matchPattern(v, m_ConstantFloat(&c)))
+    if (!matchPattern(getValueRead(generic, v), m_ConstantFloat(&c)))
       return std::nullopt;
     return c.convertToDouble();
   };
@@ -322,9 +336,7 @@ static bool isStrictUpperTriangle(Value mask) {
     return false;
   // select(c, all-true, false) and and(c, all-true) are c.
   auto isAllTrue = [&](Value v) {
-    if (OpOperand *input = getInputOf(generic, v))
-      v = input->get();
-    return matchPattern(v, m_One());
+    return matchPattern(getValueRead(generic, v), m_One());
   };
   Value condition = yielded->getResult(0);
   if (auto select = dyn_cast<arith::SelectOp>(yielded)) {
@@ -407,11 +419,9 @@ static Value matchMaskStep(linalg::GenericOp generic, Attention &attention) {
   if (!condition)
     return {};
   auto isMinusInfinity = [&](Value v) {
-    if (OpOperand *input = getInputOf(generic, v))
-      v = input->get();
     APFloat c(0.0);
-    return matchPattern(v, m_ConstantFloat(&c)) && c.isInfinity() &&
-           c.isNegative();
+    return matchPattern(getValueRead(generic, v), m_ConstantFloat(&c)) &&
+           c.isInfinity() && c.isNegative();
   };
   OpOperand *scores;
   if ((scores = scoresInput(select.getTrueValue())) &&
@@ -493,7 +503,6 @@ static FailureOr<Attention> matchAttention(linalg::SoftmaxOp softmax,
     return fail(productWhy);
   attention.value = attention.output.rhs;
 
-  // The optional scale, then Q K^T.
   // The steps between Q K^T and the softmax, the softmax's side first: a
   // mask, then a scale (the order attn.sdpa applies them in reverse).
   Value scores = softmax.getInput();
@@ -542,9 +551,7 @@ static FailureOr<Attention> matchAttention(linalg::SoftmaxOp softmax,
   // K^T written by a transpose of K's last two dimensions: read K.
   if (attention.transposeKey) {
     if (auto transpose = attention.key.getDefiningOp<linalg::TransposeOp>()) {
-      SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(rank));
-      std::swap(swap[rank - 2], swap[rank - 1]);
-      if (transpose.getPermutation() == ArrayRef(swap)) {
+      if (transpose.getPermutation() == ArrayRef(getLastTwoSwapped(rank))) {
         attention.key = transpose.getInput();
         attention.transposeKey = false;
         attention.keyTranspose = transpose;
@@ -555,7 +562,7 @@ static FailureOr<Attention> matchAttention(linalg::SoftmaxOp softmax,
   Type element = type.getElementType();
   for (Value v :
        SmallVector<Value>{attention.query, attention.key, attention.value,
-                          scores, attention.output.op->getResult(0)}) {
+                          scores, attention.output.result}) {
     Type other = getElementTypeOrSelf(v.getType());
     if (other != element) {
       std::string types;
@@ -588,16 +595,10 @@ static void raise(const Attention &attention) {
   b.setInsertionPointAfterValue(output);
   Location loc = attention.output.op->getLoc();
   Value key = attention.key;
-  if (attention.transposeKey) {
-    int64_t rank = cast<ShapedType>(key.getType()).getRank();
-    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(rank));
-    std::swap(perm[rank - 2], perm[rank - 1]);
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, key);
-    std::swap(sizes[rank - 2], sizes[rank - 1]);
-    Value init = tensor::EmptyOp::create(b, loc, sizes,
-                                         getElementTypeOrSelf(key.getType()));
-    key = linalg::TransposeOp::create(b, loc, key, init, perm)->getResult(0);
-  }
+  if (attention.transposeKey)
+    key = createTranspose(
+        b, loc, key,
+        getLastTwoSwapped(cast<ShapedType>(key.getType()).getRank()));
   Value q = expandTo4D(b, loc, attention.query);
   Value k = expandTo4D(b, loc, key);
   Value v = expandTo4D(b, loc, attention.value);

@@ -32,19 +32,14 @@ namespace {
 /// Dimensions of the iteration domain: those of the result's first three.
 enum Loop { Batch = 0, Head = 1, Row = 2, NumLoops = 3 };
 
-/// `ofr` as a constant, if it is one.
-std::optional<int64_t> constantOf(OpFoldResult ofr) {
-  return getConstantIntValue(ofr);
-}
-
 /// Why the tile [offsets, offsets + sizes) of `op` cannot be an attn.sdpa of
 /// its own, or an empty string.
 std::string whyNotTileable(SdpaOp op, ArrayRef<OpFoldResult> offsets,
                            ArrayRef<OpFoldResult> sizes) {
   auto queryType = op.getQuery().getType();
   auto isWhole = [&](unsigned loop) {
-    std::optional<int64_t> offset = constantOf(offsets[loop]);
-    std::optional<int64_t> size = constantOf(sizes[loop]);
+    std::optional<int64_t> offset = getConstantIntValue(offsets[loop]);
+    std::optional<int64_t> size = getConstantIntValue(sizes[loop]);
     int64_t extent = queryType.getDimSize(loop);
     return offset && *offset == 0 && size && !ShapedType::isDynamic(extent) &&
            *size == extent;
@@ -70,7 +65,7 @@ std::string whyNotTileable(SdpaOp op, ArrayRef<OpFoldResult> offsets,
     return isWhole(Head) ? "" : "head tiles need static head counts";
   if (heads != kvHeads && kvHeads != 1) {
     int64_t group = heads / kvHeads;
-    std::optional<int64_t> size = constantOf(sizes[Head]);
+    std::optional<int64_t> size = getConstantIntValue(sizes[Head]);
     if (!size || (*size != 1 && *size % group != 0))
       return "a head tile must be 1 or a multiple of the " +
              std::to_string(group) + " query heads that share a key/value head";
@@ -238,10 +233,10 @@ struct SdpaTilingInterface
     // first three dimensions (all of Dv: a tile of it would recompute the
     // softmax).
     if (resultNumber == 0) {
-      std::optional<int64_t> offset = constantOf(offsets[3]);
+      std::optional<int64_t> offset = getConstantIntValue(offsets[3]);
       int64_t extent =
           cast<ShapedType>(op->getResult(0).getType()).getDimSize(3);
-      std::optional<int64_t> size = constantOf(sizes[3]);
+      std::optional<int64_t> size = getConstantIntValue(sizes[3]);
       if (!offset || *offset != 0 || !size || *size != extent)
         return failure();
     }
