@@ -9,6 +9,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/TransformOps/AttnTransformOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/TilingInterfaceImpl.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -17,11 +18,13 @@
 namespace mlir {
 namespace attn {
 
-/// Adds the attn dialect and its external interface models (upstream's
-/// TilingInterface on attn.sdpa) to `registry`.
+/// Adds the attn dialect, its external interface models (upstream's
+/// TilingInterface on attn.sdpa) and its transform dialect extension
+/// (transform.attn.*) to `registry`.
 inline void registerAllAttnDialects(DialectRegistry &registry) {
   registry.insert<AttnDialect>();
   registerTilingInterfaceExternalModels(registry);
+  registerTransformDialectExtension(registry);
 }
 
 /// Registers every attn pass and named pipeline with the global registry.

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "attn/Dialect/Attn/Analysis/KeyBand.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -246,38 +246,47 @@ Value ClassBuilder::build() {
   return forall.getResult(0);
 }
 
+} // namespace
+
+bool attn::classifyBlocksAtRunTime(RewriterBase &rewriter, SdpaOp op,
+                                   const AttnSparsifyOptions &options) {
+  if (op.getBlockClasses())
+    return false;
+  MaskAnalysis masks = analyzeMasks(op);
+  if (masks.exact)
+    return false;
+  int64_t bq = options.qTile,
+          bk = getKeyTileSize(op, options.kvTile, options.smallHeadKvTile);
+  if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
+    bq = (*blockSize)[0];
+    bk = (*blockSize)[1];
+  }
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Value classes = ClassBuilder(op, masks, rewriter, bq, bk).build();
+  rewriter.modifyOpInPlace(op, [&] {
+    op.getBlockOffsetsMutable().clear();
+    op.getBlockIndicesMutable().clear();
+    op.getBlockClassesMutable().assign(classes);
+    op.setBlockSize(ArrayRef<int64_t>{bq, bk});
+  });
+  return true;
+}
+
+namespace {
+
 /// Attaches run-time block classes to an attn.sdpa whose masks are not all
 /// bands (and drops its block layout, which the classes now carry).
 struct ClassifyBlocksAtRunTime : OpRewritePattern<SdpaOp> {
-  ClassifyBlocksAtRunTime(MLIRContext *ctx, int64_t qTile, int64_t kvTile,
-                          int64_t smallHeadKvTile)
-      : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile),
-        smallHeadKvTile(smallHeadKvTile) {}
+  ClassifyBlocksAtRunTime(MLIRContext *ctx, const AttnSparsifyOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getBlockClasses())
-      return failure();
-    MaskAnalysis masks = analyzeMasks(op);
-    if (masks.exact)
-      return failure();
-    int64_t bq = qTile, bk = getKeyTileSize(op, kvTile, smallHeadKvTile);
-    if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
-      bq = (*blockSize)[0];
-      bk = (*blockSize)[1];
-    }
-    rewriter.setInsertionPoint(op);
-    Value classes = ClassBuilder(op, masks, rewriter, bq, bk).build();
-    rewriter.modifyOpInPlace(op, [&] {
-      op.getBlockOffsetsMutable().clear();
-      op.getBlockIndicesMutable().clear();
-      op.getBlockClassesMutable().assign(classes);
-      op.setBlockSize(ArrayRef<int64_t>{bq, bk});
-    });
-    return success();
+    return success(classifyBlocksAtRunTime(rewriter, op, options));
   }
 
-  int64_t qTile, kvTile, smallHeadKvTile;
+  AttnSparsifyOptions options;
 };
 
 struct AttnSparsifyPass : attn::impl::AttnSparsifyBase<AttnSparsifyPass> {
@@ -301,8 +310,9 @@ struct AttnSparsifyPass : attn::impl::AttnSparsifyBase<AttnSparsifyPass> {
                  << llvm::join(masks.reasons, ", ");
       });
     RewritePatternSet patterns(&getContext());
-    patterns.add<ClassifyBlocksAtRunTime>(&getContext(), qTile, kvTile,
-                                          smallHeadKvTile);
+    patterns.add<ClassifyBlocksAtRunTime>(
+        &getContext(),
+        AttnSparsifyOptions{qTile, kvTile, smallHeadKvTile, explain});
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

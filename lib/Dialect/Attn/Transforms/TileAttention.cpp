@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "TileBuilderBase.h"
 
@@ -53,6 +53,8 @@ constexpr int64_t kFewRows = 16;
 /// Builds the loop nest for one attn.sdpa.
 class TileBuilder : TileBuilderBase {
 public:
+  using TileBuilderBase::getLoop;
+
   TileBuilder(SdpaOp op, OpBuilder &b, int64_t qTile, int64_t kvTile,
               bool bf16Pairs, int64_t decodeKeyChunks, int64_t valuePanel)
       : TileBuilderBase(b, op.getLoc(), qTile, kvTile,
@@ -779,7 +781,7 @@ ValueRange TileBuilder::buildKeyChunks(OpFoldResult batches, OpFoldResult heads,
         b, loc, ArrayRef<OpFoldResult>{batches, heads, chunkCount, rowsSize},
         acc);
   };
-  auto forall = scf::ForallOp::create(
+  auto forall = loop = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{batches, heads, chunkCount},
       ValueRange{accParts, statParts(), statParts()},
       /*mapping=*/std::nullopt);
@@ -876,7 +878,7 @@ ValueRange TileBuilder::buildQueryTiles(OpFoldResult batches,
                                         std::optional<int64_t> lastRows) {
   Value qTileC = constIndex(qTile);
   OpFoldResult outDim = tensor::getMixedSize(b, loc, op.getValue(), 3);
-  auto forall = scf::ForallOp::create(
+  auto forall = loop = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{batches, heads, count}, op.getDpsInits(),
       /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
@@ -1031,29 +1033,42 @@ LogicalResult attn::verifyTileSizes(Operation *op, StringRef pass,
                          << qTile << " and kv-tile = " << kvTile;
 }
 
+std::optional<StringRef> attn::getTilingBlocker(SdpaOp op) {
+  // A layout is turned into block classes by attn-sparsify; the tiled
+  // step does not evaluate it element by element.
+  if (op.getBlockOffsets())
+    return StringRef("has a block-sparse layout: classify its blocks "
+                     "(attn-sparsify) before tiling it");
+  return std::nullopt;
+}
+
+FailureOr<scf::ForallOp> attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
+                                        const AttnTileOptions &options) {
+  if (getTilingBlocker(op))
+    return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  TileBuilder builder(
+      op, rewriter, options.qTile,
+      getKeyTileSize(op, options.kvTile, options.smallHeadKvTile),
+      options.bf16Pairs, options.decodeKeyChunks, options.valuePanel);
+  rewriter.replaceOp(op, builder.build());
+  return builder.getLoop();
+}
+
 namespace {
 
 /// attn.sdpa -> the tiled loop nest.
 struct TileSdpa : OpRewritePattern<SdpaOp> {
-  TileSdpa(MLIRContext *ctx, int64_t qTile, int64_t kvTile,
-           int64_t smallHeadKvTile, bool bf16Pairs, int64_t decodeKeyChunks,
-           int64_t valuePanel)
-      : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile),
-        smallHeadKvTile(smallHeadKvTile), bf16Pairs(bf16Pairs),
-        decodeKeyChunks(decodeKeyChunks), valuePanel(valuePanel) {}
+  TileSdpa(MLIRContext *ctx, const AttnTileOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    TileBuilder builder(op, rewriter, qTile,
-                        getKeyTileSize(op, kvTile, smallHeadKvTile), bf16Pairs,
-                        decodeKeyChunks, valuePanel);
-    rewriter.replaceOp(op, builder.build());
-    return success();
+    return tileSdpa(rewriter, op, options);
   }
 
-  int64_t qTile, kvTile, smallHeadKvTile;
-  bool bf16Pairs;
-  int64_t decodeKeyChunks, valuePanel;
+  AttnTileOptions options;
 };
 
 /// Tiles every attn.sdpa; rejects tile sizes that are not positive.
@@ -1082,22 +1097,21 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
           << "positive, got " << static_cast<int64_t>(gradKeyChunks);
       return signalPassFailure();
     }
-    // A layout is turned into block classes by attn-sparsify; the tiled
-    // step does not evaluate it element by element.
     WalkResult layouts = getOperation()->walk([](SdpaOp op) {
-      if (!op.getBlockOffsets())
+      std::optional<StringRef> blocker = getTilingBlocker(op);
+      if (!blocker)
         return WalkResult::advance();
-      op.emitOpError() << "has a block-sparse layout: run --attn-sparsify "
-                          "before --attn-tile";
+      op.emitOpError() << *blocker;
       return WalkResult::interrupt();
     });
     if (layouts.wasInterrupted())
       return signalPassFailure();
+    AttnTileOptions options{qTile,     kvTile,        smallHeadKvTile,
+                            bf16Pairs, gradKeyChunks, decodeKeyChunks,
+                            valuePanel};
     RewritePatternSet patterns(&getContext());
-    patterns.add<TileSdpa>(&getContext(), qTile, kvTile, smallHeadKvTile,
-                           bf16Pairs, decodeKeyChunks, valuePanel);
-    populateTileSdpaGradPatterns(patterns, qTile, kvTile, smallHeadKvTile,
-                                 gradKeyChunks);
+    patterns.add<TileSdpa>(&getContext(), options);
+    populateTileSdpaGradPatterns(patterns, options);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -32,7 +32,7 @@
 
 #include "attn/Dialect/Attn/Analysis/KeyBand.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -49,6 +49,8 @@ namespace {
 /// Builds the loop nest for one attn.sdpa_grad.
 class GradTileBuilder : TileBuilderBase {
 public:
+  using TileBuilderBase::getLoop;
+
   GradTileBuilder(SdpaGradOp op, OpBuilder &b, int64_t qTile, int64_t kvTile,
                   int64_t chunks)
       : TileBuilderBase(b, op.getLoc(), qTile, kvTile,
@@ -219,7 +221,7 @@ SmallVector<Value> GradTileBuilder::build() {
   SmallVector<OpFoldResult> iterations = {batches, kvHeads};
   if (chunks > 1)
     iterations.push_back(b.getIndexAttr(chunks));
-  auto forall = scf::ForallOp::create(
+  auto forall = loop = scf::ForallOp::create(
       b, loc, iterations, ValueRange{queryGradShares, keyGrad, valueGrad},
       /*mapping=*/std::nullopt);
   {
@@ -587,58 +589,74 @@ static int64_t shrinkKeys(int64_t tile, int64_t length) {
                            llvm::alignTo(std::max<int64_t>(length, 1), 16));
 }
 
-/// attn.sdpa_grad -> the tiled loop nest. Ops with a block layout or block
-/// classes are left to the reference lowering.
+/// Key chunks per (batch, key/value head): `keyChunks` if positive, or
+/// enough for kMinParallelIterations where B and Hkv are static (never more
+/// than there are key tiles where Skv is static).
+static int64_t getKeyChunks(SdpaGradOp op, int64_t tile, int64_t keyChunks) {
+  if (keyChunks > 0)
+    return keyChunks;
+  RankedTensorType keyType = op.getKey().getType();
+  int64_t batches = op.getQuery().getType().getDimSize(0);
+  int64_t heads = keyType.getDimSize(1);
+  if (ShapedType::isDynamic(batches) || ShapedType::isDynamic(heads) ||
+      batches * heads == 0)
+    return 1;
+  int64_t chunks = llvm::divideCeil(kMinParallelIterations, batches * heads);
+  if (int64_t keys = keyType.getDimSize(2); !ShapedType::isDynamic(keys))
+    chunks =
+        std::min(chunks, std::max<int64_t>(llvm::divideCeil(keys, tile), 1));
+  return chunks;
+}
+
+/// attn.sdpa_grad -> the tiled loop nest, where attn::tileSdpaGrad applies.
 struct TileSdpaGrad : OpRewritePattern<SdpaGradOp> {
-  TileSdpaGrad(MLIRContext *ctx, int64_t qTile, int64_t kvTile,
-               int64_t smallHeadKvTile, int64_t keyChunks)
-      : OpRewritePattern(ctx), qTile(qTile), kvTile(kvTile),
-        smallHeadKvTile(smallHeadKvTile), keyChunks(keyChunks) {}
+  TileSdpaGrad(MLIRContext *ctx, const AttnTileOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
 
   LogicalResult matchAndRewrite(SdpaGradOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getBlockSize())
-      return rewriter.notifyMatchFailure(op, "block layouts");
-    int64_t d = op.getQuery().getType().getDimSize(3);
-    int64_t dv = op.getValue().getType().getDimSize(3);
-    if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
-      return rewriter.notifyMatchFailure(op, "dynamic head dimensions");
-    int64_t tile = shrinkKeys(getKeyTileSize(d, dv, kvTile, smallHeadKvTile),
-                              op.getKey().getType().getDimSize(2));
-    int64_t rows = shrinkRows(qTile, op.getQuery().getType().getDimSize(2));
-    GradTileBuilder builder(op, rewriter, rows, tile, getChunks(op, tile));
-    rewriter.replaceOp(op, builder.build());
-    return success();
+    if (std::optional<StringRef> blocker = getTilingBlocker(op))
+      return rewriter.notifyMatchFailure(op, *blocker);
+    return tileSdpaGrad(rewriter, op, options);
   }
 
-  /// Key chunks per (batch, key/value head): the option's, or enough for
-  /// kMinParallelIterations where B and Hkv are static (never more than
-  /// there are key tiles where Skv is static).
-  int64_t getChunks(SdpaGradOp op, int64_t tile) const {
-    if (keyChunks > 0)
-      return keyChunks;
-    RankedTensorType keyType = op.getKey().getType();
-    int64_t batches = op.getQuery().getType().getDimSize(0);
-    int64_t heads = keyType.getDimSize(1);
-    if (ShapedType::isDynamic(batches) || ShapedType::isDynamic(heads) ||
-        batches * heads == 0)
-      return 1;
-    int64_t chunks = llvm::divideCeil(kMinParallelIterations, batches * heads);
-    if (int64_t keys = keyType.getDimSize(2); !ShapedType::isDynamic(keys))
-      chunks =
-          std::min(chunks, std::max<int64_t>(llvm::divideCeil(keys, tile), 1));
-    return chunks;
-  }
-
-  int64_t qTile, kvTile, smallHeadKvTile, keyChunks;
+  AttnTileOptions options;
 };
 
 } // namespace
 
+std::optional<StringRef> attn::getTilingBlocker(SdpaGradOp op) {
+  if (op.getBlockSize())
+    return StringRef("has a block layout (the reference lowering computes "
+                     "it)");
+  if (op.getQuery().getType().isDynamicDim(3) ||
+      op.getValue().getType().isDynamicDim(3))
+    return StringRef("has dynamic head sizes (the reference lowering "
+                     "computes it)");
+  return std::nullopt;
+}
+
+FailureOr<scf::ForallOp> attn::tileSdpaGrad(RewriterBase &rewriter,
+                                            SdpaGradOp op,
+                                            const AttnTileOptions &options) {
+  if (getTilingBlocker(op))
+    return failure();
+  int64_t d = op.getQuery().getType().getDimSize(3);
+  int64_t dv = op.getValue().getType().getDimSize(3);
+  int64_t tile =
+      shrinkKeys(getKeyTileSize(d, dv, options.kvTile, options.smallHeadKvTile),
+                 op.getKey().getType().getDimSize(2));
+  int64_t rows =
+      shrinkRows(options.qTile, op.getQuery().getType().getDimSize(2));
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  GradTileBuilder builder(op, rewriter, rows, tile,
+                          getKeyChunks(op, tile, options.gradKeyChunks));
+  rewriter.replaceOp(op, builder.build());
+  return builder.getLoop();
+}
+
 void attn::populateTileSdpaGradPatterns(RewritePatternSet &patterns,
-                                        int64_t qTile, int64_t kvTile,
-                                        int64_t smallHeadKvTile,
-                                        int64_t keyChunks) {
-  patterns.add<TileSdpaGrad>(patterns.getContext(), qTile, kvTile,
-                             smallHeadKvTile, keyChunks);
+                                        const AttnTileOptions &options) {
+  patterns.add<TileSdpaGrad>(patterns.getContext(), options);
 }

@@ -11,6 +11,7 @@
 #ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_TILEBUILDERBASE_H
 #define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_TILEBUILDERBASE_H
 
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,6 +34,10 @@ constexpr int64_t kMinParallelIterations = 16;
 /// Tile-local tensors are 2-D ([rows, keys] or [rows, features]) and 1-D
 /// ([rows]); global indices are recovered by adding the tile offsets.
 class TileBuilderBase {
+public:
+  /// The parallel loop build() made (the outermost loop of the nest).
+  scf::ForallOp getLoop() const { return loop; }
+
 protected:
   TileBuilderBase(OpBuilder &b, Location loc, int64_t qTile, int64_t kvTile,
                   Type element)
@@ -176,13 +181,13 @@ protected:
   Type element, acc;
   // Whether the contractions run on bf16 pairs (attn-tile bf16-pairs).
   bool pairs = false;
+  scf::ForallOp loop;
 };
 
 /// Adds the pattern tiling attn.sdpa_grad (TileAttentionGrad.cpp) for
-/// attn-tile; `keyChunks` as its grad-key-chunks option.
-void populateTileSdpaGradPatterns(RewritePatternSet &patterns, int64_t qTile,
-                                  int64_t kvTile, int64_t smallHeadKvTile,
-                                  int64_t keyChunks);
+/// attn-tile.
+void populateTileSdpaGradPatterns(RewritePatternSet &patterns,
+                                  const AttnTileOptions &options);
 
 } // namespace attn
 } // namespace mlir

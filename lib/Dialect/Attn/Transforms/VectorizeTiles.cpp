@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
@@ -735,113 +735,123 @@ struct HalveMinMaxReduction : OpRewritePattern<vector::ReductionOp> {
 /// Bound on the rewrites of step 3 (see there).
 static constexpr int64_t kMaxVectorRewrites = 1'000'000;
 
+} // namespace
+
+LogicalResult attn::vectorizeTiles(Operation *root,
+                                   const AttnVectorizeTilesOptions &options) {
+  if (options.mBlock <= 0 || options.nBlock <= 0 || options.rowElements <= 0) {
+    root->emitError() << "attn-vectorize-tiles: block sizes must be "
+                         "positive, got m-block = "
+                      << options.mBlock << ", n-block = " << options.nBlock
+                      << " and row-elements = " << options.rowElements;
+    return failure();
+  }
+  IRRewriter rewriter(root->getContext());
+
+  // 1. Register blocks, peeled.
+  SmallVector<linalg::LinalgOp> contractions;
+  root->walk([&](linalg::LinalgOp op) { contractions.push_back(op); });
+  for (linalg::LinalgOp op : contractions)
+    if (failed(tileIntoBlocks(rewriter, op, options.mBlock, options.nBlock,
+                              std::max(options.maxMBlock, options.mBlock))))
+      return failure();
+  // 1b. Everything else in the tiles, a row at a time.
+  SmallVector<linalg::LinalgOp> others;
+  root->walk([&](linalg::LinalgOp op) {
+    if (!op->hasAttr(kBlockMarker))
+      others.push_back(op);
+  });
+  // Long rows a block of n-block lanes at a time: a few registers per
+  // value, as in a register block.
+  for (linalg::LinalgOp op : others)
+    if (!tileTransposeIntoBlocks(rewriter, op))
+      tileIntoRows(rewriter, op, options.rowElements, options.nBlock);
+  if (failed(canonicalize(root)))
+    return failure();
+
+  // 2a. Rows become (masked) vector code.
+  SmallVector<linalg::LinalgOp> rows;
+  root->walk([&](linalg::LinalgOp op) {
+    if (op->hasAttr(kRowMarker))
+      rows.push_back(op);
+  });
+  for (linalg::LinalgOp op : rows) {
+    auto sizes = cast<DenseI64ArrayAttr>(op->removeAttr(kRowMarker));
+    vectorizeInPlace(rewriter, op, sizes.asArrayRef());
+  }
+
+  // 2b. Static blocks become vector code; partial ones stay scalar.
+  SmallVector<linalg::LinalgOp> blocks;
+  root->walk([&](linalg::LinalgOp op) {
+    if (op->removeAttr(kBlockMarker) && !op.hasDynamicShape())
+      blocks.push_back(op);
+  });
+  for (linalg::LinalgOp op : blocks)
+    vectorizeInPlace(rewriter, dropInnerUnitDims(rewriter, op),
+                     /*vectorSizes=*/{});
+
+  // 3. The vectorised multiply-reduce becomes vector.contract, each K
+  // step an outer product, that is M broadcast FMAs;
+  // transfers get minor-identity maps.
+  {
+    RewritePatternSet patterns(root->getContext());
+    vector::populateVectorReductionToContractPatterns(patterns);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    patterns.add<UnitKContractToOuterProduct, ExtendContractOperands>(
+        root->getContext());
+    if (options.bf16Dot)
+      patterns.add<PairContractToDotBF16>(root->getContext(), /*benefit=*/2);
+    // The vectoriser widens narrower operands (bf16 pairs; bf16/f16 tiles
+    // a product reads in their own type) after broadcasting and
+    // transposing them into the iteration space; moving the extf before
+    // them lets the contraction patterns fold both into its maps.
+    vector::populateSinkVectorOpsPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    // Transposed blocks (tileTransposeIntoBlocks) as shuffles.
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::Shuffle1D);
+    vector::populateVectorOuterProductLoweringPatterns(patterns);
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+    patterns.add<MaskedReductionToSelect, HalveMinMaxReduction>(
+        root->getContext());
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerReduction);
+    // A block shape these patterns rewrite back and forth would
+    // otherwise grow the IR until memory runs out; a bound makes it an
+    // error instead (blocks are small: real work is a few thousand
+    // rewrites per block).
+    GreedyRewriteConfig config;
+    config.setMaxNumRewrites(kMaxVectorRewrites);
+    if (failed(applyPatternsGreedily(root, std::move(patterns), config))) {
+      root->emitError("attn-vectorize-tiles: lowering the register blocks "
+                      "did not converge within ")
+          << kMaxVectorRewrites << " rewrites";
+      return failure();
+    }
+  }
+
+  // 4. The accumulator block is read before and written after the K loop
+  // instead of in every iteration.
+  root->walk([&](scf::ForOp loop) {
+    hoistLoopInvariantSubsets(rewriter,
+                              cast<LoopLikeOpInterface>(loop.getOperation()));
+  });
+  if (failed(canonicalize(root)))
+    return failure();
+  return success();
+}
+
+namespace {
+
 struct AttnVectorizeTilesPass
     : attn::impl::AttnVectorizeTilesBase<AttnVectorizeTilesPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    Operation *root = getOperation();
-    if (mBlock <= 0 || nBlock <= 0 || rowElements <= 0) {
-      root->emitError() << "attn-vectorize-tiles: block sizes must be "
-                           "positive, got m-block = "
-                        << static_cast<int64_t>(mBlock)
-                        << ", n-block = " << static_cast<int64_t>(nBlock)
-                        << " and row-elements = "
-                        << static_cast<int64_t>(rowElements);
-      return signalPassFailure();
-    }
-    IRRewriter rewriter(&getContext());
-
-    // 1. Register blocks, peeled.
-    SmallVector<linalg::LinalgOp> contractions;
-    root->walk([&](linalg::LinalgOp op) { contractions.push_back(op); });
-    for (linalg::LinalgOp op : contractions)
-      if (failed(tileIntoBlocks(rewriter, op, mBlock, nBlock,
-                                std::max<int64_t>(maxMBlock, mBlock))))
-        return signalPassFailure();
-    // 1b. Everything else in the tiles, a row at a time.
-    SmallVector<linalg::LinalgOp> others;
-    root->walk([&](linalg::LinalgOp op) {
-      if (!op->hasAttr(kBlockMarker))
-        others.push_back(op);
-    });
-    // Long rows a block of n-block lanes at a time: a few registers per
-    // value, as in a register block.
-    for (linalg::LinalgOp op : others)
-      if (!tileTransposeIntoBlocks(rewriter, op))
-        tileIntoRows(rewriter, op, rowElements, nBlock);
-    if (failed(canonicalize(root)))
-      return signalPassFailure();
-
-    // 2a. Rows become (masked) vector code.
-    SmallVector<linalg::LinalgOp> rows;
-    root->walk([&](linalg::LinalgOp op) {
-      if (op->hasAttr(kRowMarker))
-        rows.push_back(op);
-    });
-    for (linalg::LinalgOp op : rows) {
-      auto sizes = cast<DenseI64ArrayAttr>(op->removeAttr(kRowMarker));
-      vectorizeInPlace(rewriter, op, sizes.asArrayRef());
-    }
-
-    // 2b. Static blocks become vector code; partial ones stay scalar.
-    SmallVector<linalg::LinalgOp> blocks;
-    root->walk([&](linalg::LinalgOp op) {
-      if (op->removeAttr(kBlockMarker) && !op.hasDynamicShape())
-        blocks.push_back(op);
-    });
-    for (linalg::LinalgOp op : blocks)
-      vectorizeInPlace(rewriter, dropInnerUnitDims(rewriter, op),
-                       /*vectorSizes=*/{});
-
-    // 3. The vectorised multiply-reduce becomes vector.contract, each K
-    // step an outer product, that is M broadcast FMAs;
-    // transfers get minor-identity maps.
-    {
-      RewritePatternSet patterns(&getContext());
-      vector::populateVectorReductionToContractPatterns(patterns);
-      vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-      patterns.add<UnitKContractToOuterProduct, ExtendContractOperands>(
-          &getContext());
-      if (bf16Dot)
-        patterns.add<PairContractToDotBF16>(&getContext(), /*benefit=*/2);
-      // The vectoriser widens narrower operands (bf16 pairs; bf16/f16 tiles
-      // a product reads in their own type) after broadcasting and
-      // transposing them into the iteration space; moving the extf before
-      // them lets the contraction patterns fold both into its maps.
-      vector::populateSinkVectorOpsPatterns(patterns);
-      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-      // Transposed blocks (tileTransposeIntoBlocks) as shuffles.
-      vector::populateVectorTransposeLoweringPatterns(
-          patterns, vector::VectorTransposeLowering::Shuffle1D);
-      vector::populateVectorOuterProductLoweringPatterns(patterns);
-      vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
-      patterns.add<MaskedReductionToSelect, HalveMinMaxReduction>(
-          &getContext());
-      vector::populateVectorMultiReductionLoweringPatterns(
-          patterns, vector::VectorMultiReductionLowering::InnerReduction);
-      // A block shape these patterns rewrite back and forth would
-      // otherwise grow the IR until memory runs out; a bound makes it an
-      // error instead (blocks are small: real work is a few thousand
-      // rewrites per block).
-      GreedyRewriteConfig config;
-      config.setMaxNumRewrites(kMaxVectorRewrites);
-      if (failed(applyPatternsGreedily(root, std::move(patterns), config))) {
-        root->emitError("attn-vectorize-tiles: lowering the register blocks "
-                        "did not converge within ")
-            << kMaxVectorRewrites << " rewrites";
-        return signalPassFailure();
-      }
-    }
-
-    // 4. The accumulator block is read before and written after the K loop
-    // instead of in every iteration.
-    root->walk([&](scf::ForOp loop) {
-      hoistLoopInvariantSubsets(rewriter,
-                                cast<LoopLikeOpInterface>(loop.getOperation()));
-    });
-    if (failed(canonicalize(root)))
-      return signalPassFailure();
+    if (failed(vectorizeTiles(getOperation(), attn::AttnVectorizeTilesOptions{
+                                                  mBlock, nBlock, rowElements,
+                                                  bf16Dot, maxMBlock})))
+      signalPassFailure();
   }
 };
 
