@@ -11,6 +11,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Transform/IR/TransformTypes.h"
 
 using namespace mlir;
@@ -26,9 +27,13 @@ transform::AttnSparsifyOp::applyToOne(transform::TransformRewriter &rewriter,
                                       transform::ApplyToEachResultList &results,
                                       transform::TransformState &state) {
   auto sdpa = dyn_cast<SdpaOp>(target);
-  if (!sdpa)
-    return emitSilenceableError()
-           << "expected attn.sdpa, got '" << target->getName() << "'";
+  if (!sdpa) {
+    DiagnosedSilenceableFailure diag = emitSilenceableError()
+                                       << "expected attn.sdpa, got '"
+                                       << target->getName() << "'";
+    diag.attachNote(target->getLoc()) << "payload op";
+    return diag;
+  }
   classifyBlocksAtRunTime(rewriter, sdpa,
                           AttnSparsifyOptions{getQTileAttr().getInt(),
                                               getKvTileAttr().getInt(),
@@ -63,14 +68,16 @@ transform::AttnTileOp::applyToOne(transform::TransformRewriter &rewriter,
     if (!blocker)
       loop = tileSdpaGrad(rewriter, grad, options);
   } else {
-    return emitSilenceableError() << "expected attn.sdpa or attn.sdpa_grad, "
-                                     "got '"
-                                  << target->getName() << "'";
+    DiagnosedSilenceableFailure diag =
+        emitSilenceableError() << "expected attn.sdpa or attn.sdpa_grad, got '"
+                               << target->getName() << "'";
+    diag.attachNote(target->getLoc()) << "payload op";
+    return diag;
   }
   if (blocker) {
     DiagnosedSilenceableFailure diag = emitSilenceableError()
                                        << "cannot tile this op";
-    diag.attachNote(target->getLoc()) << "it " << *blocker;
+    diag.attachNote(target->getLoc()) << "payload op: it " << *blocker;
     return diag;
   }
   // Both builders always make their loop; a failure past the checks above
@@ -90,11 +97,16 @@ DiagnosedSilenceableFailure transform::AttnRegisterBlockOp::applyToOne(
     transform::ApplyToEachResultList &results,
     transform::TransformState &state) {
   // The rewrite works on the ops nested in the target (and folds inside
-  // it), never on the target itself, which the result still names.
-  if (target->getNumRegions() == 0)
-    return emitSilenceableError()
-           << "expected an op with regions (a loop or a function), got '"
-           << target->getName() << "'";
+  // it), never on the target itself, which the result still names: a
+  // linalg op would be rewritten itself.
+  if (target->getNumRegions() == 0 || isa<linalg::LinalgOp>(target)) {
+    DiagnosedSilenceableFailure diag =
+        emitSilenceableError()
+        << "expected an op that holds tiles (a loop or a function), got '"
+        << target->getName() << "'";
+    diag.attachNote(target->getLoc()) << "payload op";
+    return diag;
+  }
   if (failed(vectorizeTiles(
           target, AttnVectorizeTilesOptions{
                       getMBlockAttr().getInt(), getNBlockAttr().getInt(),

@@ -105,15 +105,18 @@ def AttnRegisterBlockOp : AttnTransformOp<"register_block"> {
     `row_elements` as one vector; with `bf16_dot`, bf16 pair contractions
     as AVX512-BF16 dot products; `max_m_block` as the pass's option. The
     CPU pipeline chooses these from its target model for every op; here a
-    script chooses them per loop. What is left of the pipeline then finds
-    these tiles vectorised and leaves them alone.
+    script chooses them per loop. The pipeline's own
+    `attn-vectorize-tiles`, run later, blocks with its sizes only what is
+    still linalg then: ops outside the targets (such as a packing of K
+    before the loop).
 
     Handles to ops nested in the target are invalidated.
 
     #### Return modes
 
     `transformed` names the same ops. Silenceable failure for a target
-    without regions; definite failure if the vector lowering does not
+    that holds no tiles (no regions, or a linalg op, which would be
+    rewritten itself); definite failure if the vector lowering does not
     converge (the error names it).
   }];
   let arguments = (ins TransformHandleTypeInterface:$target,
