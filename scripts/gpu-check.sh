@@ -13,6 +13,11 @@
 #
 # With this workplace's device tool: run the bundle step here, then
 #   run(command="scripts/gpu-check.sh run", carry=["build/gpu-bundle"])
+#
+# Each step of `run` has a wall-clock limit in seconds (GPU_CHECK_LIMITS:
+# correctness, memcheck, racecheck, benchmarks; default "240 120 120 240"),
+# so that one hanging step cannot take a short GPU lease with it; a step
+# that runs past its limit fails with exit 124 and the next one starts.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bundle=build/gpu-bundle
@@ -29,19 +34,25 @@ run)
   out="${2:-${OUT:-gpu-results}}"
   mkdir -p "$out"
   status=0
+  read -r limit_check limit_memcheck limit_racecheck limit_bench \
+    <<<"${GPU_CHECK_LIMITS:-240 120 120 240}"
   nvidia-smi -L | tee "$out/device.txt"
   echo "== correctness (every case, 3 runs each)"
-  python3 benchmarks/gpu/check.py --bundle "$bundle" --out "$out" 2>&1 | tee "$out/check.log" || status=1
+  PYTHONUNBUFFERED=1 timeout "$limit_check" \
+    python3 benchmarks/gpu/check.py --bundle "$bundle" --out "$out" 2>&1 | tee "$out/check.log" || status=1
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
-    compute-sanitizer --tool "$tool" --error-exitcode 3 \
+    limit="limit_$tool"
+    PYTHONUNBUFFERED=1 timeout "${!limit}" \
+      compute-sanitizer --tool "$tool" --error-exitcode 3 \
       python3 benchmarks/gpu/check.py --bundle "$bundle" --quick > "$out/$tool.log" 2>&1
     rc=$?
     tail -3 "$out/$tool.log"
     [ $rc -eq 0 ] || { echo "$tool: exit $rc"; status=1; }
   done
   echo "== benchmarks"
-  python3 benchmarks/gpu/bench.py --bundle "$bundle" --out "$out" 2>&1 | tee "$out/bench.log" || status=1
+  PYTHONUNBUFFERED=1 timeout "$limit_bench" \
+    python3 benchmarks/gpu/bench.py --bundle "$bundle" --out "$out" 2>&1 | tee "$out/bench.log" || status=1
   exit $status
   ;;
 *)

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -215,36 +216,38 @@ Value MmaKernelBuilder::copyRows(Value src, Value head, Value firstRow,
   SmallVector<Value> tokens;
   int64_t chunksPerRow = dim / 8;
   int64_t chunks = rows * chunksPerRow;
-  for (int64_t r = 0; r * threads < chunks; ++r) {
-    Value chunk = add(tid, r * threads);
+  auto copyChunk = [&](Value chunk) {
     Value row = arith::DivUIOp::create(b, loc, chunk, index(chunksPerRow));
     Value col =
         mul(arith::RemUIOp::create(b, loc, chunk, index(chunksPerRow)), 8);
-    Value srcCol = col;
     Value srcRow = add(firstRow, row);
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                          srcRow, rowCount);
-    if ((r + 1) * threads > chunks) {
-      // A last, partial round: threads without a chunk zero-fill the
-      // padding column of some row instead (every thread issues the same
-      // number of copies, and the padding is never read).
-      Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         chunk, index(chunks));
-      Value spare = arith::RemUIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, chunk, index(chunks)),
-          index(rows));
-      row = arith::SelectOp::create(b, loc, real, row, spare);
-      col = arith::SelectOp::create(b, loc, real, col, index(dim));
-      srcCol = arith::SelectOp::create(b, loc, real, srcCol, zero);
-      srcRow = add(firstRow, row);
-      inside = arith::AndIOp::create(b, loc, inside, real);
-    }
     Value count = arith::SelectOp::create(b, loc, inside, eight, zero);
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+    return nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
         ValueRange{row, col}, src,
-        ValueRange{batch, head, minIndex(srcRow, lastRow), srcCol},
-        b.getIndexAttr(8), count, /*bypassL1=*/b.getUnitAttr()));
+        ValueRange{batch, head, minIndex(srcRow, lastRow), col},
+        b.getIndexAttr(8), count, /*bypassL1=*/b.getUnitAttr());
+  };
+  for (int64_t r = 0; r * threads < chunks; ++r) {
+    Value chunk = add(tid, r * threads);
+    if ((r + 1) * threads <= chunks) {
+      tokens.push_back(copyChunk(chunk));
+      continue;
+    }
+    // A last, partial round: only the threads that have a chunk copy.
+    // (Giving the others a padding column to zero-fill raced: with more
+    // spare threads than rows, two of them wrote the same 16 bytes;
+    // compute-sanitizer racecheck on an H200, D = 80.) The copy's token
+    // stays inside the branch, but it still belongs to the group: a commit
+    // groups every cp.async the thread issued before it.
+    Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       chunk, index(chunks));
+    auto branch = scf::IfOp::create(b, loc, real, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    copyChunk(chunk);
   }
   return nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);

@@ -135,3 +135,27 @@ func.func @left_alone(%q: tensor<1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: te
      : tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16> -> tensor<1x1x8x16xf16>
   return %o, %oh, %o2 : tensor<1x1x8x16xf32>, tensor<1x1x8x72xf16>, tensor<1x1x8x16xf16>
 }
+
+// -----
+
+// D = 80: a 32-key tile is 320 chunks of 16 bytes, two whole rounds of 128
+// threads and a partial third, in which only the threads that have a chunk
+// copy (spare threads zero-filling the padding column raced: more spare
+// threads than rows; compute-sanitizer racecheck on an H200).
+// CHECK-LABEL: func.func @d80_partial_round
+// CHECK:         scf.for
+// CHECK:           %[[K0:.*]] = nvgpu.device_async_copy %{{.*}}, %[[KT:.*]][%{{.*}}, %{{.*}}], 8
+// CHECK:           %[[K1:.*]] = nvgpu.device_async_copy %{{.*}}, %[[KT]][%{{.*}}, %{{.*}}], 8
+// CHECK:           %[[LAST:.*]] = arith.addi %{{.*}}, %c256 : index
+// CHECK:           %[[REAL:.*]] = arith.cmpi ult, %[[LAST]], %c320 : index
+// CHECK-NEXT:      scf.if %[[REAL]] {
+// CHECK:             nvgpu.device_async_copy %{{.*}}, %[[KT]][%{{.*}}, %{{.*}}], 8, %{{.*}} {bypassL1} :{{.*}}
+// CHECK-NEXT:      }
+// CHECK-NEXT:      nvgpu.device_async_create_group %[[K0]], %[[K1]]{{$}}
+func.func @d80_partial_round(%q: tensor<1x2x90x80xf16>, %k: tensor<1x2x90x80xf16>, %v: tensor<1x2x90x80xf16>) -> tensor<1x2x90x80xf16> {
+  %e = tensor.empty() : tensor<1x2x90x80xf16>
+  // expected-remark @below {{flash kernel: 4 warps, 64 query rows x 32 keys per step, 11264 bytes of shared memory}}
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x2x90x80xf16>, tensor<1x2x90x80xf16>, tensor<1x2x90x80xf16> -> tensor<1x2x90x80xf16>
+  return %o : tensor<1x2x90x80xf16>
+}
