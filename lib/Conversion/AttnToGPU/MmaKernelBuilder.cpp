@@ -242,8 +242,8 @@ Value MmaKernelBuilder::copyRows(Value src, Value head, Value firstRow,
     // compute-sanitizer racecheck on an H200, D = 80.) The copy's token
     // stays inside the branch, but it still belongs to the group: a commit
     // groups every cp.async the thread issued before it.
-    Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       chunk, index(chunks));
+    Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, chunk,
+                                       index(chunks));
     auto branch = scf::IfOp::create(b, loc, real, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(branch.thenBlock()->getTerminator());
