@@ -201,7 +201,7 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   if (options.vectorize)
     pm.addPass(createAttnVectorizeTiles(AttnVectorizeTilesOptions{
         config.mBlock, config.nBlock, config.maxRowElements, config.bf16Dot,
-        config.maxMBlock}));
+        config.maxMBlock, static_cast<int64_t>(target.getF32Lanes())}));
 
   // The tiled loop carries (max, sum, acc) tiles whose new values are
   // computed out of place; they may be fresh buffers each iteration.

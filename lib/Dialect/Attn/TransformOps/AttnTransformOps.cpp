@@ -111,7 +111,7 @@ DiagnosedSilenceableFailure transform::AttnRegisterBlockOp::applyToOne(
           target, AttnVectorizeTilesOptions{
                       getMBlockAttr().getInt(), getNBlockAttr().getInt(),
                       getRowElementsAttr().getInt(), getBf16Dot(),
-                      getMaxMBlockAttr().getInt()})))
+                      getMaxMBlockAttr().getInt(), getLanesAttr().getInt()})))
     return DiagnosedSilenceableFailure::definiteFailure();
   results.push_back(target);
   return DiagnosedSilenceableFailure::success();

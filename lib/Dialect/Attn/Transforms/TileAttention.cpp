@@ -242,11 +242,11 @@ private:
   // K packed by packTiles, once for all query tiles: [.., D, kvTile] in
   // the accumulator type, or [.., D/2, kvTile, 2] bf16 pairs; with pairs, V
   // as [.., kvTile/2, Dv, 2]. Without pairs, where each (batch, head) has
-  // one query tile (`packKeys` false: decode, short sequences), K in the
-  // accumulator type, padded like V, each tile transposed in the step
-  // instead: no other tile would read a packed K again, and packing it is
-  // a pass that writes all of K and reads it back (decode: 2x the bytes
-  // of the cache).
+  // one query tile (`packKeys` false: decode, short sequences), K in its
+  // own type, padded like V, each step's scores dot products of Q rows and
+  // the rows of K's tile where they lie: no other tile would read a packed
+  // K again, and packing it is a pass that writes all of K and reads it
+  // back (decode: 2x the bytes of the cache).
   Value keyT, valuePairs;
   // `value-panel`, and where this op takes it (see build), V packed in
   // panels [.., Dv / valuePanel, kvTile, valuePanel] by packTiles, once for
@@ -278,12 +278,11 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   Value m = carried[0], l = carried[1], out = carried[2];
   ScoreSemantics stepSem = masked ? sem : sem.withoutKeepConditions();
   Value keys = constIndex(keyTileLength);
-  Value kTileT =
-      packKeys ? packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys)
-               : createTranspose(b, loc,
-                                 sliceKeyTile(keySource, pagedKeys, batch,
-                                              kvHead, keyStart, keys),
-                                 {1, 0});
+  // K^T packed, or (packKeys false) K's tile where it lies, [keys, D].
+  Value kTile =
+      packKeys
+          ? packedTile(keyT, batch, kvHead, keyStart, /*keyDim=*/1, keys)
+          : sliceKeyTile(keySource, pagedKeys, batch, kvHead, keyStart, keys);
   // V_t in the accumulator type, or its pairs of keys (the last one padded
   // with a zero key when `keys` is odd).
   OpFoldResult keyPairs;
@@ -303,13 +302,15 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
         sliceKeyTile(valueSource, pagedValues, batch, kvHead, keyStart, keys);
   }
 
-  // S = Q_t K_t^T in the accumulator type, read from the packed K^T so
-  // that the innermost loop (after the pair) runs over keys, contiguously
-  // in both K_t^T and S: it vectorises without reassociating a sum. Loop
-  // order (i, d, j[, t]): rows, the reduced head dimension (pairs of it),
-  // keys, the pair.
+  // S = Q_t K_t^T in the accumulator type. From the packed K^T: the
+  // innermost loop (after the pair) runs over keys, contiguously in both
+  // K_t^T and S, and vectorises without reassociating a sum; loop order
+  // (i, d, j[, t]): rows, the reduced head dimension (pairs of it), keys,
+  // the pair. From K where it lies: a dot product of a Q row and a K row
+  // per score, both contiguous (no transposed copy of the tile).
   Value zero = createFilledTensor(b, loc, {rows, keys}, accAttr(0));
-  Value scores = buildContraction(qTileValue, kTileT, zero);
+  Value scores = packKeys ? buildContraction(qTileValue, kTile, zero)
+                          : buildDotContraction(qTileValue, kTile, zero);
 
   // Scale, masks and modifiers on global indices, in log2 units (times
   // log2(e)) so that the exponentials below are exp2.

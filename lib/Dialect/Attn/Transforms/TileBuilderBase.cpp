@@ -98,6 +98,19 @@ Value TileBuilderBase::buildContraction(Value lhs, Value rhs, Value init) {
       .getResult(0);
 }
 
+Value TileBuilderBase::buildDotContraction(Value lhs, Value rhsT, Value init) {
+  // (i, j, k): lhs [i, k], rhsT [j, k]; k innermost in both.
+  AffineExpr i = b.getAffineDimExpr(0), j = b.getAffineDimExpr(1),
+             k = b.getAffineDimExpr(2);
+  return linalg::GenericOp::create(b, loc, init.getType(),
+                                   ValueRange{lhs, rhsT}, init,
+                                   {AffineMap::get(3, 0, {i, k}, ctx),
+                                    AffineMap::get(3, 0, {j, k}, ctx),
+                                    AffineMap::get(3, 0, {i, j}, ctx)},
+                                   {kPar, kPar, kRed}, buildMulAccBody)
+      .getResult(0);
+}
+
 Value TileBuilderBase::buildPanelContraction(Value lhs, Value rhs, Value init) {
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   int64_t panels = rhsType.getDimSize(0), panel = rhsType.getDimSize(2);

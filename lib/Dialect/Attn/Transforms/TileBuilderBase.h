@@ -152,6 +152,12 @@ protected:
   /// [k, n], or with pairs lhs [rows, k/2, 2] by rhs [k/2, n, 2].
   Value buildContraction(Value lhs, Value rhs, Value init);
 
+  /// `init + lhs rhsT^T` in the accumulator type, lhs [rows, k] by rhsT
+  /// [n, k] (K as it lies in memory): each result element is a dot product
+  /// of two contiguous rows (attn-vectorize-tiles keeps its partial sums
+  /// in lanes and reduces each once).
+  Value buildDotContraction(Value lhs, Value rhsT, Value init);
+
   /// `init + lhs rhs` for a right operand in panels: lhs [rows, k] by rhs
   /// [panels, k, panel] into init [rows, panels * panel] (static columns),
   /// contracted through a [rows, panels, panel] view of it, the panel

@@ -95,6 +95,44 @@ static FailureOr<BlockableDims> getBlockableDims(linalg::LinalgOp op) {
   return result;
 }
 
+/// Marks the dot-form blocks (isDotForm) between tiling and their lowering
+/// (lowerDotBlock); removed by the end of the pass.
+static constexpr llvm::StringLiteral kDotMarker = "attn.dot_block";
+
+/// Whether `op` (blockable as `blockable`) is a dot-form contraction
+/// C[m, n] += A[m, k] B[n, k] of floats: its K loop is the innermost
+/// dimension of both inputs, so that each result element is a dot product
+/// of two contiguous rows (attn-tile's steps over K where it lies). Blocked
+/// like the other contractions, one K step per iteration, each step would
+/// gather a column of B; lowerDotBlock keeps lanes of partial sums instead.
+static bool isDotForm(linalg::LinalgOp op, const BlockableDims &blockable) {
+  const linalg::ContractionDimensions &dims = blockable.dims;
+  if (blockable.pair || op.getNumLoops() != 3 || dims.m.size() != 1 ||
+      dims.n.size() != 1 || !dims.batch.empty() ||
+      !llvm::all_of(op->getOperandTypes(), [](Type type) {
+        return isa<FloatType>(getElementTypeOrSelf(type));
+      }))
+    return false;
+  AffineExpr k = getAffineDimExpr(dims.k[0], op.getContext());
+  return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *operand) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    return map.getNumResults() == 2 && map.getResults().back() == k;
+  });
+}
+
+/// The rows and columns of a dot-form block: as many rows as the
+/// contraction has, up to mBlock, and as many columns as keep the
+/// accumulators of an mBlock x nBlock block (one `lanes`-wide vector of
+/// partial sums per result element), a power of two.
+static std::pair<int64_t, int64_t> getDotBlock(int64_t rows, int64_t mBlock,
+                                               int64_t nBlock, int64_t lanes) {
+  int64_t accumulators = std::max<int64_t>(1, mBlock * nBlock / lanes);
+  int64_t m = ShapedType::isDynamic(rows) ? mBlock : std::min(rows, mBlock);
+  m = std::min(m, accumulators);
+  return {m, static_cast<int64_t>(
+                 llvm::bit_floor(static_cast<uint64_t>(accumulators / m)))};
+}
+
 /// Tiles `op` by `sizes` (0: not tiled) into scf.for loops and replaces it
 /// with the result; the tiling, or failure.
 static FailureOr<scf::SCFTilingResult>
@@ -114,11 +152,12 @@ tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
 /// N loops so that all blocks but the last along each are static.
 static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
                                     int64_t mBlock, int64_t nBlock,
-                                    int64_t maxMBlock) {
+                                    int64_t maxMBlock, int64_t lanes) {
   FailureOr<BlockableDims> blockable = getBlockableDims(op);
   if (failed(blockable))
     return success(); // Not a contraction this pass handles: left alone.
   const linalg::ContractionDimensions *dims = &blockable->dims;
+  bool dot = isDotForm(op, *blockable);
 
   // Loops in the order (batch..., outer N..., M..., N, K[, pair]), which
   // the tiled loop nest (K innermost, for the accumulator hoisting) and the
@@ -155,6 +194,25 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   // registers: 5 x 10 spilled on AVX2 where 4 x 10 did not).
   SmallVector<int64_t> bounds = op.getStaticLoopRanges();
   int64_t rows = bounds[m], columns = bounds[m + 1];
+  if (dot) {
+    // A dot-form block takes the whole K: its partial sums stay in
+    // registers across lowerDotBlock's loop over K.
+    auto [dotRows, dotColumns] = getDotBlock(rows, mBlock, nBlock, lanes);
+    SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+        rewriter.getContext(), ArrayRef<int64_t>{dotRows, dotColumns, 0});
+    FailureOr<scf::SCFTilingResult> tiled = tileInPlace(rewriter, op, sizes);
+    if (failed(tiled))
+      return op.emitError("attn-vectorize-tiles: cannot tile this "
+                          "dot-form contraction into register blocks");
+    for (Operation *block : tiled->tiledOps)
+      block->setAttr(kDotMarker, rewriter.getUnitAttr());
+    for (LoopLikeOpInterface loop : tiled->loops) {
+      scf::ForOp partial;
+      if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation()))
+        (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+    }
+    return success();
+  }
   if (!ShapedType::isDynamic(rows) && rows % mBlock != 0 &&
       !ShapedType::isDynamic(columns) && columns % nBlock == 0)
     for (int64_t candidate = mBlock + 1; candidate <= maxMBlock; ++candidate)
@@ -348,6 +406,94 @@ static void vectorizeInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
       /*createNamedContraction=*/true);
   if (succeeded(result))
     rewriter.replaceOp(op, result->replacements);
+}
+
+/// Replaces the static dot-form block `op` (isDotForm: init[M, N] +
+/// A[M, k] B[N, k]) by vector code: an scf.for over K in chunks of `lanes`
+/// elements whose iteration arguments are M x N vectors of partial sums,
+/// one FMA per (row, column) and chunk on the two rows' chunks (widened to
+/// the accumulator type as they load); the K % lanes elements past the
+/// last whole chunk the same way in one narrower chunk; then one reduction
+/// of each result element's partial sums. (Upstream's contraction lowering
+/// would reduce every chunk.)
+static void lowerDotBlock(RewriterBase &rewriter, linalg::LinalgOp op,
+                          int64_t lanes) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t rows = ranges[0], columns = ranges[1], depth = ranges[2];
+  int64_t chunk = std::min(lanes, depth);
+  int64_t whole = depth / chunk * chunk, rest = depth - whole;
+  Location loc = op.getLoc();
+  Value lhs = op.getDpsInputOperand(0)->get();
+  Value rhs = op.getDpsInputOperand(1)->get();
+  Value init = op.getDpsInitOperand(0)->get();
+  auto accType = cast<FloatType>(getElementTypeOrSelf(init.getType()));
+  rewriter.setInsertionPoint(op);
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
+  auto zeros = [&](int64_t width) {
+    auto type = VectorType::get({width}, accType);
+    Value zero = arith::ConstantOp::create(rewriter, loc, type,
+                                           rewriter.getZeroAttr(type));
+    return SmallVector<Value>(rows * columns, zero);
+  };
+  // `sums` plus the products of the `width` elements of every row pair
+  // from `k` on.
+  auto accumulate = [&](OpBuilder &b, Location l, Value k, int64_t width,
+                        ValueRange sums) {
+    auto type = VectorType::get({width}, accType);
+    auto readChunk = [&](Value source, int64_t row) -> Value {
+      Type element = getElementTypeOrSelf(source.getType());
+      Value read = vector::TransferReadOp::create(
+          b, l, VectorType::get({width}, element), source,
+          ValueRange{arith::ConstantIndexOp::create(b, l, row), k},
+          /*padding=*/std::nullopt, ArrayRef<bool>{true});
+      return element == accType ? read
+                                : arith::ExtFOp::create(b, l, type, read);
+    };
+    SmallVector<Value> lhsChunks;
+    for (int64_t i = 0; i < rows; ++i)
+      lhsChunks.push_back(readChunk(lhs, i));
+    SmallVector<Value> next(sums.begin(), sums.end());
+    for (int64_t j = 0; j < columns; ++j) {
+      Value rhsChunk = readChunk(rhs, j);
+      for (int64_t i = 0; i < rows; ++i)
+        next[i * columns + j] = vector::FMAOp::create(
+            b, l, lhsChunks[i], rhsChunk, next[i * columns + j]);
+    }
+    return next;
+  };
+  auto loop = scf::ForOp::create(
+      rewriter, loc, index(0), index(whole), index(chunk), zeros(chunk),
+      [&](OpBuilder &b, Location l, Value k, ValueRange sums) {
+        scf::YieldOp::create(b, l, accumulate(b, l, k, chunk, sums));
+      });
+  SmallVector<Value> restSums;
+  if (rest)
+    restSums = accumulate(rewriter, loc, index(whole), rest, zeros(rest));
+  // Reassociating lets LLVM reduce each vector as a tree of shuffles.
+  auto reduce = [&](Value sums, Value start) -> Value {
+    return vector::ReductionOp::create(rewriter, loc,
+                                       vector::CombiningKind::ADD, sums, start,
+                                       arith::FastMathFlags::reassoc);
+  };
+  auto blockType = VectorType::get({rows, columns}, accType);
+  Value result = vector::TransferReadOp::create(
+      rewriter, loc, blockType, init, ValueRange{index(0), index(0)},
+      /*padding=*/std::nullopt, ArrayRef<bool>{true, true});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < columns; ++j) {
+      SmallVector<int64_t> position = {i, j};
+      Value sum = vector::ExtractOp::create(rewriter, loc, result, position);
+      if (rest)
+        sum = reduce(restSums[i * columns + j], sum);
+      sum = reduce(loop.getResult(i * columns + j), sum);
+      result = vector::InsertOp::create(rewriter, loc, sum, result, position);
+    }
+  rewriter.replaceOp(
+      op, vector::TransferWriteOp::create(rewriter, loc, result, init,
+                                          ValueRange{index(0), index(0)},
+                                          ArrayRef<bool>{true, true}));
 }
 
 /// `block` (a static register block) without its unit dimensions that
@@ -739,11 +885,13 @@ static constexpr int64_t kMaxVectorRewrites = 1'000'000;
 
 LogicalResult attn::vectorizeTiles(Operation *root,
                                    const AttnVectorizeTilesOptions &options) {
-  if (options.mBlock <= 0 || options.nBlock <= 0 || options.rowElements <= 0) {
+  if (options.mBlock <= 0 || options.nBlock <= 0 || options.rowElements <= 0 ||
+      options.lanes <= 0) {
     root->emitError() << "attn-vectorize-tiles: block sizes must be "
                          "positive, got m-block = "
                       << options.mBlock << ", n-block = " << options.nBlock
-                      << " and row-elements = " << options.rowElements;
+                      << ", row-elements = " << options.rowElements
+                      << " and lanes = " << options.lanes;
     return failure();
   }
   IRRewriter rewriter(root->getContext());
@@ -753,12 +901,13 @@ LogicalResult attn::vectorizeTiles(Operation *root,
   root->walk([&](linalg::LinalgOp op) { contractions.push_back(op); });
   for (linalg::LinalgOp op : contractions)
     if (failed(tileIntoBlocks(rewriter, op, options.mBlock, options.nBlock,
-                              std::max(options.maxMBlock, options.mBlock))))
+                              std::max(options.maxMBlock, options.mBlock),
+                              options.lanes)))
       return failure();
   // 1b. Everything else in the tiles, a row at a time.
   SmallVector<linalg::LinalgOp> others;
   root->walk([&](linalg::LinalgOp op) {
-    if (!op->hasAttr(kBlockMarker))
+    if (!op->hasAttr(kBlockMarker) && !op->hasAttr(kDotMarker))
       others.push_back(op);
   });
   // Long rows a block of n-block lanes at a time: a few registers per
@@ -789,6 +938,14 @@ LogicalResult attn::vectorizeTiles(Operation *root,
   for (linalg::LinalgOp op : blocks)
     vectorizeInPlace(rewriter, dropInnerUnitDims(rewriter, op),
                      /*vectorSizes=*/{});
+  // 2c. Static dot-form blocks: partial sums in lanes.
+  SmallVector<linalg::LinalgOp> dotBlocks;
+  root->walk([&](linalg::LinalgOp op) {
+    if (op->removeAttr(kDotMarker) && !op.hasDynamicShape())
+      dotBlocks.push_back(op);
+  });
+  for (linalg::LinalgOp op : dotBlocks)
+    lowerDotBlock(rewriter, op, options.lanes);
 
   // 3. The vectorised multiply-reduce becomes vector.contract, each K
   // step an outer product, that is M broadcast FMAs;
@@ -850,7 +1007,7 @@ struct AttnVectorizeTilesPass
   void runOnOperation() override {
     if (failed(vectorizeTiles(getOperation(), attn::AttnVectorizeTilesOptions{
                                                   mBlock, nBlock, rowElements,
-                                                  bf16Dot, maxMBlock})))
+                                                  bf16Dot, maxMBlock, lanes})))
       signalPassFailure();
   }
 };

@@ -287,14 +287,18 @@ func.func @short_keys(%q: tensor<1x2x40x16xf32>, %k: tensor<1x2x10x16xf32>, %v: 
 // -----
 
 // One query tile per (batch, head) (8 rows, q-tile 32): no other tile
-// would read a packed K again, so K is not packed; each step transposes
-// its own key tile, read from K where it is.
+// would read a packed K again, so K is not packed; each step reads its key
+// tile from K where it is, [keys, D], and its scores are dot products of
+// Q rows and K rows (K's tile the second operand, indexed (j, k), of a
+// (parallel, parallel, reduction) contraction), with no transposed copy.
 // CHECK-LABEL: func.func @one_query_tile
 // CHECK-NOT: linalg.transpose
 // CHECK: scf.forall
 // CHECK: scf.for
 // CHECK: %[[KT:.*]] = tensor.extract_slice %arg1[%{{.*}}, %{{.*}}, %{{.*}}, 0] [1, 1, %{{.*}}, 16] [1, 1, 1, 1] : tensor<1x2x10x16xf32> to tensor<?x16xf32>
-// CHECK: linalg.transpose ins(%[[KT]] : tensor<?x16xf32>) outs(%{{.*}} : tensor<16x?xf32>) permutation = [1, 0]
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {{{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %[[KT]] : tensor<?x16xf32>, tensor<?x16xf32>) outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK-NOT: linalg.transpose
 func.func @one_query_tile(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x10x16xf32>, %v: tensor<1x2x10x16xf32>)
     -> tensor<1x2x8x16xf32> {
   %e = tensor.empty() : tensor<1x2x8x16xf32>

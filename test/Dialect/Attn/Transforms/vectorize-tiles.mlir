@@ -7,8 +7,8 @@
 // RUN: not attn-opt %s --attn-vectorize-tiles="row-elements=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADROW
 // RUN: attn-opt %s --attn-vectorize-tiles="m-block=4 n-block=32 max-m-block=6" --split-input-file | FileCheck %s --check-prefix=DIVIDE
 
-// BAD: error: attn-vectorize-tiles: block sizes must be positive, got m-block = 4, n-block = 0 and row-elements = 128
-// BADROW: error: attn-vectorize-tiles: block sizes must be positive, got m-block = 4, n-block = 16 and row-elements = -1
+// BAD: error: attn-vectorize-tiles: block sizes must be positive, got m-block = 4, n-block = 0, row-elements = 128 and lanes = 8
+// BADROW: error: attn-vectorize-tiles: block sizes must be positive, got m-block = 4, n-block = 16, row-elements = -1 and lanes = 8
 
 // A 16x64 by 64x40 contraction in (i, k, j) order: 8x32 register blocks,
 // K innermost with the accumulator block carried in registers (read once

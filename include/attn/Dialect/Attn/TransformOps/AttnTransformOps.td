@@ -103,7 +103,9 @@ def AttnRegisterBlockOp : AttnTransformOp<"register_block"> {
     into `m_block x n_block` register blocks whose accumulators stay in
     registers across the K loop, row ops vectorised, a row of at most
     `row_elements` as one vector; with `bf16_dot`, bf16 pair contractions
-    as AVX512-BF16 dot products; `max_m_block` as the pass's option. The
+    as AVX512-BF16 dot products; `max_m_block` and `lanes` (the f32 lanes
+    of a vector register, which dot-form blocks take K in) as the pass's
+    options. The
     CPU pipeline chooses these from its target model for every op; here a
     script chooses them per loop. The pipeline's own
     `attn-vectorize-tiles`, run later, blocks with its sizes only what is
@@ -124,7 +126,8 @@ def AttnRegisterBlockOp : AttnTransformOp<"register_block"> {
                    DefaultValuedAttr<Attn_PositiveI64, "16">:$n_block,
                    DefaultValuedAttr<Attn_PositiveI64, "128">:$row_elements,
                    UnitAttr:$bf16_dot,
-                   DefaultValuedAttr<Attn_NonNegativeI64, "0">:$max_m_block);
+                   DefaultValuedAttr<Attn_NonNegativeI64, "0">:$max_m_block,
+                   DefaultValuedAttr<Attn_PositiveI64, "8">:$lanes);
   let results = (outs TransformHandleTypeInterface:$transformed);
 }
 

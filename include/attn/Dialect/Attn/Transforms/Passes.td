@@ -490,9 +490,18 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
     `lanes` pairs of the RHS, accumulating in f32. Without it the pairs are
     widened to f32 and multiplied like any contraction.
 
-    The contraction must read N contiguously from its RHS and write it
-    contiguously (the layout `attn-tile` produces); other layouts are still
-    correct, only slower.
+    A dot-form contraction, `C[m, n] += A[m, k] B[n, k]` with K innermost
+    in both inputs (the scores of `attn-tile`'s steps over a K tile where
+    it lies, decode), is blocked in `rows x columns` blocks that keep as
+    many accumulators as an `m-block x n-block` one, each a vector of
+    `lanes` partial sums: a loop over K in chunks of `lanes`, one FMA per
+    (row, column) on the two rows' chunks, then one reduction per result
+    element. Each K row is read once per block, contiguously; no
+    transposed copy of it is made.
+
+    Other contractions must read N contiguously from their RHS and write
+    it contiguously (the layout `attn-tile` produces); other layouts are
+    still correct, only slower.
   }];
   let options = [
     Option<"mBlock", "m-block", "int64_t", /*default=*/"4",
@@ -507,6 +516,9 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
     Option<"maxMBlock", "max-m-block", "int64_t", /*default=*/"0",
            "Most rows per block for a contraction whose static row count "
            "m-block does not divide (0: m-block)">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"8",
+           "f32 lanes of a vector register: the chunk of K a dot-form "
+           "block's partial sums take">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
