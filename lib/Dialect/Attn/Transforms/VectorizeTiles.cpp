@@ -148,6 +148,28 @@ tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
   return tiled;
 }
 
+/// Tiles `op` by `sizes` into blocks marked `marker`, then peels the tiled
+/// loops but the last `unpeeled` (a K loop), so that all blocks but the
+/// last along each peeled loop are static. A loop whose trip count is a
+/// static multiple of its step needs no peeling, and peeling says so by
+/// failing.
+static LogicalResult tileIntoMarkedBlocks(RewriterBase &rewriter,
+                                          linalg::LinalgOp op,
+                                          ArrayRef<OpFoldResult> sizes,
+                                          StringRef marker, size_t unpeeled) {
+  FailureOr<scf::SCFTilingResult> tiled = tileInPlace(rewriter, op, sizes);
+  if (failed(tiled))
+    return failure();
+  for (Operation *block : tiled->tiledOps)
+    block->setAttr(marker, rewriter.getUnitAttr());
+  for (LoopLikeOpInterface loop : ArrayRef(tiled->loops).drop_back(unpeeled)) {
+    scf::ForOp partial;
+    if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation()))
+      (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+  }
+  return success();
+}
+
 /// Tiles `op` into register blocks, marks the block op and peels the M and
 /// N loops so that all blocks but the last along each are static.
 static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -200,17 +222,10 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
     auto [dotRows, dotColumns] = getDotBlock(rows, mBlock, nBlock, lanes);
     SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
         rewriter.getContext(), ArrayRef<int64_t>{dotRows, dotColumns, 0});
-    FailureOr<scf::SCFTilingResult> tiled = tileInPlace(rewriter, op, sizes);
-    if (failed(tiled))
+    if (failed(tileIntoMarkedBlocks(rewriter, op, sizes, kDotMarker,
+                                    /*unpeeled=*/0)))
       return op.emitError("attn-vectorize-tiles: cannot tile this "
                           "dot-form contraction into register blocks");
-    for (Operation *block : tiled->tiledOps)
-      block->setAttr(kDotMarker, rewriter.getUnitAttr());
-    for (LoopLikeOpInterface loop : tiled->loops) {
-      scf::ForOp partial;
-      if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation()))
-        (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
-    }
     return success();
   }
   if (!ShapedType::isDynamic(rows) && rows % mBlock != 0 &&
@@ -225,21 +240,11 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   sizes[m + 1] = rewriter.getIndexAttr(nBlock);
   if (blockable->pair)
     sizes.back() = rewriter.getIndexAttr(0);
-  FailureOr<scf::SCFTilingResult> tiled = tileInPlace(rewriter, op, sizes);
-  if (failed(tiled))
+  // Peeled: the M and N loops, all but the innermost (K) loop.
+  if (failed(tileIntoMarkedBlocks(rewriter, op, sizes, kBlockMarker,
+                                  /*unpeeled=*/1)))
     return op.emitError("attn-vectorize-tiles: cannot tile this "
                         "contraction into register blocks");
-  for (Operation *block : tiled->tiledOps)
-    block->setAttr(kBlockMarker, rewriter.getUnitAttr());
-  // The M and N loops: all but the innermost (K) loop, after the batch ones.
-  // A loop whose trip count is a static multiple of its step needs no
-  // peeling, and peeling says so by failing.
-  for (LoopLikeOpInterface loop : ArrayRef(tiled->loops).drop_back()) {
-    auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
-    scf::ForOp partial;
-    if (forOp)
-      (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
-  }
   return success();
 }
 
@@ -408,14 +413,56 @@ static void vectorizeInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
     rewriter.replaceOp(op, result->replacements);
 }
 
+/// One vector whose element j is the sum of the lanes of `vectors[j]`
+/// (as many vectors as a power of two up to their lane count, also a power
+/// of two). Pairs of vectors are folded into one, each holding twice the
+/// groups of lanes, by adding the low halves of every group to the high
+/// halves; once one vector is left, its groups are halved in place until
+/// each is one lane. n vectors of w lanes take 3(n - 1) + 3 log2(w / n)
+/// shuffles and adds, where reducing each alone takes 2n log2(w).
+static Value buildLaneSums(OpBuilder &b, Location loc,
+                           ArrayRef<Value> vectors) {
+  int64_t width = cast<VectorType>(vectors.front().getType()).getNumElements();
+  // Each vector of `level` holds `groups` groups of width / groups lanes,
+  // each a partial sum of one input vector, in input order.
+  auto halves = [&](Value x, Value y, int64_t groups, int64_t size) {
+    int64_t half = size / 2;
+    SmallVector<int64_t> low, high;
+    // y's lanes follow x's in the shuffle's numbering.
+    for (int64_t offset : {int64_t(0), size * groups})
+      if (offset == 0 || x != y)
+        for (int64_t g = 0; g < groups; ++g)
+          for (int64_t e = 0; e < half; ++e) {
+            low.push_back(offset + g * size + e);
+            high.push_back(offset + g * size + half + e);
+          }
+    return arith::AddFOp::create(b, loc,
+                                 vector::ShuffleOp::create(b, loc, x, y, low),
+                                 vector::ShuffleOp::create(b, loc, x, y, high));
+  };
+  SmallVector<Value> level(vectors);
+  int64_t groups = 1;
+  while (level.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t p = 0; p < level.size(); p += 2)
+      next.push_back(halves(level[p], level[p + 1], groups, width / groups));
+    level = std::move(next);
+    groups *= 2;
+  }
+  Value sums = level.front();
+  for (int64_t size = width / groups; size > 1; size /= 2)
+    sums = halves(sums, sums, groups, size);
+  return sums;
+}
+
 /// Replaces the static dot-form block `op` (isDotForm: init[M, N] +
 /// A[M, k] B[N, k]) by vector code: an scf.for over K in chunks of `lanes`
 /// elements whose iteration arguments are M x N vectors of partial sums,
 /// one FMA per (row, column) and chunk on the two rows' chunks (widened to
 /// the accumulator type as they load); the K % lanes elements past the
-/// last whole chunk the same way in one narrower chunk; then one reduction
-/// of each result element's partial sums. (Upstream's contraction lowering
-/// would reduce every chunk.)
+/// last whole chunk the same way in one narrower chunk; then the partial
+/// sums reduced once, those of a row's scores together (buildLaneSums).
+/// (Upstream's contraction lowering would reduce every chunk.)
 static void lowerDotBlock(RewriterBase &rewriter, linalg::LinalgOp op,
                           int64_t lanes) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -481,15 +528,42 @@ static void lowerDotBlock(RewriterBase &rewriter, linalg::LinalgOp op,
   Value result = vector::TransferReadOp::create(
       rewriter, loc, blockType, init, ValueRange{index(0), index(0)},
       /*padding=*/std::nullopt, ArrayRef<bool>{true, true});
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < columns; ++j) {
-      SmallVector<int64_t> position = {i, j};
-      Value sum = vector::ExtractOp::create(rewriter, loc, result, position);
-      if (rest)
+  // The scores of a row `group` at a time, their partial sums reduced
+  // together (buildLaneSums) where the counts are powers of two, each
+  // alone otherwise.
+  int64_t group = std::min(columns, chunk);
+  bool together = group > 1 && llvm::isPowerOf2_64(group) &&
+                  llvm::isPowerOf2_64(chunk) && columns % group == 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    if (rest)
+      for (int64_t j = 0; j < columns; ++j) {
+        SmallVector<int64_t> position = {i, j};
+        Value sum = vector::ExtractOp::create(rewriter, loc, result, position);
         sum = reduce(restSums[i * columns + j], sum);
-      sum = reduce(loop.getResult(i * columns + j), sum);
-      result = vector::InsertOp::create(rewriter, loc, sum, result, position);
+        result = vector::InsertOp::create(rewriter, loc, sum, result, position);
+      }
+    for (int64_t j = 0; j < columns; j += together ? group : 1) {
+      SmallVector<int64_t> position = {i, j};
+      if (!together) {
+        Value sum = vector::ExtractOp::create(rewriter, loc, result, position);
+        sum = reduce(loop.getResult(i * columns + j), sum);
+        result = vector::InsertOp::create(rewriter, loc, sum, result, position);
+        continue;
+      }
+      Value starts = vector::ExtractStridedSliceOp::create(
+          rewriter, loc,
+          vector::ExtractOp::create(rewriter, loc, result,
+                                    ArrayRef<int64_t>{i}),
+          ArrayRef<int64_t>{j}, ArrayRef<int64_t>{group}, ArrayRef<int64_t>{1});
+      Value sums = arith::AddFOp::create(
+          rewriter, loc, starts,
+          buildLaneSums(rewriter, loc,
+                        SmallVector<Value>(
+                            loop.getResults().slice(i * columns + j, group))));
+      result = vector::InsertStridedSliceOp::create(
+          rewriter, loc, sums, result, position, ArrayRef<int64_t>{1});
     }
+  }
   rewriter.replaceOp(
       op, vector::TransferWriteOp::create(rewriter, loc, result, init,
                                           ValueRange{index(0), index(0)},

@@ -495,9 +495,11 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
     it lies, decode), is blocked in `rows x columns` blocks that keep as
     many accumulators as an `m-block x n-block` one, each a vector of
     `lanes` partial sums: a loop over K in chunks of `lanes`, one FMA per
-    (row, column) on the two rows' chunks, then one reduction per result
-    element. Each K row is read once per block, contiguously; no
-    transposed copy of it is made.
+    (row, column) on the two rows' chunks, then the partial sums of a
+    row's columns reduced together (pairs of vectors folded into one by
+    shuffles and adds, then halved in place to one lane per column). Each
+    K row is read once per block, contiguously; no transposed copy of it
+    is made.
 
     Other contractions must read N contiguously from their RHS and write
     it contiguously (the layout `attn-tile` produces); other layouts are
