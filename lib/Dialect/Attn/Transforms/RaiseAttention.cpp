@@ -96,15 +96,14 @@ static bool isElementwise(linalg::GenericOp generic) {
          generic.getIndexingMapsArray().back().isIdentity();
 }
 
-/// The op of type `OpTy` the body of `generic` yields as result `index`, or
-/// null.
+/// The op of type `OpTy` the body of `op` (a linalg.generic, or a named op
+/// with a region such as linalg.reduce) yields as result `index`, or null.
 template <typename... OpTy>
-static Operation *getYielded(linalg::GenericOp generic, unsigned index = 0) {
-  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+static Operation *getYielded(linalg::LinalgOp op, unsigned index = 0) {
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
   Operation *def = yield.getValues()[index].getDefiningOp();
-  return def && isa<OpTy...>(def) && def->getBlock() == generic.getBody()
-             ? def
-             : nullptr;
+  return def && isa<OpTy...>(def) && def->getBlock() == body ? def : nullptr;
 }
 
 /// The input of `generic` whose block argument is `value`, or null.
@@ -699,14 +698,16 @@ static Value throughTrailingUnitExpand(Value value) {
 }
 
 /// Whether `value` is a row reduction of `input` over its last dimension
-/// by `CombineOp`: a linalg.generic reading `input` through the identity
-/// map, reducing the last loop, writing `value` one per row, into a zero
-/// where `zeroInit` (other results, such as an argmax, are ignored).
+/// by `CombineOp`: a linalg.generic or linalg.reduce (TOSA's reductions
+/// through tosa-to-linalg) reading `input` through the identity map,
+/// reducing the last loop, writing `value` one per row, into a zero where
+/// `zeroInit` (other results, such as an argmax, are ignored).
 template <typename... CombineOp>
 static bool isRowReductionOf(Value value, Value input, bool zeroInit) {
   value = throughTrailingUnitExpand(value);
-  auto generic = value.getDefiningOp<linalg::GenericOp>();
-  if (!generic || generic.getNumDpsInputs() != 1 ||
+  auto generic = value.getDefiningOp<linalg::LinalgOp>();
+  if (!generic || !isa<linalg::GenericOp, linalg::ReduceOp>(generic) ||
+      generic.getNumDpsInputs() != 1 ||
       generic.getDpsInputOperand(0)->get() != input ||
       !generic.getMatchingIndexingMap(generic.getDpsInputOperand(0))
            .isIdentity())
@@ -729,30 +730,61 @@ static bool isRowReductionOf(Value value, Value input, bool zeroInit) {
          (combine->getOperand(0) == acc && combine->getOperand(1) == in);
 }
 
+/// The value `recip` (an elementwise linalg.generic's result) is the
+/// reciprocal of, `1 / x`; null otherwise.
+static Value getReciprocalOf(Value recip) {
+  auto generic = recip.getDefiningOp<linalg::GenericOp>();
+  if (!generic || !isElementwise(generic) || generic.getNumDpsInputs() != 1)
+    return {};
+  Operation *quotient = getYielded<arith::DivFOp>(generic);
+  OpOperand *x =
+      quotient ? getInputOf(generic, quotient->getOperand(1)) : nullptr;
+  if (!x || !generic.getMatchingIndexingMap(x).isIdentity() ||
+      !matchPattern(getValueRead(generic, quotient->getOperand(0)),
+                    m_OneFloat()))
+    return {};
+  return x->get();
+}
+
 /// The scores `div` is the softmax of over their last dimension, when it is
 /// the last step of `exp(s - max(s)) / sum(exp(s - max(s)))` as four
 /// linalg.generics (row max, subtract, exp, row sum, divide; the row
-/// values read through broadcasting maps, maybe from [.., 1] tensors).
-/// Softmax is the same function whatever the subtracted row value is, but
-/// only the row maximum keeps exp in range: that is what is matched.
+/// values read through broadcasting maps, maybe from [.., 1] tensors), the
+/// row reductions maybe linalg.reduce and the division maybe a product by
+/// the reciprocal of the row sum (what tosa-to-linalg makes of TOSA's
+/// softmax). Softmax is the same function whatever the subtracted row
+/// value is, but only the row maximum keeps exp in range: that is what is
+/// matched.
 static Value matchDecomposedSoftmax(linalg::GenericOp div,
                                     SmallVectorImpl<Operation *> &steps) {
   if (!isElementwise(div) || div.getNumDpsInputs() != 2)
     return {};
-  Operation *quotient = getYielded<arith::DivFOp>(div);
+  Operation *quotient = getYielded<arith::DivFOp, arith::MulFOp>(div);
   if (!quotient)
     return {};
   OpOperand *numerator = getInputOf(div, quotient->getOperand(0));
   OpOperand *denominator = getInputOf(div, quotient->getOperand(1));
-  if (!numerator || !denominator ||
-      !div.getMatchingIndexingMap(numerator).isIdentity() ||
+  if (!numerator || !denominator)
+    return {};
+  // exp * (1 / sum), in either order: the sum is what the reciprocal's
+  // input is.
+  Value sum = denominator->get();
+  Operation *reciprocal = nullptr;
+  if (isa<arith::MulFOp>(quotient)) {
+    if (isRowMap(div.getMatchingIndexingMap(numerator)))
+      std::swap(numerator, denominator);
+    reciprocal = denominator->get().getDefiningOp();
+    sum = getReciprocalOf(denominator->get());
+    if (!sum)
+      return {};
+  }
+  if (!div.getMatchingIndexingMap(numerator).isIdentity() ||
       !isRowMap(div.getMatchingIndexingMap(denominator)))
     return {};
   Value exps = numerator->get();
   auto exp = exps.getDefiningOp<linalg::GenericOp>();
   if (!exp || !isElementwise(exp) || exp.getNumDpsInputs() != 1 ||
-      !isRowReductionOf<arith::AddFOp>(denominator->get(), exps,
-                                       /*zeroInit=*/true))
+      !isRowReductionOf<arith::AddFOp>(sum, exps, /*zeroInit=*/true))
     return {};
   Operation *expOp = getYielded<math::ExpOp>(exp);
   OpOperand *shiftedInput =
@@ -775,10 +807,12 @@ static Value matchDecomposedSoftmax(linalg::GenericOp div,
   if (getElementTypeOrSelf(scores->get().getType()) !=
       getElementTypeOrSelf(div->getResult(0).getType()))
     return {};
-  for (Value row : {denominator->get(), max->get()}) {
+  for (Value row : {sum, max->get()}) {
     steps.push_back(row.getDefiningOp());
     steps.push_back(throughTrailingUnitExpand(row).getDefiningOp());
   }
+  if (reciprocal)
+    steps.push_back(reciprocal);
   steps.append({exp, sub});
   return scores->get();
 }

@@ -44,8 +44,11 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     frontend runs on `[B*H, ..]` (a `linalg.batch_matmul` between a
     `tensor.collapse_shape` of each operand and a `tensor.expand_shape` of
     its result, merging exactly the batch and head dimensions) are taken
-    as the `[B, H, ..]` products they are. A decomposed softmax is only
-    taken for one when it subtracts the row maximum: another row value gives
+    as the `[B, H, ..]` products they are. A decomposed softmax (row
+    reductions as generics or `linalg.reduce`, the division maybe a
+    product by the reciprocal of the row sum: what IREE's ONNX import and
+    upstream tosa-to-linalg write) is only taken for one when it subtracts
+    the row maximum: another row value gives
     the same function but can overflow exp where softmax does not. One
     difference remains by design: a row whose every key is masked is NaN
     in the softmax as written and 0 in attn.sdpa (docs/Numerics.md). It becomes
