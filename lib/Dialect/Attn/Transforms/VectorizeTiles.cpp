@@ -102,7 +102,8 @@ static constexpr llvm::StringLiteral kDotMarker = "attn.dot_block";
 /// Whether `op` (blockable as `blockable`) is a dot-form contraction
 /// C[m, n] += A[m, k] B[n, k] of floats: its K loop is the innermost
 /// dimension of both inputs, so that each result element is a dot product
-/// of two contiguous rows (attn-tile's steps over K where it lies). Blocked
+/// of two contiguous rows (attn-tile's steps over K where it lies), and C
+/// is written [m, n] (lowerDotBlock writes a block's rows as M). Blocked
 /// like the other contractions, one K step per iteration, each step would
 /// gather a column of B; lowerDotBlock keeps lanes of partial sums instead.
 static bool isDotForm(linalg::LinalgOp op, const BlockableDims &blockable) {
@@ -113,7 +114,13 @@ static bool isDotForm(linalg::LinalgOp op, const BlockableDims &blockable) {
         return isa<FloatType>(getElementTypeOrSelf(type));
       }))
     return false;
-  AffineExpr k = getAffineDimExpr(dims.k[0], op.getContext());
+  MLIRContext *ctx = op.getContext();
+  AffineExpr k = getAffineDimExpr(dims.k[0], ctx);
+  AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (resultMap.getResults() !=
+      ArrayRef<AffineExpr>{getAffineDimExpr(dims.m[0], ctx),
+                           getAffineDimExpr(dims.n[0], ctx)})
+    return false;
   return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *operand) {
     AffineMap map = op.getMatchingIndexingMap(operand);
     return map.getNumResults() == 2 && map.getResults().back() == k;

@@ -124,3 +124,27 @@ func.func @d40(%q: tensor<2x40xf32>, %k: tensor<8x40xf32>, %init: tensor<2x8xf32
   } -> tensor<2x8xf32>
   return %s : tensor<2x8xf32>
 }
+
+// -----
+
+// K innermost in both inputs but the result written [n, m]: not the dot
+// form (its blocks write rows as M); the usual register block, one K step
+// per iteration, is correct for it.
+// CHECK-LABEL: func.func @transposed_result
+// CHECK-NOT: vector.reduction
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(%{{.*}}) -> (vector<8x4xf32>)
+// CHECK-NOT: vector.reduction
+#lhs = affine_map<(i, j, k) -> (i, k)>
+#rhs = affine_map<(i, j, k) -> (j, k)>
+#out = affine_map<(i, j, k) -> (j, i)>
+func.func @transposed_result(%q: tensor<4x32xf32>, %k: tensor<8x32xf32>, %init: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %s = linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<4x32xf32>, tensor<8x32xf32>) outs(%init : tensor<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<8x4xf32>
+  return %s : tensor<8x4xf32>
+}
