@@ -180,6 +180,8 @@ createEngine(ModuleOp lowered, const CpuTargetOptions &options,
   auto machine = createCpuTargetMachine(options);
   if (!machine)
     return machine.takeError();
+  if (llvm::Error error = checkRunsOnHost(**machine))
+    return std::move(error);
   // The transformer must outlive `create`, which runs it; the machine it
   // points to moves into the engine with its owner, not in memory.
   llvm::TargetMachine *target = machine->get();

@@ -13,6 +13,11 @@
 // numbers are printed and the fuzzer stops with the input saved.
 //
 // ATTN_FUZZ_VERBOSE=1 prints every program and what happened to it.
+// ATTN_FUZZ_MCPU / ATTN_FUZZ_MATTR compile for another CPU of the host's
+// architecture, so that one host fuzzes the code other hosts get
+// (`ATTN_FUZZ_MCPU=znver3 ATTN_FUZZ_MATTR=-sse4a` on an Intel AVX-512 host
+// runs AVX2 code with AVX2's register blocks); a CPU with extensions the
+// host lacks is refused at the first input (the JIT's check).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +36,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <fuzzer/FuzzedDataProvider.h>
 
 using namespace mlir;
@@ -50,6 +56,10 @@ struct HostTarget {
 const HostTarget &getHost() {
   static const HostTarget host = [] {
     HostTarget result;
+    if (const char *cpu = std::getenv("ATTN_FUZZ_MCPU"))
+      result.options.cpu = cpu;
+    if (const char *features = std::getenv("ATTN_FUZZ_MATTR"))
+      result.options.features = features;
     auto model = CpuTargetModel::get(result.options);
     if (!model) {
       llvm::errs() << "attn-gen-fuzzer: " << llvm::toString(model.takeError())

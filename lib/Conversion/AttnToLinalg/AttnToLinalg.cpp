@@ -168,9 +168,16 @@ Value buildScores(OpTy op, OpBuilder &b, Value *derivative = nullptr) {
   Value kvLen = tensor::DimOp::create(b, loc, key, 2);
   // A block layout or block classes: read per element through the block
   // of (i, j) (dense here; the tiled lowering skips whole blocks instead).
+  // The body reads the block with tensor.extract at (i / bq, j / bk) from
+  // linalg.index, not through an operand mapped by `i floordiv bq`: the
+  // row-block fusion tiles this op, and a tile's local `i floordiv bq` is
+  // the block of the global row only when the tile starts on a block
+  // boundary (linalg.index, unlike a map, is offset by tiling).
   Value blocks;
+  int64_t bq = 1, bk = 1;
   if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
-    int64_t bq = (*blockSize)[0], bk = (*blockSize)[1];
+    bq = (*blockSize)[0];
+    bk = (*blockSize)[1];
     blocks = op.getBlockClasses();
     if (!blocks) {
       auto ceilDiv = [&](Value v, int64_t by) -> Value {
@@ -181,14 +188,6 @@ Value buildScores(OpTy op, OpBuilder &b, Value *derivative = nullptr) {
           buildListedBlocks(b, loc, op.getBlockOffsets(), op.getBlockIndices(),
                             ceilDiv(qLen, bq), ceilDiv(kvLen, bk));
     }
-    auto blocksType = cast<RankedTensorType>(blocks.getType());
-    auto zero = getAffineConstantExpr(0, ctx);
-    inputs.push_back(blocks);
-    maps.push_back(AffineMap::get(4, 0,
-                                  {blocksType.getDimSize(0) == 1 ? zero : e0,
-                                   blocksType.getDimSize(1) == 1 ? zero : e1,
-                                   e2.floorDiv(bq), e3.floorDiv(bk)},
-                                  ctx));
   }
   SmallVector<Value> outs = {scores};
   if (derivative)
@@ -210,7 +209,17 @@ Value buildScores(OpTy op, OpBuilder &b, Value *derivative = nullptr) {
                                               args[next++]);
         Value blockKeep;
         if (blocks) {
-          blockKeep = args[next++];
+          auto blocksType = cast<RankedTensorType>(blocks.getType());
+          auto constant = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(nb, nl, v);
+          };
+          Value zero = constant(0);
+          blockKeep = tensor::ExtractOp::create(
+              nb, nl, blocks,
+              ValueRange{blocksType.getDimSize(0) == 1 ? zero : idx[0],
+                         blocksType.getDimSize(1) == 1 ? zero : idx[1],
+                         arith::DivUIOp::create(nb, nl, idx[2], constant(bq)),
+                         arith::DivUIOp::create(nb, nl, idx[3], constant(bk))});
           // Classes: 0 is the only one that masks.
           if (!blockKeep.getType().isInteger(1))
             blockKeep = arith::CmpIOp::create(

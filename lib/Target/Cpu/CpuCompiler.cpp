@@ -123,6 +123,49 @@ attn::createCpuTargetMachine(const CpuTargetOptions &options) {
   return machine;
 }
 
+llvm::Error attn::checkRunsOnHost(const llvm::TargetMachine &machine) {
+  const llvm::Triple &triple = machine.getTargetTriple();
+  if (!runsOnHost(triple))
+    return llvm::createStringError("code for '" + triple.str() +
+                                   "' does not run on this machine (" +
+                                   llvm::sys::getDefaultTargetTriple() + ")");
+  // The host's map holds the extensions its CPU identification reports
+  // (tuning flags, which differ between CPUs of one ISA, are not in it).
+  // Extensions of system and library instructions, which code generation
+  // never emits for compiled attention, are left out: a virtual machine
+  // often hides them (pku) while running the CPU's vector code.
+  static constexpr StringLiteral kNeverEmitted[] = {
+      "aes",      "cldemote", "clflushopt", "clwb",    "clzero",    "enqcmd",
+      "fsgsbase", "hreset",   "invpcid",    "kl",      "lwp",       "movdir64b",
+      "movdiri",  "mwaitx",   "pconfig",    "pku",     "prefetchi", "ptwrite",
+      "rdpid",    "rdpru",    "rdrnd",      "rdseed",  "rtm",       "serialize",
+      "sgx",      "sha",      "sha512",     "shstk",   "sm3",       "sm4",
+      "tsxldtrk", "uintr",    "usermsr",    "waitpkg", "wbnoinvd",  "widekl",
+      "xsave",    "xsavec",   "xsaveopt",   "xsaves"};
+  const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
+  SmallVector<StringRef> known;
+  for (const llvm::SubtargetFeatureKV &feature :
+       subtarget->getAllProcessorFeatures())
+    known.push_back(feature.Key);
+  SmallVector<std::string> missing;
+  for (const auto &[name, present] : llvm::sys::getHostCPUFeatures())
+    if (!present && llvm::is_contained(known, name) &&
+        !llvm::is_contained(kNeverEmitted, name) &&
+        subtarget->checkFeatures(("+" + name).str()))
+      missing.push_back(name.str());
+  if (missing.empty())
+    return llvm::Error::success();
+  llvm::sort(missing);
+  return llvm::createStringError(
+      "code for CPU '" + machine.getTargetCPU().str() + "' uses " +
+      llvm::join(missing, ", ") + ", which this CPU (" +
+      llvm::sys::getHostCPUName().str() +
+      ") lacks: compile it ahead of time (attnc), or drop them with --mattr=" +
+      llvm::join(llvm::map_range(missing,
+                                 [](const std::string &f) { return "-" + f; }),
+                 ","));
+}
+
 void attn::registerCpuTranslations(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);

@@ -109,3 +109,26 @@ func.func @dynamic_weights_times_values(%q: tensor<?x2x?x8xf32>, %k: tensor<?x2x
   } -> tensor<?x2x?x8xf32>
   return %w, %o : tensor<?x2x?x?xf32>, tensor<?x2x?x8xf32>
 }
+
+// -----
+
+// Block classes in row blocks that do not start on a class block boundary
+// (rows of 16, classes of 24 rows): the class is read at the global row
+// (the block's start plus linalg.index), not at the row within the block.
+// CHECK-LABEL: func.func @block_classes_unaligned_rows
+// CHECK-SAME: %[[CLASSES:[^:]+]]: tensor<1x2x2x2xi8>
+// CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: scf.forall (%[[H:.*]], %[[ROW0:.*]]) = (0, 0) to (2, 40) step (1, 16)
+// CHECK: linalg.generic
+// CHECK: %[[I:.*]] = linalg.index 2 : index
+// CHECK: %[[ROW:.*]] = affine.apply #{{.*}}(%[[ROW0]])[%[[I]]]
+// CHECK: %[[J:.*]] = linalg.index 3 : index
+// CHECK: %[[QB:.*]] = arith.divui %[[ROW]], %[[C24]] : index
+// CHECK: %[[KB:.*]] = arith.divui %[[J]], %[[C8]] : index
+// CHECK: tensor.extract %[[CLASSES]][%{{.*}}, %[[H]], %[[QB]], %[[KB]]]
+func.func @block_classes_unaligned_rows(%q: tensor<1x2x40x8xf32>, %k: tensor<1x2x16x8xf32>, %c: tensor<1x2x2x2xi8>) -> tensor<1x2x40x16xf32> {
+  %e = tensor.empty() : tensor<1x2x40x16xf32>
+  %w = attn.weights %q, %k block_classes(%c : tensor<1x2x2x2xi8>) outs(%e) block_size = [24, 8] : tensor<1x2x40x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x40x16xf32>
+  return %w : tensor<1x2x40x16xf32>
+}

@@ -4,6 +4,7 @@
 // RUN: attn-run %s --check --entry=gqa_mask_causal | FileCheck %s
 // RUN: attn-run %s --check --entry=kv_lens_window_f16 | FileCheck %s
 // RUN: attn-run %s --check --entry=score_mod_dropout_bf16 | FileCheck %s
+// RUN: attn-run %s --check --entry=block_classes_unaligned | FileCheck %s
 // --check compares with a float64 build of the same lowering; the same forms
 // against the independent NumPy oracle (attn_check.py):
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --Sq 5 --Skv 7 | FileCheck %s
@@ -47,4 +48,17 @@ func.func @score_mod_dropout_bf16(%q: tensor<1x2x6x16xbf16>, %k: tensor<1x2x6x16
        attn.yield %r : f32
      }
   return %p : tensor<1x2x6x6xbf16>
+}
+
+// Block classes of 56 x 61 (a fuzzer's finding): the CPU pipeline computes
+// the probabilities in blocks of rows that do not start on a class block's
+// first row; whole class blocks are skipped (class 0) in one head and not
+// the other, a broadcast mask on top.
+func.func @block_classes_unaligned(%q: tensor<1x2x189x48xf32>, %k: tensor<1x1x65x48xf32>, %mask: tensor<2x1x65xi1>)
+    -> tensor<1x2x189x65xf32> {
+  %classes = arith.constant dense<[[[[1, 0], [0, 0], [1, 1], [0, 1]], [[0, 0], [1, 1], [0, 0], [1, 1]]]]> : tensor<1x2x4x2xi8>
+  %e = tensor.empty() : tensor<1x2x189x65xf32>
+  %p = attn.weights %q, %k mask(%mask : tensor<2x1x65xi1>) block_classes(%classes : tensor<1x2x4x2xi8>) outs(%e) block_size = [56, 61]
+     : tensor<1x2x189x48xf32>, tensor<1x1x65x48xf32> -> tensor<1x2x189x65xf32>
+  return %p : tensor<1x2x189x65xf32>
 }

@@ -5,9 +5,10 @@
 // target a Dv of 256 (at least 4 panels of any x86 block). The IR checks
 // show that the panels are there.
 // REQUIRES: host-avx2
-// RUN: attn-run %s --check --mcpu=znver3 --entry=dense | FileCheck %s
-// RUN: attn-run %s --check --mcpu=znver3 --entry=causal_gqa_dv64 | FileCheck %s
-// RUN: attn-run %s --check --mcpu=znver3 --entry=dynamic --input-shapes=1x2x301x64,1x2x517x64,1x2x517x64 | FileCheck %s
+// (--mattr=-sse4a: znver3 has AMD's SSE4a, which an Intel host lacks.)
+// RUN: attn-run %s --check --mcpu=znver3 --mattr=-sse4a --entry=dense | FileCheck %s
+// RUN: attn-run %s --check --mcpu=znver3 --mattr=-sse4a --entry=causal_gqa_dv64 | FileCheck %s
+// RUN: attn-run %s --check --mcpu=znver3 --mattr=-sse4a --entry=dynamic --input-shapes=1x2x301x64,1x2x517x64,1x2x517x64 | FileCheck %s
 // RUN: attn-run %s --check --entry=wide_value | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // RUN: attn-opt %s --attn-cpu-pipeline="target-cpu=znver3" --mlir-print-ir-after=attn-tile -o /dev/null 2>&1 \
