@@ -130,6 +130,10 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
   override(config.mBlock, options.mBlock, "m-block");
   override(config.nBlock, options.nBlock, "n-block");
   override(config.maxRowElements, options.rowElements, "row-elements");
+  override(config.contractionDepth, options.contractionDepth,
+           "contraction-depth");
+  override(config.contractionColumns, options.contractionColumns,
+           "contraction-columns");
   config.maxMBlock = config.mBlock;
   while (!options.mBlock &&
          CpuKernelConfig::getLiveRegisters(config.maxMBlock + 1, config.nBlock,

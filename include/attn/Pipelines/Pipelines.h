@@ -92,6 +92,17 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Longest row the row ops vectorise whole (vectorize; "
                      "0: 16 of the target's vector registers)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionDepth{
+      *this, "contraction-depth",
+      llvm::cl::desc("Steps of K per cache block of a contraction outside "
+                     "the attention tiles (projections; vectorize; 0: from "
+                     "the target's L1)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionColumns{
+      *this, "contraction-columns",
+      llvm::cl::desc("Output columns per cache block of such a contraction "
+                     "(0: from the target's L2)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("bf16 attention contracts bf16 pairs with the "

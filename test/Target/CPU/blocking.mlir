@@ -43,6 +43,16 @@
 // SPR: dot-product extensions: avx512bf16, amx-bf16
 // AVX512: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=64 row-elements=256
 // SPR: contraction-depth x contraction-columns: 256 x 512: a weight block of 512 KiB, at most a quarter of the L2 (512 KiB)
+// Given explicitly, the cache blocks are those (16 panels of 64 columns,
+// 128 steps of K per block).
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="contraction-depth=128 contraction-columns=1024" 2>&1 | FileCheck %s --check-prefix=GIVEN
+// GIVEN: kernel: {{.*}} contraction-depth=128 contraction-columns=1024
+// GIVEN: contraction-depth=128: given explicitly
+// GIVEN: contraction-columns=1024: given explicitly
+// RUN: attn-opt %S/Inputs/matmul-1024x512x1536.mlir --attn-cpu-pipeline="target-cpu=sapphirerapids contraction-depth=128 contraction-columns=1024" --mlir-print-ir-after=attn-parallelize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=GIVEN-IR
+// GIVEN-IR: scf.forall (%{{.*}}) = (0) to (1024) step (64)
+// GIVEN-IR: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// GIVEN-IR: scf.for %{{.*}} = %{{.*}} to %c512 step %c128
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=skylake-avx512 -o %t.skx.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.skx.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids -o %t.spr.s
