@@ -754,9 +754,12 @@ static Value getReciprocalOf(Value recip) {
 /// the reciprocal of the row sum (what tosa-to-linalg makes of TOSA's
 /// softmax). Softmax is the same function whatever the subtracted row
 /// value is, but only the row maximum keeps exp in range: that is what is
-/// matched.
+/// matched. Null otherwise; `why` then says what did not hold when `div`
+/// divides exponentials by one value per row (a softmax's last step that
+/// is not one), and stays empty for any other op.
 static Value matchDecomposedSoftmax(linalg::GenericOp div,
-                                    SmallVectorImpl<Operation *> &steps) {
+                                    SmallVectorImpl<Operation *> &steps,
+                                    Rejection &why) {
   if (!isElementwise(div) || div.getNumDpsInputs() != 2)
     return {};
   Operation *quotient = getYielded<arith::DivFOp, arith::MulFOp>(div);
@@ -783,30 +786,43 @@ static Value matchDecomposedSoftmax(linalg::GenericOp div,
     return {};
   Value exps = numerator->get();
   auto exp = exps.getDefiningOp<linalg::GenericOp>();
-  if (!exp || !isElementwise(exp) || exp.getNumDpsInputs() != 1 ||
-      !isRowReductionOf<arith::AddFOp>(sum, exps, /*zeroInit=*/true))
+  Operation *expOp = exp && isElementwise(exp) && exp.getNumDpsInputs() == 1
+                         ? getYielded<math::ExpOp>(exp)
+                         : nullptr;
+  if (!expOp)
     return {};
-  Operation *expOp = getYielded<math::ExpOp>(exp);
-  OpOperand *shiftedInput =
-      expOp ? getInputOf(exp, expOp->getOperand(0)) : nullptr;
+  // From here on `div` divides exponentials by one value per row: a
+  // softmax's last step (a layer norm's division is not). What fails now
+  // is worth a remark.
+  auto reject = [&](const Twine &reason) -> Value {
+    why =
+        ("exponentials divided by a row value, not a softmax: " + reason).str();
+    return {};
+  };
+  if (!isRowReductionOf<arith::AddFOp>(sum, exps, /*zeroInit=*/true))
+    return reject("the divisor is not the row sum of the dividend");
+  OpOperand *shiftedInput = getInputOf(exp, expOp->getOperand(0));
   if (!shiftedInput || !exp.getMatchingIndexingMap(shiftedInput).isIdentity())
-    return {};
+    return reject("exp does not read its operand elementwise");
   auto sub = shiftedInput->get().getDefiningOp<linalg::GenericOp>();
-  if (!sub || !isElementwise(sub) || sub.getNumDpsInputs() != 2)
-    return {};
-  Operation *difference = getYielded<arith::SubFOp>(sub);
+  Operation *difference =
+      sub && isElementwise(sub) && sub.getNumDpsInputs() == 2
+          ? getYielded<arith::SubFOp>(sub)
+          : nullptr;
   if (!difference)
-    return {};
+    return reject("exp's operand is not the scores minus a row value");
   OpOperand *scores = getInputOf(sub, difference->getOperand(0));
   OpOperand *max = getInputOf(sub, difference->getOperand(1));
   if (!scores || !max || !sub.getMatchingIndexingMap(scores).isIdentity() ||
-      !isRowMap(sub.getMatchingIndexingMap(max)) ||
-      !isRowReductionOf<arith::MaximumFOp, arith::MaxNumFOp>(
+      !isRowMap(sub.getMatchingIndexingMap(max)))
+    return reject("exp's operand is not the scores minus a row value");
+  if (!isRowReductionOf<arith::MaximumFOp, arith::MaxNumFOp>(
           max->get(), scores->get(), /*zeroInit=*/false))
-    return {};
+    return reject("the value subtracted from each row is not the row's "
+                  "maximum");
   if (getElementTypeOrSelf(scores->get().getType()) !=
       getElementTypeOrSelf(div->getResult(0).getType()))
-    return {};
+    return reject("the scores' element type is not the result's");
   for (Value row : {sum, max->get()}) {
     steps.push_back(row.getDefiningOp());
     steps.push_back(throughTrailingUnitExpand(row).getDefiningOp());
@@ -817,15 +833,20 @@ static Value matchDecomposedSoftmax(linalg::GenericOp div,
   return scores->get();
 }
 
-/// Every decomposed softmax in `root` as the linalg.softmax it computes.
-static void recomposeSoftmaxes(Operation *root) {
+/// Every decomposed softmax in `root` as the linalg.softmax it computes;
+/// with `explain`, a remark on each division of exponentials by a row
+/// value that is not one, saying why.
+static void recomposeSoftmaxes(Operation *root, bool explain) {
   SmallVector<std::pair<linalg::GenericOp, Value>> found;
   llvm::SetVector<Operation *> steps;
   root->walk([&](linalg::GenericOp div) {
     SmallVector<Operation *> divSteps;
-    if (Value scores = matchDecomposedSoftmax(div, divSteps)) {
+    Rejection why;
+    if (Value scores = matchDecomposedSoftmax(div, divSteps, why)) {
       found.push_back({div, scores});
       steps.insert(divSteps.begin(), divSteps.end());
+    } else if (explain && !why.empty()) {
+      div.emitRemark("attn-raise-attention: not raised: ") << why;
     }
   });
   for (auto [div, scores] : found) {
@@ -847,7 +868,7 @@ struct RaiseAttentionPass
   using AttnRaiseAttentionBase::AttnRaiseAttentionBase;
 
   void runOnOperation() override {
-    recomposeSoftmaxes(getOperation());
+    recomposeSoftmaxes(getOperation(), explain);
     SmallVector<linalg::SoftmaxOp> candidates;
     getOperation()->walk(
         [&](linalg::SoftmaxOp op) { candidates.push_back(op); });

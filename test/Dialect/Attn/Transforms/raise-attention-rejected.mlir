@@ -171,7 +171,8 @@ func.func @rows_split(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>,
 
 // exp(s - m) / sum(exp(s - m)) with m the row *sum* rather than the row
 // max: the same function, but exp may overflow where softmax does not, so
-// it is not taken for a softmax (no linalg.softmax appears, no remark).
+// it is not taken for a softmax (no linalg.softmax appears), and the
+// division says why.
 // CHECK-LABEL: func.func @shift_not_max
 // CHECK-NOT: linalg.softmax
 // CHECK: math.exp
@@ -200,9 +201,67 @@ func.func @shift_not_max(%s: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %a = arith.addf %in, %acc : f32
     linalg.yield %a : f32
   } -> tensor<4xf32>
+  // expected-remark @below {{attn-raise-attention: not raised: exponentials divided by a row value, not a softmax: the value subtracted from each row is not the row's maximum}}
   %p = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]} ins(%e, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%init : tensor<4x8xf32>) {
   ^bb0(%in: f32, %ss: f32, %out: f32):
     %q = arith.divf %in, %ss : f32
+    linalg.yield %q : f32
+  } -> tensor<4x8xf32>
+  return %p : tensor<4x8xf32>
+}
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// exp(s) / sum(exp(s)) with nothing subtracted: softmax in exact
+// arithmetic, but exp overflows for scores above 88 where softmax does
+// not: said, not raised.
+// CHECK-LABEL: func.func @no_shift
+// CHECK-NOT: linalg.softmax
+func.func @no_shift(%s: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r_init = tensor.empty() : tensor<4xf32>
+  %r_zero = linalg.fill ins(%zero : f32) outs(%r_init : tensor<4xf32>) -> tensor<4xf32>
+  %init = tensor.empty() : tensor<4x8xf32>
+  %e = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %ex = math.exp %in : f32
+    linalg.yield %ex : f32
+  } -> tensor<4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%e : tensor<4x8xf32>) outs(%r_zero : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %in, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  // expected-remark @below {{attn-raise-attention: not raised: exponentials divided by a row value, not a softmax: exp's operand is not the scores minus a row value}}
+  %p = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]} ins(%e, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %ss: f32, %out: f32):
+    %q = arith.divf %in, %ss : f32
+    linalg.yield %q : f32
+  } -> tensor<4x8xf32>
+  return %p : tensor<4x8xf32>
+}
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A layer norm's division (x - mean) / row value: no exponentials, no
+// softmax, no remark.
+// CHECK-LABEL: func.func @layer_norm_division
+func.func @layer_norm_division(%x: tensor<4x8xf32>, %d: tensor<4xf32>) -> tensor<4x8xf32> {
+  %init = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]} ins(%y, %d : tensor<4x8xf32>, tensor<4xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %dd: f32, %out: f32):
+    %q = arith.divf %in, %dd : f32
     linalg.yield %q : f32
   } -> tensor<4x8xf32>
   return %p : tensor<4x8xf32>

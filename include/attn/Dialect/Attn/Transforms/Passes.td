@@ -62,7 +62,9 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
     every indexing map, the zero accumulators, the constant scale, the
     element types. Anything else is left as it is; with `explain`, every
     candidate gets a remark that says that it was raised, or the first
-    check that failed.
+    check that failed, and so does every division of exponentials by a row
+    value that is not taken for a softmax (`exp(s) / sum(exp(s))` without
+    the row maximum subtracted, a divisor other than the row sum).
   }];
   let dependentDialects = [
     "::mlir::attn::AttnDialect",
@@ -71,7 +73,8 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
   ];
   let options = [
     Option<"explain", "explain", "bool", /*default=*/"false",
-           "a remark on every linalg.softmax: raised, or why not">,
+           "a remark on every linalg.softmax (raised, or why not) and on "
+           "every decomposed near-softmax (why it is not one)">,
   ];
 }
 
