@@ -9,6 +9,7 @@
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/Conversion/AttnToLinalg/AttnToLinalg.h"
+#include "attn/Conversion/Bf16MemoryAsI16/Bf16MemoryAsI16.h"
 #include "attn/Conversion/CheckAbi/CheckAbi.h"
 #include "attn/Conversion/CpuAllocatorHooks/CpuAllocatorHooks.h"
 

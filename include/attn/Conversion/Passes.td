@@ -215,6 +215,22 @@ def AttnCpuAllocatorHooks
   }];
 }
 
+def AttnBf16MemoryAsI16 : Pass<"attn-bf16-memory-as-i16"> {
+  let summary = "Load and store bf16 vectors as i16 vectors (an LLVM 22 X86 workaround)";
+  let description = [{
+    Runs on the LLVM dialect. Every `llvm.load` and `llvm.store` of a
+    vector of bf16 whose length is 1 more than a multiple of 8 (9, 17,
+    ...) loads or stores the vector of i16 with the same bits, with an
+    `llvm.bitcast` between: LLVM 22's X86 backend, on CPUs with
+    AVX512-BF16, stops with "Do not know how to soft promote this
+    operator's operand" on a load of `<17 x bfloat>` stored unchanged (a
+    row copy of a bf16 tensor whose rows have 17 elements: what
+    `attn-vectorize-tiles` makes of a copy of K's rows at D = 17, found by
+    attn-gen-fuzzer). Other lengths, element types and targets are left as
+    they are; the bits loaded and stored are the same.
+  }];
+}
+
 def AttnGpuHostMemory : Pass<"attn-gpu-host-memory", "::mlir::ModuleOp"> {
   let summary = "Put the host code's buffers in device memory";
   let description = [{

@@ -5,6 +5,11 @@
 // RUN: attn-run %s --check --entry=kv_lens_window_f16 | FileCheck %s
 // RUN: attn-run %s --check --entry=score_mod_dropout_bf16 | FileCheck %s
 // RUN: attn-run %s --check --entry=block_classes_unaligned | FileCheck %s
+// RUN: attn-run %s --check --entry=score_mod_index_terms --input-shapes=3x1x130x38,3x1x16x38 | FileCheck %s
+// RUN: attn-run %s --check --entry=gqa_bf16_rows_of_17 --input-shapes=1x2x16x17,1x2x138x17, | FileCheck %s
+// The same, compiled for a CPU with AVX512-BF16 (on any x86-64 host):
+// RUN: attnc %s --emit=obj --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids -o %t.spr.o
+// RUN: attnc %s --emit=obj --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline=lowering=reference -o %t.spr-ref.o
 // --check compares with a float64 build of the same lowering; the same forms
 // against the independent NumPy oracle (attn_check.py):
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --Sq 5 --Skv 7 | FileCheck %s
@@ -61,4 +66,39 @@ func.func @block_classes_unaligned(%q: tensor<1x2x189x48xf32>, %k: tensor<1x1x65
   %p = attn.weights %q, %k mask(%mask : tensor<2x1x65xi1>) block_classes(%classes : tensor<1x2x4x2xi8>) outs(%e) block_size = [56, 61]
      : tensor<1x2x189x48xf32>, tensor<1x1x65x48xf32> -> tensor<1x2x189x65xf32>
   return %p : tensor<1x2x189x65xf32>
+}
+
+// A score_mod term computed from the indices alone, (j - i) / 8, added to
+// the score, D dynamic (a fuzzer's finding: the row's vectorisation made
+// the term a malformed reduction and the folder crashed).
+func.func @score_mod_index_terms(%q: tensor<3x1x130x?xf32>, %k: tensor<3x1x16x?xf32>)
+    -> tensor<3x1x130x16xf32> {
+  %e = tensor.empty() : tensor<3x1x130x16xf32>
+  %p = attn.weights %q, %k outs(%e) scale = 1.0
+     : tensor<3x1x130x?xf32>, tensor<3x1x16x?xf32> -> tensor<3x1x130x16xf32>
+     score_mod {
+     ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+       %d = arith.subi %j, %i : index
+       %di = arith.index_cast %d : index to i64
+       %df = arith.sitofp %di : i64 to f32
+       %c = arith.constant 0.125 : f32
+       %bias = arith.mulf %df, %c : f32
+       %r = arith.addf %s, %bias : f32
+       attn.yield %r : f32
+     }
+  return %p : tensor<3x1x130x16xf32>
+}
+
+// bf16 K with rows of 17 elements and a dynamic number of heads, copied a
+// row at a time for the query heads (a fuzzer's finding: LLVM 22's X86
+// backend stopped on the copy of a <17 x bfloat> on AVX512-BF16 CPUs;
+// attn-bf16-memory-as-i16).
+func.func @gqa_bf16_rows_of_17(%q: tensor<1x2x?x17xbf16>, %k: tensor<1x?x138x17xbf16>, %seed: tensor<i64>)
+    -> tensor<1x2x?x138xbf16> {
+  %c2 = arith.constant 2 : index
+  %rows = tensor.dim %q, %c2 : tensor<1x2x?x17xbf16>
+  %e = tensor.empty(%rows) : tensor<1x2x?x138xbf16>
+  %p = attn.weights %q, %k dropout_seed(%seed : tensor<i64>) outs(%e) causal dropout = 0.5
+     : tensor<1x2x?x17xbf16>, tensor<1x?x138x17xbf16> -> tensor<1x2x?x138xbf16>
+  return %p : tensor<1x2x?x138xbf16>
 }

@@ -619,6 +619,44 @@ static linalg::LinalgOp dropInnerUnitDims(RewriterBase &rewriter,
   return cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
 }
 
+/// A row `op` (vector sizes `sizes`, 1 but for the last dimension) whose
+/// body reads loop indices, as the generic over its dimensions of other
+/// sizes than 1, with the vector sizes of those. LLVM 22's vectoriser
+/// makes the innermost index a 1-D `vector.step`; a value computed from it
+/// alone (a score_mod's `j - i`) then stays 1-D, and combined with the
+/// [1, .., n] output (`out + bias`) it becomes a vector.multi_reduction
+/// from the 1-D vector to the N-D one, which does not verify and crashes
+/// the folder. With the unit dimensions gone both are 1-D. Other rows are
+/// returned as they are.
+static std::pair<linalg::LinalgOp, SmallVector<int64_t>>
+dropRowUnitDims(RewriterBase &rewriter, linalg::LinalgOp op,
+                ArrayRef<int64_t> sizes) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<unsigned> unit;
+  for (auto [dim, range] : llvm::enumerate(ranges))
+    if (range == 1 && dim + 1 < ranges.size())
+      unit.push_back(dim);
+  if (!generic || unit.empty() ||
+      generic.getBody()->getOps<linalg::IndexOp>().empty())
+    return {op, llvm::to_vector(sizes)};
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  control.controlFn = [&](Operation *) { return unit; };
+  rewriter.setInsertionPoint(generic);
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, generic, control);
+  if (failed(dropped))
+    return {op, llvm::to_vector(sizes)};
+  rewriter.replaceOp(generic, dropped->replacements);
+  SmallVector<int64_t> kept;
+  for (auto [dim, size] : llvm::enumerate(sizes))
+    if (!llvm::is_contained(unit, dim))
+      kept.push_back(size);
+  return {cast<linalg::LinalgOp>(dropped->resultOp.getOperation()), kept};
+}
+
 /// Applies the canonicalisation patterns of every loaded dialect and
 /// registered op: it folds the peeled blocks' sizes into static types.
 static LogicalResult canonicalize(Operation *root) {
@@ -1007,7 +1045,8 @@ LogicalResult attn::vectorizeTiles(Operation *root,
   });
   for (linalg::LinalgOp op : rows) {
     auto sizes = cast<DenseI64ArrayAttr>(op->removeAttr(kRowMarker));
-    vectorizeInPlace(rewriter, op, sizes.asArrayRef());
+    auto [row, rowSizes] = dropRowUnitDims(rewriter, op, sizes.asArrayRef());
+    vectorizeInPlace(rewriter, row, rowSizes);
   }
 
   // 2b. Static blocks become vector code; partial ones stay scalar.

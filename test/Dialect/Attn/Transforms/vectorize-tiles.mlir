@@ -244,3 +244,48 @@ func.func @ten_by_ten(%a: tensor<10x64xf32>, %b: tensor<64x10xf32>, %c: tensor<1
   %r = linalg.matmul ins(%a, %b : tensor<10x64xf32>, tensor<64x10xf32>) outs(%c : tensor<10x10xf32>) -> tensor<10x10xf32>
   return %r : tensor<10x10xf32>
 }
+
+// -----
+
+// A row whose added term is computed from loop indices alone (a score_mod's
+// (j - i) / 8, found by attn-gen-fuzzer): the row is vectorised as a 1-D
+// generic, so that the index vector and the row are the same shape (LLVM
+// 22's vectoriser made the 1-D term a reduction into the [1, 1, 1, 16]
+// row, which crashed the folder).
+#row_map = affine_map<(d0) -> (-d0 + 130, 64)>
+#row_id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#row_at = affine_map<(d0)[s0] -> (d0 + s0)>
+// CHECK-LABEL: func.func @row_of_index_terms
+// CHECK: scf.forall (%{{.*}}, %[[R0:.*]]) =
+// CHECK: scf.for %[[R:.*]] = %c0
+// CHECK: %[[ROW:.*]] = vector.transfer_read %{{.*}}[%c0], %{{.*}} {in_bounds = [true]} : tensor<16xf32>, vector<16xf32>
+// CHECK: %[[I:.*]] = arith.addi %[[R0]], %[[R]] : index
+// CHECK: %[[J:.*]] = vector.step : vector<16xindex>
+// CHECK: %[[IB:.*]] = vector.broadcast %[[I]] : index to vector<16xindex>
+// CHECK: arith.subi %[[J]], %[[IB]] : vector<16xindex>
+// CHECK: %[[SUM:.*]] = arith.addf %[[ROW]], %{{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write %[[SUM]]
+// CHECK-NOT: vector.multi_reduction
+func.func @row_of_index_terms(%t0: tensor<3x1x130x16xf32>) -> tensor<3x1x130x16xf32> {
+  %cst = arith.constant 0.125 : f32
+  %r = scf.forall (%b, %r0) = (0, 0) to (3, 130) step (1, 64) shared_outs(%o = %t0) -> (tensor<3x1x130x16xf32>) {
+    %n = affine.min #row_map(%r0)
+    %t = tensor.extract_slice %o[%b, 0, %r0, 0] [1, 1, %n, 16] [1, 1, 1, 1] : tensor<3x1x130x16xf32> to tensor<1x1x?x16xf32>
+    %s = linalg.generic {indexing_maps = [#row_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%t : tensor<1x1x?x16xf32>) {
+    ^bb0(%out: f32):
+      %i0 = linalg.index 2 : index
+      %i = affine.apply #row_at(%r0)[%i0]
+      %j = linalg.index 3 : index
+      %d = arith.subi %j, %i : index
+      %di = arith.index_cast %d : index to i64
+      %df = arith.sitofp %di : i64 to f32
+      %bias = arith.mulf %df, %cst : f32
+      %sum = arith.addf %out, %bias : f32
+      linalg.yield %sum : f32
+    } -> tensor<1x1x?x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %o[%b, 0, %r0, 0] [1, 1, %n, 16] [1, 1, 1, 1] : tensor<1x1x?x16xf32> into tensor<3x1x130x16xf32>
+    }
+  }
+  return %r : tensor<3x1x130x16xf32>
+}
