@@ -577,6 +577,25 @@ static void lowerDotBlock(RewriterBase &rewriter, linalg::LinalgOp op,
                                           ArrayRef<bool>{true, true}));
 }
 
+/// `generic` without its unit dimensions `dims` (slices of rank-reduced
+/// operands in and out), replacing it; null where upstream cannot drop
+/// them.
+static linalg::LinalgOp dropDims(RewriterBase &rewriter,
+                                 linalg::GenericOp generic,
+                                 ArrayRef<unsigned> dims) {
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  control.controlFn = [&](Operation *) { return llvm::to_vector(dims); };
+  rewriter.setInsertionPoint(generic);
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, generic, control);
+  if (failed(dropped))
+    return {};
+  rewriter.replaceOp(generic, dropped->replacements);
+  return cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+}
+
 /// `block` (a static register block) without its unit dimensions that
 /// follow a longer one in the result (other than the M, N and K it is
 /// blocked on): a packed right operand's panel index ([M, N / panel,
@@ -606,17 +625,8 @@ static linalg::LinalgOp dropInnerUnitDims(RewriterBase &rewriter,
   }
   if (inner.empty())
     return block;
-  linalg::ControlDropUnitDims control;
-  control.rankReductionStrategy =
-      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
-  control.controlFn = [&](Operation *) { return inner; };
-  rewriter.setInsertionPoint(generic);
-  FailureOr<linalg::DropUnitDimsResult> dropped =
-      linalg::dropUnitDims(rewriter, generic, control);
-  if (failed(dropped))
-    return block;
-  rewriter.replaceOp(generic, dropped->replacements);
-  return cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+  linalg::LinalgOp dropped = dropDims(rewriter, generic, inner);
+  return dropped ? dropped : block;
 }
 
 /// A row `op` (vector sizes `sizes`, 1 but for the last dimension) whose
@@ -640,21 +650,14 @@ dropRowUnitDims(RewriterBase &rewriter, linalg::LinalgOp op,
   if (!generic || unit.empty() ||
       generic.getBody()->getOps<linalg::IndexOp>().empty())
     return {op, llvm::to_vector(sizes)};
-  linalg::ControlDropUnitDims control;
-  control.rankReductionStrategy =
-      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
-  control.controlFn = [&](Operation *) { return unit; };
-  rewriter.setInsertionPoint(generic);
-  FailureOr<linalg::DropUnitDimsResult> dropped =
-      linalg::dropUnitDims(rewriter, generic, control);
-  if (failed(dropped))
+  linalg::LinalgOp dropped = dropDims(rewriter, generic, unit);
+  if (!dropped)
     return {op, llvm::to_vector(sizes)};
-  rewriter.replaceOp(generic, dropped->replacements);
   SmallVector<int64_t> kept;
   for (auto [dim, size] : llvm::enumerate(sizes))
     if (!llvm::is_contained(unit, dim))
       kept.push_back(size);
-  return {cast<linalg::LinalgOp>(dropped->resultOp.getOperation()), kept};
+  return {dropped, kept};
 }
 
 /// Applies the canonicalisation patterns of every loaded dialect and
