@@ -176,7 +176,8 @@ void addChecks(func::FuncOp fn) {
     Value argument = arith::ConstantIntOp::create(b, loc, position, 64);
     int64_t rank = compiled.getRank();
     // Sizes the type fixes, then dense row-major strides of the sizes
-    // given (any stride for a dimension of size 1: it is never stepped).
+    // given (any stride for a dimension of size 1: it is never stepped;
+    // any strides for a buffer of no elements).
     Value elements = index(1);
     SmallVector<Value> expectedStrides(rank);
     for (int64_t d = rank - 1; d >= 0; --d) {
@@ -202,10 +203,17 @@ void addChecks(func::FuncOp fn) {
                         i64(index(0)), i64(size)});
       }
     }
+    // An empty buffer is never read: any strides (NumPy gives an empty
+    // array strides of 0).
+    Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           elements, index(0));
     for (int64_t d = 0; d < rank; ++d) {
       Value stride = metadata.getStrides()[d];
-      Value stepped = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                            metadata.getSizes()[d], index(1));
+      Value stepped = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                metadata.getSizes()[d], index(1)),
+          nonEmpty);
       Value differs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                             stride, expectedStrides[d]);
       mismatch.check(b, loc, arith::AndIOp::create(b, loc, stepped, differs),
