@@ -17,7 +17,7 @@
 // architecture, so that one host fuzzes the code other hosts get
 // (`ATTN_FUZZ_MCPU=znver3 ATTN_FUZZ_MATTR=-sse4a` on an Intel AVX-512 host
 // runs AVX2 code with AVX2's register blocks); a CPU with extensions the
-// host lacks is refused at the first input (the JIT's check).
+// host lacks is refused before the first input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +35,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <cstdlib>
 #include <fuzzer/FuzzedDataProvider.h>
@@ -61,8 +62,15 @@ const HostTarget &getHost() {
     if (const char *features = std::getenv("ATTN_FUZZ_MATTR"))
       result.options.features = features;
     auto model = CpuTargetModel::get(result.options);
-    if (!model) {
-      llvm::errs() << "attn-gen-fuzzer: " << llvm::toString(model.takeError())
+    llvm::Error error = model ? llvm::Error::success() : model.takeError();
+    // A CPU the host cannot run (ATTN_FUZZ_MCPU) is a setup error, not a
+    // finding of the first input.
+    if (!error) {
+      auto machine = createCpuTargetMachine(result.options);
+      error = machine ? checkRunsOnHost(**machine) : machine.takeError();
+    }
+    if (error) {
+      llvm::errs() << "attn-gen-fuzzer: " << llvm::toString(std::move(error))
                    << "\n";
       std::abort();
     }

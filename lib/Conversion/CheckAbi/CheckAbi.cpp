@@ -235,8 +235,7 @@ void addChecks(func::FuncOp fn) {
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, pointer,
                               index(0)),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, elements,
-                              index(0)));
+        nonEmpty);
     mismatch.check(b, loc, null,
                    {argument, none, kindValue(AbiMismatch::Null),
                     arith::ConstantIntOp::create(b, loc, 1, 64),

@@ -124,11 +124,6 @@ attn::createCpuTargetMachine(const CpuTargetOptions &options) {
 }
 
 llvm::Error attn::checkRunsOnHost(const llvm::TargetMachine &machine) {
-  const llvm::Triple &triple = machine.getTargetTriple();
-  if (!runsOnHost(triple))
-    return llvm::createStringError("code for '" + triple.str() +
-                                   "' does not run on this machine (" +
-                                   llvm::sys::getDefaultTargetTriple() + ")");
   // The host's map holds the extensions its CPU identification reports
   // (tuning flags, which differ between CPUs of one ISA, are not in it).
   // Extensions of system and library instructions, which code generation

@@ -51,10 +51,10 @@ struct CpuTargetOptions {
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createCpuTargetMachine(const CpuTargetOptions &options);
 
-/// Succeeds when code from `machine` runs on this machine: the triple is
-/// the host's and the target uses no instruction set extension this CPU
-/// lacks (`--mcpu=znver3` on an Intel host uses SSE4a); the error names
-/// the CPU and the missing features.
+/// Succeeds when code from `machine`, for the host's triple (isHostTriple),
+/// uses no instruction set extension this CPU lacks (`--mcpu=znver3` on an
+/// Intel host uses SSE4a); the error names the CPU and the missing
+/// features.
 llvm::Error checkRunsOnHost(const llvm::TargetMachine &machine);
 
 /// Whether code for `triple` (empty: the host's) runs on this machine's OS
