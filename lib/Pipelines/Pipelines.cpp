@@ -34,6 +34,13 @@ using namespace mlir::attn;
 /// a block's f32 scores (64 x Skv) stay in the L2 for Skv up to thousands.
 constexpr int64_t kWeightsRows = 64;
 
+/// Rows of a contraction outside attention tiles per parallel iteration
+/// (attn-parallelize-contractions). A power of two, not a multiple of the
+/// register block (5 x 12 + 4 rows on AVX-512): the rows of a product are
+/// most often a multiple of 64, and blocks of 60 left a smaller last block
+/// (3-8% slower on an Emerald Rapids, benchmarks/RESULTS.md, session 26).
+constexpr int64_t kProjectionRows = 64;
+
 /// attn ops to linalg/scf on tensors: attention written in linalg raised
 /// into attn.sdpa if `raise`, the softmaxes left decomposed, multihead
 /// decomposition, `tile` (block classification, then attn-tile on
@@ -134,6 +141,10 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
            "contraction-depth");
   override(config.contractionColumns, options.contractionColumns,
            "contraction-columns");
+  override(config.contractionMBlock, options.contractionMBlock,
+           "contraction-m-block");
+  override(config.contractionNBlock, options.contractionNBlock,
+           "contraction-n-block");
   config.maxMBlock = config.mBlock;
   while (!options.mBlock &&
          CpuKernelConfig::getLiveRegisters(config.maxMBlock + 1, config.nBlock,
@@ -188,24 +199,27 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
         options.decodeKeyChunks,
         /*valuePanel=*/options.vectorize && options.valuePanels ? config.nBlock
                                                                 : 0};
-  // Projections read their weights from panels as wide as a register
+  // Projections read their weights from panels as wide as their register
   // block.
   std::optional<int64_t> panel;
   if (options.vectorize)
-    panel = config.nBlock;
+    panel = config.contractionNBlock;
   addAttentionLowering(pm, tile, /*approximateExp=*/true, panel,
                        /*raise=*/tile.has_value() && options.raiseAttention,
                        options.explain);
   // Contractions outside the attention's parallel loop (the multihead
-  // projections) get a parallel loop of their own.
-  if (options.threads)
-    pm.addPass(
-        createAttnParallelizeContractions(AttnParallelizeContractionsOptions{
-            /*rows=*/64, config.contractionColumns, config.contractionDepth}));
+  // projections) get a parallel loop of their own, over row blocks blocked
+  // for the cache (a serial loop with threads=false: the same blocks, and
+  // the same register blocks, on one thread).
+  pm.addPass(createAttnParallelizeContractions(
+      AttnParallelizeContractionsOptions{kProjectionRows,
+                                         config.contractionColumns,
+                                         config.contractionDepth}));
   if (options.vectorize)
     pm.addPass(createAttnVectorizeTiles(AttnVectorizeTilesOptions{
         config.mBlock, config.nBlock, config.maxRowElements, config.bf16Dot,
-        config.maxMBlock, static_cast<int64_t>(target.getF32Lanes())}));
+        config.maxMBlock, static_cast<int64_t>(target.getF32Lanes()),
+        config.contractionMBlock, config.contractionNBlock}));
 
   // The tiled loop carries (max, sum, acc) tiles whose new values are
   // computed out of place; they may be fresh buffers each iteration.

@@ -103,6 +103,17 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Output columns per cache block of such a contraction "
                      "(0: from the target's L2)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionMBlock{
+      *this, "contraction-m-block",
+      llvm::cl::desc("Output rows per register block of such a contraction "
+                     "(0: what fits the target's register file)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionNBlock{
+      *this, "contraction-n-block",
+      llvm::cl::desc("Output columns per register block of such a "
+                     "contraction, and the width of the weight panels it "
+                     "reads (0: two of the target's vectors)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("bf16 attention contracts bf16 pairs with the "

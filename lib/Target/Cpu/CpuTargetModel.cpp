@@ -298,10 +298,12 @@ void CpuKernelConfig::print(llvm::raw_ostream &os) const {
   os << llvm::formatv("kernel: q-tile={0} kv-tile={1} m-block={2} "
                       "n-block={3} row-elements={4} bf16-dot={5} "
                       "small-head-kv-tile={6} contraction-depth={7} "
-                      "contraction-columns={8} max-m-block={9}\n",
+                      "contraction-columns={8} max-m-block={9} "
+                      "contraction-m-block={10} contraction-n-block={11}\n",
                       qTile, kvTile, mBlock, nBlock, maxRowElements,
                       bf16Dot ? "true" : "false", smallHeadKvTile,
-                      contractionDepth, contractionColumns, maxMBlock);
+                      contractionDepth, contractionColumns, maxMBlock,
+                      contractionMBlock, contractionNBlock);
   os << reasons;
 }
 
@@ -444,10 +446,40 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
   // L2 1 MiB: 256 x 256 blocks take a 1024 x 4096 x 1024 product from 62
   // to 164 GFLOP/s, and no shape slower; 512 x 256 and 1024 x 128 within
   // the noise of it).
+  //
+  // Their register block: where attention's key tile stays in the L1 while
+  // the query rows go by, a projection's weight block (256 x 512 on
+  // AVX-512) lives in the L2 and each register block's rows of the other
+  // operand (one K step at a time, broadcast) in the L1. Every row vector
+  // of the block is then a load from the L2, so the block is two vectors
+  // wide and as tall as fits the registers: fewer L2 loads per FMA than
+  // attention's 4 x 64 (2 per 24 FMAs against 4 per 16). At most 12 rows
+  // (14 x 32 measured the same as 12 x 32 on an Emerald Rapids). AVX-512:
+  // 12 x 32, 24 accumulators; AVX2: 6 x 16, 12. On an Emerald Rapids a
+  // 1024 x 512 x 1536 product ran at 84% of the FMA peak on one core with
+  // 12 x 32 blocks against 79% with 4 x 64 (benchmarks/RESULTS.md,
+  // session 26).
+  constexpr int64_t kContractionVectors = 2, kMaxContractionRows = 12;
+  config.contractionNBlock = kContractionVectors * lanes;
+  config.contractionMBlock = 1;
+  while (config.contractionMBlock < kMaxContractionRows &&
+         CpuKernelConfig::getLiveRegisters(config.contractionMBlock + 1,
+                                           config.contractionNBlock,
+                                           target) <= registers)
+    ++config.contractionMBlock;
+  why << llvm::formatv(
+      "  contraction-m-block x contraction-n-block: {0} x {1}: {2} "
+      "accumulators + {3} row vectors + 1 broadcast = {4} of {5} vector "
+      "registers (at most {6} rows); weight panels of {1} columns\n",
+      config.contractionMBlock, config.contractionNBlock,
+      config.contractionMBlock * kContractionVectors, kContractionVectors,
+      CpuKernelConfig::getLiveRegisters(config.contractionMBlock,
+                                        config.contractionNBlock, target),
+      registers, kMaxContractionRows);
   constexpr int64_t kContractionDepth = 256;
   config.contractionDepth = kContractionDepth;
   int64_t weightBudget = static_cast<int64_t>(target.l2Bytes / 4);
-  config.contractionColumns = config.nBlock;
+  config.contractionColumns = config.contractionNBlock;
   while (kContractionDepth * config.contractionColumns * 2 * 4 <= weightBudget)
     config.contractionColumns *= 2;
   why << llvm::formatv(

@@ -16,7 +16,9 @@
 // ZNVER3: kernel: q-tile=192 kv-tile=64 m-block=6 n-block=16 row-elements=128
 // ZNVER3: 4 x 16 keeps only 8 accumulators, no more than FMA latency x pipes (8): 6 rows instead, q-tile 192 (a multiple of 6, 16 and the key tile; 304 KiB at D = 128, within the L2)
 // ZNVER3: m-block x n-block: 6 x 16: 12 accumulators + 2 row vectors + 1 broadcast = 15 of 16 vector registers
-// Projections' cache blocks from the L2 (512 KiB: a 128 KiB weight block).
+// Projections: 6 x 16 register blocks too, their cache blocks from the L2
+// (512 KiB: a 128 KiB weight block).
+// ZNVER3: contraction-m-block x contraction-n-block: 6 x 16: 12 accumulators + 2 row vectors + 1 broadcast = 15 of 16 vector registers (at most 12 rows); weight panels of 16 columns
 // ZNVER3: contraction-depth x contraction-columns: 256 x 128: a weight block of 128 KiB, at most a quarter of the L2 (128 KiB)
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.znver3.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.znver3.s --block-fmas 12 | FileCheck %s --check-prefix=HOT12
@@ -42,8 +44,11 @@
 // AVX512: vectors: 32 x 512 bits (16 f32 lanes), FMA yes
 // SPR: dot-product extensions: avx512bf16, amx-bf16
 // AVX512: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=64 row-elements=256
+// Projections stream their weight block from the L2: 12 x 32 blocks, two
+// row loads per 24 FMAs.
+// AVX512: contraction-m-block x contraction-n-block: 12 x 32: 24 accumulators + 2 row vectors + 1 broadcast = 27 of 32 vector registers (at most 12 rows); weight panels of 32 columns
 // SPR: contraction-depth x contraction-columns: 256 x 512: a weight block of 512 KiB, at most a quarter of the L2 (512 KiB)
-// Given explicitly, the cache blocks are those (16 panels of 64 columns,
+// Given explicitly, the cache blocks are those (32 panels of 32 columns,
 // 128 steps of K per block).
 // RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="contraction-depth=128 contraction-columns=1024" 2>&1 | FileCheck %s --check-prefix=GIVEN
 // GIVEN: kernel: {{.*}} contraction-depth=128 contraction-columns=1024
@@ -51,7 +56,7 @@
 // GIVEN: contraction-columns=1024: given explicitly
 // RUN: attn-opt %S/Inputs/matmul-1024x512x1536.mlir --attn-cpu-pipeline="target-cpu=sapphirerapids contraction-depth=128 contraction-columns=1024" --mlir-print-ir-after=attn-parallelize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=GIVEN-IR
 // GIVEN-IR: scf.forall (%{{.*}}) = (0) to (1024) step (64)
-// GIVEN-IR: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// GIVEN-IR: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
 // GIVEN-IR: scf.for %{{.*}} = %{{.*}} to %c512 step %c128
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=skylake-avx512 -o %t.skx.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.skx.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
@@ -59,6 +64,18 @@
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.spr.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
 // HOT16-COUNT-2: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads
 // HOT16: 2 hot loops (the largest 16 fma), 0 with spills or reloads
+// The projection blocks' K loop, on both AVX-512 CPUs and (6 x 16) AVX2,
+// threaded or not:
+// RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids -o %t.mm.spr.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.spr.s --block-fmas 24 | FileCheck %s --check-prefix=MM24
+// RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=skylake-avx512 --cpu-pipeline=threads=false -o %t.mm.skx.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.skx.s --block-fmas 24 | FileCheck %s --check-prefix=MM24
+// MM24: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 24 fma, 0 spills, 0 reloads
+// MM24: 1 hot loops (the largest 24 fma), 0 with spills or reloads
+// RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.mm.znver3.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.znver3.s --block-fmas 12 | FileCheck %s --check-prefix=MM12
+// MM12: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 12 fma, 0 spills, 0 reloads
+// MM12: 1 hot loops (the largest 12 fma), 0 with spills or reloads
 
 // AArch64 NEON (32 x 128-bit): 4 x 16, 16 accumulators. Neoverse V2's SVE
 // vectors are 128 bits too: no wider than NEON's, so the code stays NEON.
@@ -67,6 +84,9 @@
 // NV2: vectors: 32 x 128 bits (4 f32 lanes), FMA yes
 // NV2: dot-product extensions: bf16, i8mm, sve{{$}}
 // NV2: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=16 row-elements=64
+// NV2: contraction-m-block x contraction-n-block: 12 x 8: 24 accumulators
+// RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 -o %t.mm.nv2.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.nv2.s --block-fmas 24 | FileCheck %s --check-prefix=MM24
 // RUN: attnc %s --emit=asm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 -o %t.nv2.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.nv2.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
 // RUN: FileCheck %s --check-prefix=NEON < %t.nv2.s
@@ -127,13 +147,13 @@
 // it is given a target.
 // RUN: attn-opt %s --attn-cpu-pipeline --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=GENERIC
 // GENERIC: attn-tile{bf16-pairs=false decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=192 small-head-kv-tile=128 value-panel=16}
-// GENERIC: attn-vectorize-tiles{bf16-dot=false lanes=8 m-block=6 max-m-block=6 n-block=16 row-elements=128}
+// GENERIC: attn-vectorize-tiles{bf16-dot=false contraction-m-block=6 contraction-n-block=16 lanes=8 m-block=6 max-m-block=6 n-block=16 row-elements=128}
 // V in panels of the block's width (value-panel) unless value-panels=false.
 // RUN: attn-opt %s --attn-cpu-pipeline="value-panels=false" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPANELS
 // NOPANELS: attn-tile{{{.*}} value-panel=0}
 // RUN: attn-opt %s --attn-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=sapphirerapids" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTSPR
 // OPTSPR: attn-tile{bf16-pairs=false decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=128 small-head-kv-tile=128 value-panel=64}
-// OPTSPR: attn-vectorize-tiles{bf16-dot=false lanes=16 m-block=4 max-m-block=6 n-block=64 row-elements=256}
+// OPTSPR: attn-vectorize-tiles{bf16-dot=false contraction-m-block=12 contraction-n-block=32 lanes=16 m-block=4 max-m-block=6 n-block=64 row-elements=256}
 // RUN: not attn-opt %s --attn-cpu-pipeline="target-cpu=bogus" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTBAD
 // OPTBAD-NOT: not a recognized processor
 // OPTBAD: error: attn-cpu-pipeline: unknown CPU 'bogus' for {{.+}}

@@ -110,6 +110,10 @@ struct CpuKernelConfig {
   /// attn-parallelize-contractions): `contractionDepth` steps of K by
   /// `contractionColumns` columns of N of the right operand per block.
   int64_t contractionColumns = 0, contractionDepth = 0;
+  /// Register block of those contractions (attn-vectorize-tiles), whose
+  /// right operand streams from the L2: contractionNBlock is also the
+  /// width of the weight panels (attn-pack-weights).
+  int64_t contractionMBlock = 0, contractionNBlock = 0;
   /// bf16 contractions on bf16 pairs with `vdpbf16ps` (AVX512-BF16)
   /// instead of widened to f32.
   bool bf16Dot = false;
@@ -151,9 +155,11 @@ SmallVector<RegisterBlock> getRegisterBlocks(const CpuTargetModel &target,
 ///   the keys);
 /// - rows of up to 16 vector registers vectorised whole;
 /// - contractions outside attention (projections) blocked for the cache:
-///   256 steps of K by the most columns (a power-of-two multiple of the
+///   256 steps of K by the most columns (a power-of-two multiple of their
 ///   register block's) whose weight block fills at most a quarter of the
 ///   L2, leaving room for the row block's slices of both other operands;
+///   their register block two vectors wide and as tall as fits the
+///   registers, at most 12 rows;
 /// - bf16 contractions on `vdpbf16ps` where the target has AVX512-BF16 and
 ///   no AMX-BF16 (whose cores issue it at half the FMA rate).
 CpuKernelConfig chooseCpuKernelConfig(const CpuTargetModel &target);

@@ -152,6 +152,9 @@ struct AttnParallelizeContractionsPass
         if (!ShapedType::isDynamic(bounds[n]) && bounds[n] > size)
           sizes[n] = rewriter.getIndexAttr(size);
       }
+      // The blocks keep the marker (tiling clones the op with its
+      // attributes) for attn-vectorize-tiles' register blocks.
+      op->setAttr(attn::kCacheBlockedAttr, rewriter.getUnitAttr());
       scf::SCFTileAndFuseOptions options;
       options.setTilingOptions(forallTiling(sizes));
       options.setFusionControlFn(fuseIntoRowBlocks);

@@ -140,13 +140,15 @@ static std::pair<int64_t, int64_t> getDotBlock(int64_t rows, int64_t mBlock,
                  llvm::bit_floor(static_cast<uint64_t>(accumulators / m)))};
 }
 
-/// Tiles `op` by `sizes` (0: not tiled) into scf.for loops and replaces it
-/// with the result; the tiling, or failure.
+/// Tiles `op` by `sizes` (0: not tiled) into scf.for loops nested in the
+/// order `interchange` gives (default: the op's) and replaces it with the
+/// result; the tiling, or failure.
 static FailureOr<scf::SCFTilingResult>
 tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
-            ArrayRef<OpFoldResult> sizes) {
+            ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> interchange = {}) {
   scf::SCFTilingOptions options;
   options.setTileSizes(sizes);
+  options.setInterchange(interchange);
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), options);
@@ -155,7 +157,8 @@ tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
   return tiled;
 }
 
-/// Tiles `op` by `sizes` into blocks marked `marker`, then peels the tiled
+/// Tiles `op` by `sizes` into blocks marked `marker` (loops nested as
+/// `interchange` orders them), then peels the tiled
 /// loops but the last `unpeeled` (a K loop), so that all blocks but the
 /// last along each peeled loop are static. A loop whose trip count is a
 /// static multiple of its step needs no peeling, and peeling says so by
@@ -163,8 +166,10 @@ tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
 static LogicalResult tileIntoMarkedBlocks(RewriterBase &rewriter,
                                           linalg::LinalgOp op,
                                           ArrayRef<OpFoldResult> sizes,
-                                          StringRef marker, size_t unpeeled) {
-  FailureOr<scf::SCFTilingResult> tiled = tileInPlace(rewriter, op, sizes);
+                                          StringRef marker, size_t unpeeled,
+                                          ArrayRef<int64_t> interchange = {}) {
+  FailureOr<scf::SCFTilingResult> tiled =
+      tileInPlace(rewriter, op, sizes, interchange);
   if (failed(tiled))
     return failure();
   for (Operation *block : tiled->tiledOps)
@@ -173,6 +178,59 @@ static LogicalResult tileIntoMarkedBlocks(RewriterBase &rewriter,
     scf::ForOp partial;
     if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation()))
       (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+  }
+  return success();
+}
+
+/// Rows per block of the rows that register blocks of mBlock rows leave
+/// over, when the row count is known only at run time (see
+/// tileDynamicRows): 4 x n-block blocks keep at least 8 accumulators on
+/// every target the model knows (FMA latency x pipes).
+static constexpr int64_t kRemainderRows = 4;
+
+/// Tiles `op`, whose innermost M (loop `m`) is its only loop of a size
+/// known only at run time, into register blocks of `sizes` (`sizes[m]`
+/// rows) and peels them, then the rows they leave over into blocks of
+/// kRemainderRows rows, then of one row (loops nested as `interchange`
+/// orders them): static blocks all, which become
+/// vector code (the last row block of a projection whose rows its row
+/// blocks do not divide; 4 rows of 256 left as scalar loops took a 256 x
+/// 512 x 512 product from 259 to 204 GFLOP/s on an Emerald Rapids).
+static LogicalResult tileDynamicRows(RewriterBase &rewriter,
+                                     linalg::LinalgOp op, unsigned m,
+                                     SmallVector<OpFoldResult> sizes,
+                                     ArrayRef<int64_t> interchange) {
+  int64_t mBlock = *getConstantIntValue(sizes[m]);
+  SmallVector<int64_t> levels = {mBlock};
+  for (int64_t rows : {kRemainderRows, int64_t{1}})
+    if (rows < levels.back())
+      levels.push_back(rows);
+  for (int64_t rows : levels) {
+    // A loop over blocks of `rows` rows, peeled: `rows` rows in each
+    // iteration of the main loop, fewer in the partial one.
+    SmallVector<OpFoldResult> rowSizes(op.getNumLoops(),
+                                       rewriter.getIndexAttr(0));
+    rowSizes[m] = rewriter.getIndexAttr(rows);
+    FailureOr<scf::SCFTilingResult> split = tileInPlace(rewriter, op, rowSizes);
+    if (failed(split) || split->loops.empty())
+      return failure();
+    auto loop = dyn_cast<scf::ForOp>(split->loops.front().getOperation());
+    scf::ForOp partial;
+    bool peeled =
+        rows > 1 && loop &&
+        succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial));
+    sizes[m] = rewriter.getIndexAttr(rows);
+    if (failed(tileIntoMarkedBlocks(
+            rewriter, cast<linalg::LinalgOp>(split->tiledOps.front()), sizes,
+            kBlockMarker, /*unpeeled=*/1, interchange)))
+      return failure();
+    if (!peeled)
+      return success();
+    linalg::LinalgOp rest;
+    partial.walk([&](linalg::LinalgOp inner) { rest = inner; });
+    if (!rest)
+      return success();
+    op = rest;
   }
   return success();
 }
@@ -189,9 +247,9 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   bool dot = isDotForm(op, *blockable);
 
   // Loops in the order (batch..., outer N..., M..., N, K[, pair]), which
-  // the tiled loop nest (K innermost, for the accumulator hoisting) and the
-  // outer-product lowering of the blocks both want. A generic is reordered;
-  // a named op in another order is left alone.
+  // the outer-product lowering of the blocks wants (unit dimensions
+  // leading). A generic is reordered; a named op in another order is left
+  // alone.
   ArrayRef<unsigned> outerN = ArrayRef(dims->n).drop_back();
   SmallVector<unsigned> order(dims->batch.begin(), dims->batch.end());
   order.append(outerN.begin(), outerN.end());
@@ -216,13 +274,28 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   // innermost M in mBlock rows, N in nBlock columns, K one step at a time,
   // the pair whole.
   unsigned m = dims->batch.size() + outerN.size() + dims->m.size() - 1;
+  unsigned n = m + 1;
+  // The tiled loops, though, nest as (batch..., M..., outer N..., N, K):
+  // a block's rows of the left operand stay in the L1 while the right
+  // operand's panels (outer N) go by, each read from the cache once per
+  // row block, and K innermost for the accumulator hoisting. (With the
+  // panels outside, every 4-row block read a 256 x 64 weight panel from
+  // the L2: 0.68x OpenBLAS on a 1024 x 512 x 1536 product on an Emerald
+  // Rapids, 0.93x this way; benchmarks/RESULTS.md, session 26.)
+  SmallVector<int64_t> interchange =
+      llvm::to_vector(llvm::seq<int64_t>(0, dims->batch.size()));
+  unsigned firstM = dims->batch.size() + outerN.size();
+  llvm::append_range(interchange, llvm::seq<int64_t>(firstM, m + 1));
+  llvm::append_range(interchange,
+                     llvm::seq<int64_t>(dims->batch.size(), firstM));
+  llvm::append_range(interchange, llvm::seq<int64_t>(m + 1, op.getNumLoops()));
   // A static row count mBlock does not divide: the smallest block up to
   // maxMBlock rows that divides it, if any (no partial last block). Only
   // for blocks a whole nBlock wide, which is what maxMBlock's register
   // count assumes (a ragged N, such as 10 keys, takes shuffles and more
   // registers: 5 x 10 spilled on AVX2 where 4 x 10 did not).
   SmallVector<int64_t> bounds = op.getStaticLoopRanges();
-  int64_t rows = bounds[m], columns = bounds[m + 1];
+  int64_t rows = bounds[m], columns = bounds[n];
   if (dot) {
     // A dot-form block takes the whole K: its partial sums stay in
     // registers across lowerDotBlock's loop over K.
@@ -244,12 +317,23 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
       }
   SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(1));
   sizes[m] = rewriter.getIndexAttr(mBlock);
-  sizes[m + 1] = rewriter.getIndexAttr(nBlock);
+  sizes[n] = rewriter.getIndexAttr(nBlock);
   if (blockable->pair)
     sizes.back() = rewriter.getIndexAttr(0);
+  // Rows known only at run time (and nothing else): the rows the blocks
+  // leave over in smaller static blocks.
+  bool onlyRowsDynamic = llvm::all_of(llvm::enumerate(bounds), [&](auto loop) {
+    return ShapedType::isDynamic(loop.value()) == (loop.index() == m);
+  });
+  if (onlyRowsDynamic) {
+    if (failed(tileDynamicRows(rewriter, op, m, sizes, interchange)))
+      return op.emitError("attn-vectorize-tiles: cannot tile this "
+                          "contraction into register blocks");
+    return success();
+  }
   // Peeled: the M and N loops, all but the innermost (K) loop.
   if (failed(tileIntoMarkedBlocks(rewriter, op, sizes, kBlockMarker,
-                                  /*unpeeled=*/1)))
+                                  /*unpeeled=*/1, interchange)))
     return op.emitError("attn-vectorize-tiles: cannot tile this "
                         "contraction into register blocks");
   return success();
@@ -1016,16 +1100,32 @@ LogicalResult attn::vectorizeTiles(Operation *root,
                       << " and lanes = " << options.lanes;
     return failure();
   }
+  if (options.contractionMBlock < 0 || options.contractionNBlock < 0) {
+    root->emitError() << "attn-vectorize-tiles: contraction block sizes must "
+                         "be positive (or 0: m-block and n-block), got "
+                         "contraction-m-block = "
+                      << options.contractionMBlock
+                      << " and contraction-n-block = "
+                      << options.contractionNBlock;
+    return failure();
+  }
   IRRewriter rewriter(root->getContext());
 
   // 1. Register blocks, peeled.
   SmallVector<linalg::LinalgOp> contractions;
   root->walk([&](linalg::LinalgOp op) { contractions.push_back(op); });
-  for (linalg::LinalgOp op : contractions)
-    if (failed(tileIntoBlocks(rewriter, op, options.mBlock, options.nBlock,
-                              std::max(options.maxMBlock, options.mBlock),
+  for (linalg::LinalgOp op : contractions) {
+    bool cacheBlocked = static_cast<bool>(op->removeAttr(kCacheBlockedAttr));
+    int64_t mBlock = options.mBlock, nBlock = options.nBlock,
+            maxMBlock = std::max(options.maxMBlock, options.mBlock);
+    if (cacheBlocked && options.contractionMBlock > 0)
+      mBlock = maxMBlock = options.contractionMBlock;
+    if (cacheBlocked && options.contractionNBlock > 0)
+      nBlock = options.contractionNBlock;
+    if (failed(tileIntoBlocks(rewriter, op, mBlock, nBlock, maxMBlock,
                               options.lanes)))
       return failure();
+  }
   // 1b. Everything else in the tiles, a row at a time.
   SmallVector<linalg::LinalgOp> others;
   root->walk([&](linalg::LinalgOp op) {
@@ -1128,9 +1228,10 @@ struct AttnVectorizeTilesPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (failed(vectorizeTiles(getOperation(), attn::AttnVectorizeTilesOptions{
-                                                  mBlock, nBlock, rowElements,
-                                                  bf16Dot, maxMBlock, lanes})))
+    if (failed(vectorizeTiles(
+            getOperation(), attn::AttnVectorizeTilesOptions{
+                                mBlock, nBlock, rowElements, bf16Dot, maxMBlock,
+                                lanes, contractionMBlock, contractionNBlock})))
       signalPassFailure();
   }
 };

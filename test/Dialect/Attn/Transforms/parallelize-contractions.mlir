@@ -10,11 +10,12 @@
 
 // A projection [B, S, E] x [E, F] (B is an M dimension: the weight has no
 // B): a forall over B one at a time and S in blocks of 64 rows, the
-// contraction on [1, <=64, E] x [E, F] inside.
+// contraction on [1, <=64, E] x [E, F] inside, marked attn.cache_blocked
+// (attn-vectorize-tiles gives it the contraction register blocks).
 // CHECK-LABEL: func.func @projection
 // CHECK: scf.forall (%[[B:.*]], %[[S:.*]]) = (0, 0) to (2, 257) step (1, 64) shared_outs(%[[O:.*]] = %{{.*}}) -> (tensor<2x257x512xf32>)
 // CHECK: %[[ROWS:.*]] = affine.min #{{.*}}(%[[S]])
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x?x768xf32>, tensor<768x512xf32>) outs(%{{.*}} : tensor<1x?x512xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x?x768xf32>, tensor<768x512xf32>) outs(%{{.*}} : tensor<1x?x512xf32>) attrs = {attn.cache_blocked}
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[O]][%[[B]], %[[S]], 0] [1, %[[ROWS]], 512]
 // ROWS16: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (2, 257) step (1, 16)
 // Blocked for the cache: 128 columns of N and 256 steps of K at a time,

@@ -24,6 +24,11 @@ class RewritePatternSet;
 
 namespace attn {
 
+/// Marks the contractions attn-parallelize-contractions blocked for the
+/// cache, whose register blocks attn-vectorize-tiles then takes from its
+/// contraction-m-block and contraction-n-block options (and removes it).
+inline constexpr llvm::StringLiteral kCacheBlockedAttr = "attn.cache_blocked";
+
 #define GEN_PASS_DECL
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"
 

@@ -507,6 +507,15 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
     K row is read once per block, contiguously; no transposed copy of it
     is made.
 
+    Contractions `attn-parallelize-contractions` blocked for the cache
+    (projections; marked `attn.cache_blocked`, a marker this pass removes)
+    take `contraction-m-block x contraction-n-block` blocks instead: their
+    right operand streams from the L2, not the L1, so their blocks are
+    narrower and taller (AVX-512: 12 x 32, two row loads per 24 FMAs). In
+    every contraction the block loop over the innermost M is outside those
+    over the N dimensions (weight panels included): a block's rows of the
+    left operand stay in the L1 while the panels of the right one go by.
+
     Other contractions must read N contiguously from their RHS and write
     it contiguously (the layout `attn-tile` produces); other layouts are
     still correct, only slower.
@@ -527,6 +536,15 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
     Option<"lanes", "lanes", "int64_t", /*default=*/"8",
            "f32 lanes of a vector register: the chunk of K a dot-form "
            "block's partial sums take">,
+    Option<"contractionMBlock", "contraction-m-block", "int64_t",
+           /*default=*/"0",
+           "Rows of the register block of the contractions "
+           "attn-parallelize-contractions blocked for the cache (0: "
+           "m-block)">,
+    Option<"contractionNBlock", "contraction-n-block", "int64_t",
+           /*default=*/"0",
+           "Columns of the register block of those contractions (0: "
+           "n-block)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
@@ -582,7 +600,9 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     tiled attention's packing of K^T), unless they are small (fewer than
     16384 elements). Contractions already inside a
     parallel loop (the tiled attention's) are left alone. Runs before
-    `attn-vectorize-tiles`, which register-blocks each block.
+    `attn-vectorize-tiles`, which register-blocks each block; the blocks
+    are marked `attn.cache_blocked` for it (its `contraction-m-block` and
+    `contraction-n-block`).
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"64",
