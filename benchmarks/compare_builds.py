@@ -13,7 +13,8 @@ The problems: decode attention (B1 Hq32 Hkv8 Sq1 D128, --seq key lengths,
 the default), full or causal attention (--kind full|causal: B1 H8 Sq = Skv
 = --seq, head sizes --dims), or f32 products C = A B (--kind gemm: --gemm
 MxKxN ..., with NumPy's BLAS timed in the same rounds as a third column
-and the ratios to it).
+and the ratios to it; give --burst 5 --settle 0.3 or so: BLAS and OpenMP
+threads spin a while after a call, on the cores the next call needs).
 
 Back to back on the same inputs a cache that fits the last-level cache
 stays there: this measures the steady state of repeated calls, not a
@@ -114,6 +115,13 @@ def main():
                    help="MxKxN products (gemm)")
     p.add_argument("--pipeline", default="", help="--cpu-pipeline options for both builds")
     p.add_argument("--calls", type=int, default=300)
+    p.add_argument("--burst", type=int, default=1,
+                   help="calls of one build in a row before the next's (the "
+                        "first after a switch pays for the other's threads "
+                        "still spinning: OpenMP's and OpenBLAS's)")
+    p.add_argument("--settle", type=float, default=0.0,
+                   help="seconds of sleep before each burst, for those "
+                        "threads to stop spinning (0.3 outlasts both)")
     p.add_argument("--build", default=os.path.join(ROOT, "build"),
                    help="the build whose attnc names the CPU")
     args = p.parse_args()
@@ -129,11 +137,13 @@ def main():
         if gemm and not np.allclose(outs["after"], outs["numpy"], rtol=1e-4, atol=1e-3):
             raise SystemExit(f"{label}: the after build's product differs from NumPy's")
         times = {name: [] for name in runs}
-        for _ in range(args.calls):
+        for _ in range(max(1, args.calls // args.burst)):
             for name, run in runs.items():
-                start = time.perf_counter()
-                run()
-                times[name].append(time.perf_counter() - start)
+                time.sleep(args.settle)
+                for _ in range(args.burst):
+                    start = time.perf_counter()
+                    run()
+                    times[name].append(time.perf_counter() - start)
         best = {n: min(t) * 1e3 for n, t in times.items()}
         median = {n: float(np.median(t)) * 1e3 for n, t in times.items()}
         line = (f"| {label} | {best['before']:.3f} / {median['before']:.3f} "

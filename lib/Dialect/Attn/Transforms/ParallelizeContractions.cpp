@@ -131,8 +131,8 @@ struct AttnParallelizeContractionsPass
           linalg::inferContractionDims(op);
       if (failed(dims) || dims->m.empty())
         continue;
-      // Batch and outer M dimensions one at a time, the innermost M in
-      // blocks, the rest whole.
+      // Batch and outer M dimensions one at a time (but see below), the
+      // innermost M in blocks, the rest whole.
       SmallVector<OpFoldResult> sizes(op.getNumLoops(),
                                       rewriter.getIndexAttr(0));
       for (unsigned batch : dims->batch)
@@ -147,6 +147,18 @@ struct AttnParallelizeContractionsPass
           rewriter.getIndexAttr(ShapedType::isDynamic(innerRows)
                                     ? rows
                                     : std::min<int64_t>(rows, innerRows));
+      // Short rows (a projection of 32 sequences of 10 tokens): as many of
+      // the next M dimension per block as make about `rows` rows, so that
+      // each weight block read into the cache serves them all (one block of
+      // 10 rows per weight pass streamed the weight from memory 32 times).
+      if (dims->m.size() > 1 && !ShapedType::isDynamic(innerRows) &&
+          innerRows < rows) {
+        unsigned outer = dims->m[dims->m.size() - 2];
+        int64_t count = std::max<int64_t>(1, rows / innerRows);
+        if (!ShapedType::isDynamic(bounds[outer]))
+          count = std::min(count, bounds[outer]);
+        sizes[outer] = rewriter.getIndexAttr(count);
+      }
       if (columns > 0 && countBlocks(bounds, sizes) < kMinRowBlocks) {
         auto [n, size] = getColumnBlocks(op, *dims, columns);
         if (!ShapedType::isDynamic(bounds[n]) && bounds[n] > size)

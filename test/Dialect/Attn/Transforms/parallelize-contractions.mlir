@@ -161,11 +161,18 @@ func.func @dynamic(%k: tensor<?x128x64xf32>) -> tensor<?x64x128xf32> {
 
 // Fewer rows than a block (32 sequences of 10 tokens): each block takes
 // all 10, a static size (not min(64, 10 - i)) that register blocks can
-// divide.
+// divide, of as many sequences as make about 64 rows (6: 60 rows; the
+// last block has 2), so that each weight block read into the cache serves
+// all of them (one sequence per block streamed the weight from memory 32
+// times). With 16 rows per block, one sequence.
 // CHECK-LABEL: func.func @short_rows
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (32, 10) step (1, 10)
-// CHECK-NOT: affine.min
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x10x512xf32>, tensor<512x512xf32>) outs(%{{.*}} : tensor<1x10x512xf32>)
+// CHECK: scf.forall (%[[B:.*]], %[[L:.*]]) = (0, 0) to (32, 10) step (6, 10)
+// CHECK: %[[N:.*]] = affine.min #{{.*}}(%[[B]])
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x10x512xf32>, tensor<512x512xf32>) outs(%{{.*}} : tensor<?x10x512xf32>) attrs = {attn.cache_blocked}
+// CHECK: tensor.parallel_insert_slice %{{.*}}[%[[B]], %[[L]], 0] [%[[N]], 10, 512]
+// ROWS16-LABEL: func.func @short_rows
+// ROWS16: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (32, 10) step (1, 10)
+// ROWS16: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x10x512xf32>, tensor<512x512xf32>)
 func.func @short_rows(%x: tensor<32x10x512xf32>, %wt: tensor<512x512xf32>, %init: tensor<32x10x512xf32>) -> tensor<32x10x512xf32> {
   %r = linalg.generic {indexing_maps = [affine_map<(b, s, k, n) -> (b, s, k)>, affine_map<(b, s, k, n) -> (k, n)>, affine_map<(b, s, k, n) -> (b, s, n)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %wt : tensor<32x10x512xf32>, tensor<512x512xf32>) outs(%init : tensor<32x10x512xf32>) {
   ^bb0(%a: f32, %w: f32, %acc: f32):

@@ -579,7 +579,10 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     projections `attn-decompose-multihead` produces, or the reference
     lowering's products) becomes an `scf.forall` over its batch dimensions
     and blocks of `rows` rows of its M dimension; the CPU pipeline runs
-    foralls on OpenMP threads. Inside a row block, with `columns` and
+    foralls on OpenMP threads. Where the innermost M is shorter than `rows`
+    (a projection of 32 sequences of 10 tokens), a block takes it whole for
+    as many of the next M dimension as make about `rows` rows (6 sequences),
+    so that each weight block read into the cache serves all of them. Inside a row block, with `columns` and
     `depth` set, the contraction is blocked for the cache: `scf.for` loops
     over `columns` columns of its (innermost) N dimension, then `depth`
     steps of its (innermost) K dimension, so that a `depth x columns` block
