@@ -662,12 +662,12 @@ NB_MODULE(_native, m) {
             parsePipeline(pipeline, /*optLevel=*/3);
         if (!options->vectorize)
           return 0;
-        return getCpuKernelConfig(*options, getHostModel()).nBlock;
+        return getCpuKernelConfig(*options, getHostModel()).contractionNBlock;
       },
       nb::arg("pipeline") = "",
       "Columns of the weight panels attn-pack-weights reads on this "
-      "machine with `pipeline` (its n-block; 0 when nothing is packed): "
-      "the layout of pre-packed weights (docs/CpuABI.md).");
+      "machine with `pipeline` (its contraction-n-block; 0 when nothing "
+      "is packed): the layout of pre-packed weights (docs/CpuABI.md).");
   m.def(
       "cpu_allocator",
       []() {

@@ -188,8 +188,8 @@ static LogicalResult tileIntoMarkedBlocks(RewriterBase &rewriter,
 /// every target the model knows (FMA latency x pipes).
 static constexpr int64_t kRemainderRows = 4;
 
-/// Tiles `op`, whose innermost M (loop `m`) is its only loop of a size
-/// known only at run time, into register blocks of `sizes` (`sizes[m]`
+/// Tiles `op`, whose innermost M (loop `m`) has a size known only at run
+/// time, into register blocks of `sizes` (`sizes[m]`
 /// rows) and peels them, then the rows they leave over into blocks of
 /// kRemainderRows rows, then of one row (loops nested as `interchange`
 /// orders them): static blocks all, which become
@@ -320,12 +320,12 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   sizes[n] = rewriter.getIndexAttr(nBlock);
   if (blockable->pair)
     sizes.back() = rewriter.getIndexAttr(0);
-  // Rows known only at run time (and nothing else): the rows the blocks
-  // leave over in smaller static blocks.
-  bool onlyRowsDynamic = llvm::all_of(llvm::enumerate(bounds), [&](auto loop) {
-    return ShapedType::isDynamic(loop.value()) == (loop.index() == m);
-  });
-  if (onlyRowsDynamic) {
+  // Rows known only at run time, columns of a static count: the rows the
+  // blocks leave over in smaller static blocks (the other loops are
+  // blocked at 1, K one step at a time, whatever their sizes; a row block
+  // of 64 rows in 12-row blocks leaves 4 in every one).
+  if (ShapedType::isDynamic(rows) && !ShapedType::isDynamic(columns) &&
+      (!blockable->pair || !ShapedType::isDynamic(bounds.back()))) {
     if (failed(tileDynamicRows(rewriter, op, m, sizes, interchange)))
       return op.emitError("attn-vectorize-tiles: cannot tile this "
                           "contraction into register blocks");
