@@ -41,6 +41,10 @@ constexpr int64_t kWeightsRows = 64;
 /// (3-8% slower on an Emerald Rapids, benchmarks/RESULTS.md, session 26).
 constexpr int64_t kProjectionRows = 64;
 
+/// The most rows per parallel iteration of a long product (up to 4x fewer
+/// passes over its weight; benchmarks/RESULTS.md, session 26).
+constexpr int64_t kMaxProjectionRows = 256;
+
 /// attn ops to linalg/scf on tensors: attention written in linalg raised
 /// into attn.sdpa if `raise`, the softmaxes left decomposed, multihead
 /// decomposition, `tile` (block classification, then attn-tile on
@@ -211,10 +215,10 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   // projections) get a parallel loop of their own, over row blocks blocked
   // for the cache (a serial loop with threads=false: the same blocks, and
   // the same register blocks, on one thread).
-  pm.addPass(createAttnParallelizeContractions(
-      AttnParallelizeContractionsOptions{kProjectionRows,
-                                         config.contractionColumns,
-                                         config.contractionDepth}));
+  pm.addPass(
+      createAttnParallelizeContractions(AttnParallelizeContractionsOptions{
+          kProjectionRows, config.contractionColumns, config.contractionDepth,
+          kMaxProjectionRows}));
   if (options.vectorize)
     pm.addPass(createAttnVectorizeTiles(AttnVectorizeTilesOptions{
         config.mBlock, config.nBlock, config.maxRowElements, config.bf16Dot,

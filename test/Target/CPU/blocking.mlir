@@ -55,7 +55,9 @@
 // GIVEN: contraction-depth=128: given explicitly
 // GIVEN: contraction-columns=1024: given explicitly
 // RUN: attn-opt %S/Inputs/matmul-1024x512x1536.mlir --attn-cpu-pipeline="target-cpu=sapphirerapids contraction-depth=128 contraction-columns=1024" --mlir-print-ir-after=attn-parallelize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=GIVEN-IR
-// GIVEN-IR: scf.forall (%{{.*}}) = (0) to (1024) step (64)
+// (Row blocks of 128 rows: 8 of them, by 2 column blocks, make 16
+// parallel iterations.)
+// GIVEN-IR: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1024, 48) step (128, 32)
 // GIVEN-IR: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
 // GIVEN-IR: scf.for %{{.*}} = %{{.*}} to %c512 step %c128
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=skylake-avx512 -o %t.skx.s

@@ -4,6 +4,10 @@
 // RUN: attn-opt %s --attn-parallelize-contractions="columns=512 depth=1024" --split-input-file | FileCheck %s --check-prefix=WHOLE
 // RUN: not attn-opt %s --attn-parallelize-contractions="rows=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attn-opt %s --attn-parallelize-contractions="depth=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADDEPTH
+// RUN: attn-opt %s --attn-parallelize-contractions="columns=128 depth=256 max-rows=256" --split-input-file | FileCheck %s --check-prefix=TALL
+// RUN: not attn-opt %s --attn-parallelize-contractions="max-rows=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADMAX
+
+// BADMAX: error: attn-parallelize-contractions: max-rows must be non-negative, got -1
 
 // BAD: error: attn-parallelize-contractions: rows must be positive and columns and depth non-negative, got rows = 0, columns = 0 and depth = 0
 // BADDEPTH: error: attn-parallelize-contractions: rows must be positive and columns and depth non-negative, got rows = 64, columns = 0 and depth = -1
@@ -46,6 +50,22 @@ func.func @projection(%x: tensor<2x257x768xf32>, %wt: tensor<768x512xf32>, %init
     linalg.yield %s : f32
   } -> tensor<2x257x512xf32>
   return %r : tensor<2x257x512xf32>
+}
+
+// -----
+
+// A long product (2048 rows): with max-rows, blocks of 64 rows doubled
+// while the row and column blocks still make 16 parallel iterations: 256
+// rows (8 row blocks by 4 column blocks of 128), each reading the weight
+// once. Without it (CHECK), 64 rows.
+// CHECK-LABEL: func.func @long
+// CHECK: scf.forall (%{{.*}}) = (0) to (2048) step (64)
+// TALL-LABEL: func.func @long
+// TALL: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (2048, 512) step (256, 128)
+// TALL: linalg.matmul {attn.cache_blocked} ins(%{{.*}}, %{{.*}} : tensor<256x256xf32>, tensor<256x128xf32>)
+func.func @long(%x: tensor<2048x512xf32>, %w: tensor<512x512xf32>, %init: tensor<2048x512xf32>) -> tensor<2048x512xf32> {
+  %r = linalg.matmul ins(%x, %w : tensor<2048x512xf32>, tensor<512x512xf32>) outs(%init : tensor<2048x512xf32>) -> tensor<2048x512xf32>
+  return %r : tensor<2048x512xf32>
 }
 
 // -----

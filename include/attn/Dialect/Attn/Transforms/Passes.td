@@ -582,7 +582,10 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     foralls on OpenMP threads. Where the innermost M is shorter than `rows`
     (a projection of 32 sequences of 10 tokens), a block takes it whole for
     as many of the next M dimension as make about `rows` rows (6 sequences),
-    so that each weight block read into the cache serves all of them. Inside a row block, with `columns` and
+    so that each weight block read into the cache serves all of them;
+    where it is long, blocks of `rows` doubled up to `max-rows` while there
+    are still 16 parallel iterations (each row block reads all of the
+    weight: fewer, taller blocks read it fewer times). Inside a row block, with `columns` and
     `depth` set, the contraction is blocked for the cache: `scf.for` loops
     over `columns` columns of its (innermost) N dimension, then `depth`
     steps of its (innermost) K dimension, so that a `depth x columns` block
@@ -614,6 +617,9 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
            "Columns of N per cache block (0: N whole)">,
     Option<"depth", "depth", "int64_t", /*default=*/"0",
            "Steps of K per cache block (0: K whole)">,
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"0",
+           "Most rows per parallel iteration of a long product: `rows` "
+           "doubled while the iterations stay at least 16 (0: `rows`)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
