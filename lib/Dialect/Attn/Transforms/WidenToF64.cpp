@@ -199,6 +199,21 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
     if (unsupported)
       return signalPassFailure();
 
+    // Results of attn ops that other ops read, with their declared element
+    // types (rounded to them below).
+    SmallVector<std::pair<Value, Type>> passedOn;
+    module.walk([&](Operation *op) {
+      if (!isa<AttnDialect>(op->getDialect()) || isInModifierRegion(op))
+        return;
+      for (Value result : op->getResults()) {
+        Type element = getElementTypeOrSelf(result.getType());
+        bool readByOps = llvm::any_of(result.getUsers(), [](Operation *user) {
+          return !isa<func::ReturnOp>(user);
+        });
+        if (widenType(result.getType()) != result.getType() && readByOps)
+          passedOn.push_back({result, element});
+      }
+    });
     // Every value is retyped at once, so the IR is consistent again when
     // the walk ends; the verifier runs after the pass.
     auto widen = [](Value v) { v.setType(widenType(v.getType())); };
@@ -258,6 +273,54 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
       for (Value result : op->getResults())
         widen(result);
     });
+    // A value one attn op passes to another is rounded to its declared type
+    // in between, as the program rounds it: what the reference then checks
+    // is the compiled code's error, not the program's. (A bf16 attention
+    // output fed to its backward: dS = P (dP - D) with D from the rounded
+    // output cancels where one or two keys are visible, and dQ from an
+    // unrounded one differed by 1e-2 from every correct compilation.)
+    for (auto [value, element] : passedOn)
+      roundToDeclaredType(rewriter, value, cast<FloatType>(element));
+  }
+
+  /// Replaces the uses of `value` (widened to f64) by other ops than a
+  /// return with `value` rounded to `element` and widened again.
+  static void roundToDeclaredType(RewriterBase &rewriter, Value value,
+                                  FloatType element) {
+    auto type = cast<RankedTensorType>(value.getType());
+    rewriter.setInsertionPointAfterValue(value);
+    Location loc = value.getLoc();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, value);
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+    AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+    auto rounded = linalg::GenericOp::create(
+        rewriter, loc, type, value, init,
+        ArrayRef<AffineMap>{identity, identity},
+        SmallVector<utils::IteratorType>(type.getRank(),
+                                         utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          // Through f32, as the compiled code rounds its f32 values (and
+          // f64 -> bf16 would call a runtime function the JIT lacks).
+          Value narrow = args[0];
+          for (Type step : {Type(b.getF32Type()), Type(element)})
+            if (cast<FloatType>(narrow.getType()).getWidth() >
+                cast<FloatType>(step).getWidth())
+              narrow = arith::TruncFOp::create(b, loc, step, narrow);
+          Value wide = narrow;
+          for (Type step : {Type(b.getF32Type()), type.getElementType()})
+            if (cast<FloatType>(wide.getType()).getWidth() <
+                cast<FloatType>(step).getWidth())
+              wide = arith::ExtFOp::create(b, loc, step, wide);
+          linalg::YieldOp::create(b, loc, wide);
+        });
+    rewriter.replaceUsesWithIf(
+        value, rounded.getResult(0), [&](OpOperand &use) {
+          return use.getOwner() != rounded.getOperation() &&
+                 !isa<func::ReturnOp>(use.getOwner()) &&
+                 !isa<tensor::DimOp>(use.getOwner());
+        });
   }
 };
 

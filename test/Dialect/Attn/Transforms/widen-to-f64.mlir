@@ -171,3 +171,36 @@ func.func @frontend_softmax(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xi
   %p = linalg.softmax dimension(1) ins(%x : tensor<4x8xf32>) outs(%e_init : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %e, %max#1, %p : tensor<4x8xf32>, tensor<4xi64>, tensor<4x8xf32>
 }
+
+// -----
+
+// A value one attn op passes to another (the forward's bf16 output, read
+// by the backward) is rounded to its declared type in between, through
+// f32, as the compiled program rounds it (the f32 lse to f32); the
+// returned output is not (its comparison is the tolerance's business).
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[O:.*]], %[[LSE:.*]] = attn.sdpa
+// CHECK: %[[RL:.*]] = linalg.generic {{.*}} ins(%[[LSE]] : tensor<1x1x4xf64>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf %{{.*}} : f64 to f32
+// CHECK-NEXT: arith.extf %{{.*}} : f32 to f64
+// CHECK: %[[RO:.*]] = linalg.generic {{.*}} ins(%[[O]] : tensor<1x1x4x8xf64>)
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: attn.sdpa_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[RO]], %{{.*}}, %[[RL]]
+// CHECK: return %[[O]], %{{.*}} : tensor<1x1x4x8xf64>, tensor<1x1x4x8xf64>
+func.func @chain(%q: tensor<1x1x4x8xbf16>, %k: tensor<1x1x6x8xbf16>, %v: tensor<1x1x6x8xbf16>,
+                 %dout: tensor<1x1x4x8xbf16>) -> (tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>) {
+  %e = tensor.empty() : tensor<1x1x4x8xbf16>
+  %l = tensor.empty() : tensor<1x1x4xf32>
+  %o, %lse = attn.sdpa %q, %k, %v outs(%e) lse(%l : tensor<1x1x4xf32>)
+     : tensor<1x1x4x8xbf16>, tensor<1x1x6x8xbf16>, tensor<1x1x6x8xbf16> -> tensor<1x1x4x8xbf16>, tensor<1x1x4xf32>
+  %dq0 = tensor.empty() : tensor<1x1x4x8xbf16>
+  %dk0 = tensor.empty() : tensor<1x1x6x8xbf16>
+  %dv0 = tensor.empty() : tensor<1x1x6x8xbf16>
+  %g:3 = attn.sdpa_grad %q, %k, %v, %o, %dout, %lse outs(%dq0, %dk0, %dv0)
+     : tensor<1x1x4x8xbf16>, tensor<1x1x6x8xbf16>, tensor<1x1x6x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x4xf32>
+  return %o, %g#0 : tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>
+}

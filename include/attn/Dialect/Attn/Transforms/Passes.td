@@ -155,6 +155,13 @@ def AttnWidenToF64 : Pass<"attn-widen-to-f64", "::mlir::ModuleOp"> {
     follow (a `linalg.generic` that converts types or calls math functions
     other than exp and square roots in its body, say) are reported with an
     error naming the op; the module is left unchanged.
+
+    A result of an attn op that another op reads (a forward's output fed to
+    its backward) is rounded to its declared element type in between (a
+    `linalg.generic` truncating through f32 and extending back), as the
+    program rounds it: the reference then measures the compiled code's
+    error, not the error of the program's own precision. Returned values
+    are not rounded.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
