@@ -37,8 +37,9 @@ constexpr int64_t kWeightsRows = 64;
 /// Rows of a contraction outside attention tiles per parallel iteration
 /// (attn-parallelize-contractions). A power of two, not a multiple of the
 /// register block (5 x 12 + 4 rows on AVX-512): the rows of a product are
-/// most often a multiple of 64, and blocks of 60 left a smaller last block
-/// (3-8% slower on an Emerald Rapids, benchmarks/RESULTS.md, session 26).
+/// most often a multiple of 64, and blocks of 60 leave a small last block
+/// (a parallel iteration with little work, or a row count known only at
+/// run time).
 constexpr int64_t kProjectionRows = 64;
 
 /// The most rows per parallel iteration of a long product (up to 4x fewer

@@ -454,11 +454,11 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
   // of the block is then a load from the L2, so the block is two vectors
   // wide and as tall as fits the registers: fewer L2 loads per FMA than
   // attention's 4 x 64 (2 per 24 FMAs against 4 per 16). At most 12 rows
-  // (14 x 32 measured the same as 12 x 32 on an Emerald Rapids). AVX-512:
-  // 12 x 32, 24 accumulators; AVX2: 6 x 16, 12. On an Emerald Rapids a
-  // 1024 x 512 x 1536 product ran at 84% of the FMA peak on one core with
-  // 12 x 32 blocks against 79% with 4 x 64 (benchmarks/RESULTS.md,
-  // session 26).
+  // (14 x 32 ran no faster than 12 x 32 in a one-core C micro-benchmark
+  // on an Emerald Rapids). AVX-512: 12 x 32, 24 accumulators; AVX2: 6 x 16,
+  // 12. With the loop order of attn-vectorize-tiles, projection-shaped
+  // products went from 0.88-0.99x to 0.92-1.01x NumPy's OpenBLAS on an
+  // Emerald Rapids (benchmarks/RESULTS.md, session 26).
   constexpr int64_t kContractionVectors = 2, kMaxContractionRows = 12;
   config.contractionNBlock = kContractionVectors * lanes;
   config.contractionMBlock = 1;

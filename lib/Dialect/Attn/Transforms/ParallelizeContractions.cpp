@@ -170,7 +170,8 @@ struct AttnParallelizeContractionsPass
       // column blocks still make kMinRowBlocks parallel iterations. Each
       // row block reads all of the weight, from the L3 once it outgrows
       // the L2: 64 rows of a 4096^3 product read 4 GiB of weight blocks
-      // per call (191 GFLOP/s on an Emerald Rapids, 266 with 256 rows).
+      // per call (on an Emerald Rapids its median call went from 629 to
+      // 521 ms with the session-26 changes; benchmarks/RESULTS.md).
       auto withColumnBlocks = [&](SmallVector<OpFoldResult> blocks) {
         if (columns > 0 && countBlocks(bounds, blocks) < kMinRowBlocks) {
           auto [n, size] = getColumnBlocks(op, *dims, columns);

@@ -280,8 +280,7 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   // operand's panels (outer N) go by, each read from the cache once per
   // row block, and K innermost for the accumulator hoisting. (With the
   // panels outside, every 4-row block read a 256 x 64 weight panel from
-  // the L2: 0.68x OpenBLAS on a 1024 x 512 x 1536 product on an Emerald
-  // Rapids, 0.93x this way; benchmarks/RESULTS.md, session 26.)
+  // the L2.)
   SmallVector<int64_t> interchange =
       llvm::to_vector(llvm::seq<int64_t>(0, dims->batch.size()));
   unsigned firstM = dims->batch.size() + outerN.size();
