@@ -150,6 +150,13 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
            "contraction-m-block");
   override(config.contractionNBlock, options.contractionNBlock,
            "contraction-n-block");
+  // 0 is a choice here (no prefetch); -1 leaves the target's.
+  if (options.contractionPrefetch >= 0 &&
+      options.contractionPrefetch != config.contractionPrefetch) {
+    config.contractionPrefetch = options.contractionPrefetch;
+    why << "  contraction-prefetch=" << config.contractionPrefetch
+        << ": given explicitly\n";
+  }
   config.maxMBlock = config.mBlock;
   while (!options.mBlock &&
          CpuKernelConfig::getLiveRegisters(config.maxMBlock + 1, config.nBlock,
@@ -239,6 +246,13 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   // otherwise: 1 ms of a 2 ms attention backward).
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // The projections' register blocks prefetch the weight rows they will
+  // read (and attn-vectorize-tiles' markers go either way).
+  if (options.vectorize) {
+    pm.addPass(createAttnPrefetchStreams(
+        AttnPrefetchStreamsOptions{config.contractionPrefetch}));
+    pm.addPass(createCanonicalizerPass());
+  }
 }
 
 void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,

@@ -24,8 +24,8 @@
 # between Q K^T and P V when the key tile and the head size differ).
 #
 # prints one line per multiply-add loop ("loop BB0_12 depth 6: 8 fma, 0
-# spills, 0 reloads, 19 instructions [8 vfmadd231ps]", hot ones marked, the
-# multiply-add instructions counted by mnemonic) and a summary; exit 1 on a
+# spills, 0 reloads, 0 prefetches, 19 instructions [8 vfmadd231ps]", hot
+# ones marked, the multiply-add instructions counted by mnemonic) and a summary; exit 1 on a
 # spill or reload in a hot loop. With --baseline (the same kernel built for
 # static shapes) the hot loops may have at most --max-extra instructions
 # more than the baseline's: what a shape-generic build may add.
@@ -51,13 +51,17 @@ IN_LOOP = re.compile(r"in Loop: Header=(BB\d+_\d+) Depth=(\d+)")
 EXP_ONLY = re.compile(
     r"^\s+(v?cvt\w*|v?round\w*|frint\w*|fcvt\w*|[su]cvtf|"
     r"v?(max|min)[ps][sdh]|f(max|min)\w*|vcmp\w*|fcm\w*)\b")
+# Software prefetches (x86 PREFETCHh, AArch64 PRFM): attn-prefetch-streams
+# in the projections' K loops.
+PREFETCH = re.compile(r"^\s+(prefetch\w*|prfm)\b")
 SPILL = re.compile(r"Spill\b")
 RELOAD = re.compile(r"Reload\b")
 
 
 def new_loop():
     """The counts of a loop not read yet."""
-    return {"fma": 0, "spill": 0, "reload": 0, "size": 0, "exp_only": 0}
+    return {"fma": 0, "spill": 0, "reload": 0, "size": 0, "exp_only": 0,
+            "prefetch": 0}
 
 
 def parse(lines):
@@ -100,6 +104,8 @@ def parse(lines):
             mnemonics = loop.setdefault("mnemonics", {})
             name = fma.group(1)
             mnemonics[name] = mnemonics.get(name, 0) + 1
+        if PREFETCH.match(code):
+            loop["prefetch"] += 1
         if EXP_ONLY.match(code):
             loop["exp_only"] += 1
         if SPILL.search(line):
@@ -171,7 +177,8 @@ def main():
         kinds = ", ".join(f"{n} {m}" for m, n in sorted(loop["mnemonics"].items()))
         print(f"{'hot ' if name in hot else ''}loop {name} depth "
               f"{loop['depth']}: {loop['fma']} fma, {loop['spill']} spills, "
-              f"{loop['reload']} reloads, {loop['size']} instructions [{kinds}]")
+              f"{loop['reload']} reloads, {loop['prefetch']} prefetches, "
+              f"{loop['size']} instructions [{kinds}]")
         if name in hot and (loop["spill"] or loop["reload"]):
             bad += 1
         if name in hot and baseline:

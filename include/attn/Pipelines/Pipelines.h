@@ -114,6 +114,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "contraction, and the width of the weight panels it "
                      "reads (0: two of the target's vectors)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionPrefetch{
+      *this, "contraction-prefetch",
+      llvm::cl::desc("Bytes of weight rows ahead that such a contraction's "
+                     "register blocks prefetch (attn-prefetch-streams; 0: "
+                     "none; -1: from the target)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<bool> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("bf16 attention contracts bf16 pairs with the "

@@ -295,15 +295,16 @@ int64_t CpuKernelConfig::getLiveRegisters(int64_t mBlock, int64_t nBlock,
 }
 
 void CpuKernelConfig::print(llvm::raw_ostream &os) const {
-  os << llvm::formatv("kernel: q-tile={0} kv-tile={1} m-block={2} "
-                      "n-block={3} row-elements={4} bf16-dot={5} "
-                      "small-head-kv-tile={6} contraction-depth={7} "
-                      "contraction-columns={8} max-m-block={9} "
-                      "contraction-m-block={10} contraction-n-block={11}\n",
-                      qTile, kvTile, mBlock, nBlock, maxRowElements,
-                      bf16Dot ? "true" : "false", smallHeadKvTile,
-                      contractionDepth, contractionColumns, maxMBlock,
-                      contractionMBlock, contractionNBlock);
+  os << llvm::formatv(
+      "kernel: q-tile={0} kv-tile={1} m-block={2} "
+      "n-block={3} row-elements={4} bf16-dot={5} "
+      "small-head-kv-tile={6} contraction-depth={7} "
+      "contraction-columns={8} max-m-block={9} "
+      "contraction-m-block={10} contraction-n-block={11} "
+      "contraction-prefetch={12}\n",
+      qTile, kvTile, mBlock, nBlock, maxRowElements, bf16Dot ? "true" : "false",
+      smallHeadKvTile, contractionDepth, contractionColumns, maxMBlock,
+      contractionMBlock, contractionNBlock, contractionPrefetch);
   os << reasons;
 }
 
@@ -488,6 +489,19 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
       config.contractionDepth, config.contractionColumns,
       config.contractionDepth * config.contractionColumns * 4 / 1024,
       weightBudget / 1024);
+  // Each K step of such a block reads a weight row it reads once, from the
+  // L2: its K loop prefetches the row 2 KiB ahead (16 steps of 12 x 32
+  // f32, 32 of 6 x 16), which the hardware prefetcher alone did not bring
+  // in time (perf: the FMAs right after each row load took the most
+  // samples). On an Emerald Rapids projection-shaped products went 1.01-
+  // 1.09x faster, none slower; 1, 2 and 4 KiB ahead were within the noise
+  // of each other (benchmarks/RESULTS.md, session 27). Not measured on an
+  // AVX2 or AArch64 host.
+  constexpr int64_t kContractionPrefetchBytes = 2048;
+  config.contractionPrefetch = kContractionPrefetchBytes;
+  why << llvm::formatv("  contraction-prefetch: {0}: bytes of weight rows "
+                       "ahead a projection's K loop prefetches\n",
+                       config.contractionPrefetch);
 
   // bf16 pairs double the multiply-adds per instruction where the core
   // issues vdpbf16ps as fast as an FMA: Zen 4 and 5 (1.5-1.9x the widened

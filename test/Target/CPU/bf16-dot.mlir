@@ -12,7 +12,7 @@
 // MODEL-DOT: dot-product extensions: avx512bf16
 // MODEL-DOT: kernel: q-tile={{[0-9]+}} kv-tile={{[0-9]+}} m-block=4 n-block=64 row-elements=256 bf16-dot=true
 // MODEL-DOT: bf16: Q K^T and P V on bf16 pairs with vdpbf16ps (avx512bf16)
-// DOT-COUNT-4: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads, {{[0-9]+}} instructions [16 vdpbf16ps]
+// DOT-COUNT-4: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads, 0 prefetches, {{[0-9]+}} instructions [16 vdpbf16ps]
 // DOT: {{[0-9]+}} hot loops (the largest 16 fma), 0 with spills or reloads
 
 // RUN: attnc %s --mcpu=sapphirerapids --print-target --emit=asm -o %t.spr.s 2>&1 \
@@ -37,8 +37,8 @@
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.skx.s --block-fmas 16 | FileCheck %s --check-prefix=WIDE16
 // MODEL-WIDE: bf16-dot=false
 // MODEL-WIDE: bf16: widened to f32 (no avx512bf16)
-// WIDE12-COUNT-4: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 12 fma, 0 spills, 0 reloads, {{[0-9]+}} instructions [12 vfmadd231ps]
-// WIDE16-COUNT-4: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads, {{[0-9]+}} instructions [16 vfmadd231ps]
+// WIDE12-COUNT-4: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 12 fma, 0 spills, 0 reloads, 0 prefetches, {{[0-9]+}} instructions [12 vfmadd231ps]
+// WIDE16-COUNT-4: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads, 0 prefetches, {{[0-9]+}} instructions [16 vfmadd231ps]
 
 // RUN: attnc %s --mcpu=znver4 --cpu-pipeline="bf16-dot=false" --print-target \
 // RUN:   --emit=asm -o %t.off.s 2>&1 | FileCheck %s --check-prefix=OFF

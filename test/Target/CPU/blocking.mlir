@@ -48,12 +48,14 @@
 // row loads per 24 FMAs.
 // AVX512: contraction-m-block x contraction-n-block: 12 x 32: 24 accumulators + 2 row vectors + 1 broadcast = 27 of 32 vector registers (at most 12 rows); weight panels of 32 columns
 // SPR: contraction-depth x contraction-columns: 256 x 512: a weight block of 512 KiB, at most a quarter of the L2 (512 KiB)
+// SPR: contraction-prefetch: 2048: bytes of weight rows ahead a projection's K loop prefetches
 // Given explicitly, the cache blocks are those (32 panels of 32 columns,
 // 128 steps of K per block).
-// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="contraction-depth=128 contraction-columns=1024" 2>&1 | FileCheck %s --check-prefix=GIVEN
-// GIVEN: kernel: {{.*}} contraction-depth=128 contraction-columns=1024
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="contraction-depth=128 contraction-columns=1024 contraction-prefetch=0" 2>&1 | FileCheck %s --check-prefix=GIVEN
+// GIVEN: kernel: {{.*}} contraction-depth=128 contraction-columns=1024 {{.*}} contraction-prefetch=0{{$}}
 // GIVEN: contraction-depth=128: given explicitly
 // GIVEN: contraction-columns=1024: given explicitly
+// GIVEN: contraction-prefetch=0: given explicitly
 // RUN: attn-opt %S/Inputs/matmul-1024x512x1536.mlir --attn-cpu-pipeline="target-cpu=sapphirerapids contraction-depth=128 contraction-columns=1024" --mlir-print-ir-after=attn-parallelize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=GIVEN-IR
 // (Row blocks of 128 rows: 8 of them, by 2 column blocks, make 16
 // parallel iterations.)
@@ -67,16 +69,21 @@
 // HOT16-COUNT-2: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads
 // HOT16: 2 hot loops (the largest 16 fma), 0 with spills or reloads
 // The projection blocks' K loop, on both AVX-512 CPUs and (6 x 16) AVX2,
-// threaded or not:
+// threaded or not, prefetching the weight row 2 KiB ahead: a row of 32 f32
+// is two lines, of 16 one (attn-prefetch-streams):
 // RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids -o %t.mm.spr.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.spr.s --block-fmas 24 | FileCheck %s --check-prefix=MM24
 // RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=skylake-avx512 --cpu-pipeline=threads=false -o %t.mm.skx.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.skx.s --block-fmas 24 | FileCheck %s --check-prefix=MM24
-// MM24: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 24 fma, 0 spills, 0 reloads
+// MM24: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 24 fma, 0 spills, 0 reloads, 2 prefetches
 // MM24: 1 hot loops (the largest 24 fma), 0 with spills or reloads
 // RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.mm.znver3.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.znver3.s --block-fmas 12 | FileCheck %s --check-prefix=MM12
-// MM12: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 12 fma, 0 spills, 0 reloads
+// MM12: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 12 fma, 0 spills, 0 reloads, 1 prefetches
+// Without prefetches (contraction-prefetch=0):
+// RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline=contraction-prefetch=0 -o %t.mm.nopf.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.nopf.s --block-fmas 24 | FileCheck %s --check-prefix=NOPF
+// NOPF: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 24 fma, 0 spills, 0 reloads, 0 prefetches
 // MM12: 1 hot loops (the largest 12 fma), 0 with spills or reloads
 
 // AArch64 NEON (32 x 128-bit): 4 x 16, 16 accumulators. Neoverse V2's SVE
@@ -88,7 +95,11 @@
 // NV2: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=16 row-elements=64
 // NV2: contraction-m-block x contraction-n-block: 12 x 8: 24 accumulators
 // RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 -o %t.mm.nv2.s
-// RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.nv2.s --block-fmas 24 | FileCheck %s --check-prefix=MM24
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.nv2.s --block-fmas 24 | FileCheck %s --check-prefix=MM24-NEON
+// MM24-NEON: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 24 fma, 0 spills, 0 reloads, 1 prefetches
+// MM24-NEON: 1 hot loops (the largest 24 fma), 0 with spills or reloads
+// RUN: FileCheck %s --check-prefix=PRFM < %t.mm.nv2.s
+// PRFM: prfm pldl1keep
 // RUN: attnc %s --emit=asm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 -o %t.nv2.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.nv2.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
 // RUN: FileCheck %s --check-prefix=NEON < %t.nv2.s

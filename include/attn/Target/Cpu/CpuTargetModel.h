@@ -114,6 +114,9 @@ struct CpuKernelConfig {
   /// right operand streams from the L2: contractionNBlock is also the
   /// width of the weight panels (attn-pack-weights).
   int64_t contractionMBlock = 0, contractionNBlock = 0;
+  /// Bytes of weight rows ahead of the one those register blocks read
+  /// that their K loops prefetch (attn-prefetch-streams; 0: none).
+  int64_t contractionPrefetch = 0;
   /// bf16 contractions on bf16 pairs with `vdpbf16ps` (AVX512-BF16)
   /// instead of widened to f32.
   bool bf16Dot = false;

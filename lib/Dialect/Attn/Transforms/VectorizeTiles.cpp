@@ -1114,7 +1114,8 @@ LogicalResult attn::vectorizeTiles(Operation *root,
   SmallVector<linalg::LinalgOp> contractions;
   root->walk([&](linalg::LinalgOp op) { contractions.push_back(op); });
   for (linalg::LinalgOp op : contractions) {
-    bool cacheBlocked = static_cast<bool>(op->removeAttr(kCacheBlockedAttr));
+    // The marker stays on the blocks tiling makes (see 2b).
+    bool cacheBlocked = op->hasAttr(kCacheBlockedAttr);
     int64_t mBlock = options.mBlock, nBlock = options.nBlock,
             maxMBlock = std::max(options.maxMBlock, options.mBlock);
     if (cacheBlocked && options.contractionMBlock > 0)
@@ -1151,11 +1152,17 @@ LogicalResult attn::vectorizeTiles(Operation *root,
     vectorizeInPlace(rewriter, row, rowSizes);
   }
 
-  // 2b. Static blocks become vector code; partial ones stay scalar.
+  // 2b. Static blocks become vector code; partial ones stay scalar. The K
+  // loop around a register block of a contraction blocked for the cache
+  // streams its right operand from the L2: marked for attn-prefetch-streams.
   SmallVector<linalg::LinalgOp> blocks;
   root->walk([&](linalg::LinalgOp op) {
-    if (op->removeAttr(kBlockMarker) && !op.hasDynamicShape())
-      blocks.push_back(op);
+    bool streams = static_cast<bool>(op->removeAttr(kCacheBlockedAttr));
+    if (!op->removeAttr(kBlockMarker) || op.hasDynamicShape())
+      return;
+    blocks.push_back(op);
+    if (auto kLoop = dyn_cast<scf::ForOp>(op->getParentOp()); streams && kLoop)
+      kLoop->setAttr(kStreamLoopAttr, UnitAttr::get(op->getContext()));
   });
   for (linalg::LinalgOp op : blocks)
     vectorizeInPlace(rewriter, dropInnerUnitDims(rewriter, op),

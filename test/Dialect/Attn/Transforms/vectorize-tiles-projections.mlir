@@ -12,7 +12,8 @@
 // the last 4 rows. The loop over a block's rows is outside the loop over
 // the panels (each block's rows of the left operand stay in the L1 while
 // the panels go by), K innermost with the accumulators in registers. The
-// marker is gone afterwards.
+// marker is gone afterwards; the blocks' K loops, which stream the weight's
+// rows, are marked attn.stream_loop for attn-prefetch-streams.
 // CHECK-LABEL: func.func @projection_rows
 // CHECK: scf.for %[[R:.*]] = %c0 to %c60 step %c12
 // CHECK-NEXT: scf.for %[[P:.*]] = %c0 to %c4 step %c1
@@ -20,10 +21,12 @@
 // CHECK: vector.transfer_read {{.*}} : tensor<12x32xf32>, vector<12x32xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(%{{.*}}) -> (vector<12x32xf32>)
 // CHECK-COUNT-12: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: } {attn.stream_loop}
 // CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1
 // CHECK: vector.transfer_read {{.*}} : tensor<4x32xf32>, vector<4x32xf32>
 // CHECK: scf.for %{{.*}} -> (vector<4x32xf32>)
 // CHECK-COUNT-4: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: } {attn.stream_loop}
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: attn.cache_blocked
 // PLAIN-LABEL: func.func @projection_rows
@@ -43,11 +46,13 @@ func.func @projection_rows(%x: tensor<64x16xf32>, %w: tensor<4x16x32xf32>, %y: t
 
 // -----
 
-// Unmarked contractions (attention steps) keep m-block x n-block, 4 x 64.
+// Unmarked contractions (attention steps) keep m-block x n-block, 4 x 64,
+// and their K loops read the L1: no stream marker.
 // CHECK-LABEL: func.func @unmarked
 // CHECK: scf.for %{{.*}} -> (vector<4x64xf32>)
 // CHECK-COUNT-4: vector.fma %{{.*}} : vector<64xf32>
 // CHECK-NOT: linalg.generic
+// CHECK-NOT: attn.stream_loop
 func.func @unmarked(%x: tensor<16x16xf32>, %w: tensor<16x64xf32>, %y: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %r = linalg.matmul ins(%x, %w : tensor<16x16xf32>, tensor<16x64xf32>) outs(%y : tensor<16x64xf32>) -> tensor<16x64xf32>
   return %r : tensor<16x64xf32>

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -28,6 +29,11 @@ namespace attn {
 /// cache, whose register blocks attn-vectorize-tiles then takes from its
 /// contraction-m-block and contraction-n-block options (and removes it).
 inline constexpr llvm::StringLiteral kCacheBlockedAttr = "attn.cache_blocked";
+
+/// Marks the K loops of those contractions' register blocks, which stream
+/// a row of the right operand from the L2 per iteration, for
+/// attn-prefetch-streams (which removes it).
+inline constexpr llvm::StringLiteral kStreamLoopAttr = "attn.stream_loop";
 
 #define GEN_PASS_DECL
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"

@@ -518,7 +518,9 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
     (projections; marked `attn.cache_blocked`, a marker this pass removes)
     take `contraction-m-block x contraction-n-block` blocks instead: their
     right operand streams from the L2, not the L1, so their blocks are
-    narrower and taller (AVX-512: 12 x 32, two row loads per 24 FMAs). In
+    narrower and taller (AVX-512: 12 x 32, two row loads per 24 FMAs), and
+    the K loops of their static blocks are marked `attn.stream_loop` for
+    `attn-prefetch-streams`, which prefetches the rows they stream. In
     every contraction the block loop over the innermost M is outside those
     over the N dimensions (weight panels included): a block's rows of the
     left operand stay in the L1 while the panels of the right one go by.
@@ -560,6 +562,46 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect",
     "::mlir::x86vector::X86VectorDialect"
+  ];
+}
+
+def AttnPrefetchStreams : Pass<"attn-prefetch-streams"> {
+  let summary = "Prefetch the rows a cache-blocked register block streams from the L2";
+  let description = [{
+    A register block of a contraction blocked for the cache (a projection:
+    `attn-parallelize-contractions`, then `attn-vectorize-tiles`, which
+    marks its K loop `attn.stream_loop`) reads one row of the right
+    operand's weight block per K step and each row once: the block's
+    broadcast rows of the left operand stay in the L1, the weight rows
+    stream from the L2, and an FMA waits whenever the hardware prefetcher
+    has not brought the next row in yet. On buffers (after bufferization),
+    this pass makes every such loop prefetch (`memref.prefetch`, read,
+    locality 3: into the L1) the row it will read `distance` bytes of rows
+    ahead, one prefetch per 64-byte line of the row, in each iteration.
+
+    The rows are the loop's `vector.transfer_read`s of a contiguous 1-D
+    vector of more than one element (not a broadcast operand) along the
+    innermost dimension of a memref whose innermost stride is 1; the
+    address is that of the read in the first memref of its subview chain
+    defined outside the loop, with the induction variable advanced by
+    `distance` bytes of rows (in whole iterations). Near the end of the
+    loop that address lies past the view the loop reads (in a packed
+    weight: the next K block or panel, which the next loop reads) and at
+    the end of the last loop past the buffer: a prefetch is a hint, which
+    neither faults nor reads memory a program can observe, and
+    `memref.prefetch` lowers to `llvm.prefetch` of an address computed
+    without `inbounds`. Reads whose address does not change with the
+    induction variable get no prefetch. The marker is removed whatever
+    `distance`; `distance=0` prefetches nothing.
+  }];
+  let options = [
+    Option<"distance", "distance", "int64_t", /*default=*/"2048",
+           "Bytes of rows ahead of the row read to prefetch (0: none)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect"
   ];
 }
 
