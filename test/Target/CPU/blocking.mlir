@@ -80,6 +80,15 @@
 // RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.mm.znver3.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.znver3.s --block-fmas 12 | FileCheck %s --check-prefix=MM12
 // MM12: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 12 fma, 0 spills, 0 reloads, 1 prefetches
+// The rows register blocks leave (257 = 4 x 64 + 1: 64 = 5 x 12 + 4, then
+// the last one) run as 4- and 1-row blocks of broadcast FMAs, 8 and 2 per
+// K step (upstream's lowering of a one-row block's contraction was
+// scalar vmulss and inserts).
+// RUN: attnc %S/Inputs/matmul-257x1024x768.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids -o %t.mm257.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm257.s --block-fmas 24 | FileCheck %s --check-prefix=ROWS
+// ROWS-DAG: loop BB{{[0-9_]+}} depth {{[0-9]+}}: 8 fma, 0 spills, 0 reloads, 2 prefetches, {{[0-9]+}} instructions [8 vfmadd231ps]
+// ROWS-DAG: loop BB{{[0-9_]+}} depth {{[0-9]+}}: 2 fma, 0 spills, 0 reloads, 2 prefetches, {{[0-9]+}} instructions [2 vfmadd231ps]
+// ROWS-DAG: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 24 fma, 0 spills, 0 reloads, 2 prefetches
 // Without prefetches (contraction-prefetch=0):
 // RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline=contraction-prefetch=0 -o %t.mm.nopf.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.nopf.s --block-fmas 24 | FileCheck %s --check-prefix=NOPF

@@ -802,6 +802,51 @@ struct UnitKContractToOuterProduct : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// The K step of a one-row register block (the rows a block ladder leaves
+/// last: 1 of 257 tokens, 13 of 77), `vector.contract` of a 1-element
+/// vector by a 1 x N row into N, is one broadcast FMA. (Upstream's
+/// lowering multiplied it out element by element: scalar `vmulss` and
+/// inserts, which took 1 row of a 257 x 1024 x 768 product as long as a
+/// fifth of the other 256 on an Emerald Rapids.)
+struct UnitKRowContractToFma : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    if (!accType || accType.getRank() != 1 || accType.isScalable() ||
+        !isa<FloatType>(accType.getElementType()) ||
+        op.getKind() != vector::CombiningKind::ADD ||
+        op.getLhsType().getElementType() != accType.getElementType() ||
+        op.getRhsType().getElementType() != accType.getElementType() ||
+        op.getIndexingMapsArray()[0].getNumDims() != 2)
+      return rewriter.notifyMatchFailure(op, "not a 1-D same-type float add");
+    // One operand is the single element (K = 1), the other the row, which
+    // carries the result's dimension.
+    AffineExpr column = op.getIndexingMapsArray()[2].getResult(0);
+    Value scalar = op.getLhs(), row = op.getRhs();
+    if (op.getLhsType().getNumElements() != 1)
+      std::swap(scalar, row);
+    AffineMap rowMap = op.getIndexingMapsArray()[row == op.getLhs() ? 0 : 1];
+    if (cast<VectorType>(scalar.getType()).getNumElements() != 1 ||
+        cast<VectorType>(row.getType()).getNumElements() !=
+            accType.getDimSize(0) ||
+        !llvm::is_contained(rowMap.getResults(), column))
+      return rewriter.notifyMatchFailure(op, "not a 1 by 1 x N product");
+    Location loc = op.getLoc();
+    Type element = accType.getElementType();
+    Value value = vector::ExtractOp::create(
+        rewriter, loc,
+        vector::ShapeCastOp::create(rewriter, loc,
+                                    VectorType::get({1}, element), scalar),
+        ArrayRef<int64_t>{0});
+    rewriter.replaceOpWithNewOp<vector::FMAOp>(
+        op, vector::BroadcastOp::create(rewriter, loc, accType, value),
+        vector::ShapeCastOp::create(rewriter, loc, accType, row), op.getAcc());
+    return success();
+  }
+};
+
 /// A contraction of narrower floats into a wider accumulator (a
 /// linalg.matmul of f16 operands into f32, whose vectorised form keeps the
 /// mixed types on vector.contract) with its operands extended first: the
@@ -1183,8 +1228,8 @@ LogicalResult attn::vectorizeTiles(Operation *root,
     RewritePatternSet patterns(root->getContext());
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-    patterns.add<UnitKContractToOuterProduct, ExtendContractOperands>(
-        root->getContext());
+    patterns.add<UnitKContractToOuterProduct, UnitKRowContractToFma,
+                 ExtendContractOperands>(root->getContext());
     if (options.bf16Dot)
       patterns.add<PairContractToDotBF16>(root->getContext(), /*benefit=*/2);
     // The vectoriser widens narrower operands (bf16 pairs; bf16/f16 tiles

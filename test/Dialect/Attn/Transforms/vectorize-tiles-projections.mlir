@@ -63,7 +63,8 @@ func.func @unmarked(%x: tensor<16x16xf32>, %w: tensor<16x64xf32>, %y: tensor<16x
 // Rows known only at run time (the last row block of a product whose rows
 // 64 does not divide), the only dynamic size: 12-row blocks, then the rows
 // they leave in 4-row blocks, then one row at a time, all static and
-// vector code; nothing is left to scalar loops.
+// vector code; nothing is left to scalar loops. A one-row block's K step
+// is one broadcast FMA (not a contraction upstream unrolls to scalars).
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK: scf.for %{{.*}} step %c12
 // CHECK: scf.for %{{.*}} -> (vector<12x32xf32>)
@@ -73,7 +74,9 @@ func.func @unmarked(%x: tensor<16x16xf32>, %w: tensor<16x64xf32>, %y: tensor<16x
 // CHECK-COUNT-4: vector.fma %{{.*}} : vector<32xf32>
 // CHECK: scf.for %{{.*}} step %c1
 // CHECK: scf.for %{{.*}} -> (vector<32xf32>)
-// CHECK: vector.contract {{.*}} : vector<1xf32>, vector<1x32xf32> into vector<32xf32>
+// CHECK: %[[ONE:.*]] = vector.broadcast %{{.*}} : f32 to vector<32xf32>
+// CHECK: vector.fma %[[ONE]], %{{.*}}, %{{.*}} : vector<32xf32>
+// CHECK-NOT: vector.contract
 // CHECK-NOT: linalg.generic
 // With 8 x 32 blocks (PLAIN): 8, 4 and 1 rows.
 // PLAIN-LABEL: func.func @dynamic_rows
