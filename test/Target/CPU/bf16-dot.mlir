@@ -65,14 +65,14 @@
 // VEC: scf.yield {{.*}} : vector<4x64xf32>
 
 // An odd head size has no pairs: widened, whatever the target. (One query
-// tile, 100 rows: the scores are dot products of Q rows and the bf16 K rows
-// widened in chunks of 16, D = 33 = 2 x 16 + 1.)
+// tile of 100 rows: K^T packed, widened to f32 once; each step widens the
+// bf16 rows of V it reads, D = 33 as a 32-column block and a 1-column one.)
 // RUN: attn-opt %S/Inputs/bf16-odd-head.mlir \
 // RUN:   --attn-cpu-pipeline="target-cpu=znver4" \
 // RUN:   --mlir-print-ir-after=attn-vectorize-tiles -o /dev/null 2>&1 | FileCheck %s --check-prefix=ODD
 // ODD-NOT: x86vector.avx512.dot
-// ODD: arith.extf {{.*}} : vector<16xbf16> to vector<16xf32>
-// ODD: vector.fma {{.*}} : vector<16xf32>
+// ODD: arith.extf {{.*}} : vector<32xbf16> to vector<32xf32>
+// ODD: vector.fma {{.*}} : vector<32xf32>
 
 func.func @attn(%q: tensor<1x2x200x64xbf16>, %k: tensor<1x2x300x64xbf16>, %v: tensor<1x2x300x64xbf16>)
     -> tensor<1x2x200x64xbf16> {

@@ -50,6 +50,11 @@ namespace {
 /// reading K and V rather than by arithmetic: decode, speculative decode.
 constexpr int64_t kFewRows = 16;
 
+/// The most query rows (per head, a static count in one query tile) whose
+/// scores are dot products with K's rows where they lie: more read K^T
+/// packed, which then pays for its copy (see build).
+constexpr int64_t kMinPackedKeyRows = 64;
+
 /// Builds the loop nest for one attn.sdpa.
 class TileBuilder : TileBuilderBase {
 public:
@@ -242,11 +247,12 @@ private:
   // K packed by packTiles, once for all query tiles: [.., D, kvTile] in
   // the accumulator type, or [.., D/2, kvTile, 2] bf16 pairs; with pairs, V
   // as [.., kvTile/2, Dv, 2]. Without pairs, where each (batch, head) has
-  // one query tile (`packKeys` false: decode, short sequences), K in its
-  // own type, padded like V, each step's scores dot products of Q rows and
-  // the rows of K's tile where they lie: no other tile would read a packed
-  // K again, and packing it is a pass that writes all of K and reads it
-  // back (decode: 2x the bytes of the cache).
+  // one query tile of at most kMinPackedKeyRows rows (`packKeys` false:
+  // decode, short sequences), K in its own type, padded like V, each step's
+  // scores dot products of Q rows and the rows of K's tile where they lie:
+  // no other tile would read a packed K again, and packing it is a pass
+  // that writes all of K and reads it back (decode: 2x the bytes of the
+  // cache).
   Value keyT, valuePairs;
   // `value-panel`, and where this op takes it (see build), V packed in
   // panels [.., Dv / valuePanel, kvTile, valuePanel] by packTiles, once for
@@ -682,8 +688,15 @@ ValueRange TileBuilder::build() {
     keyT = packTiles(key, {kvTile}, {headSize / 2, 2}, {0, 1, 2, 4, 3, 5});
     valuePairs = packTiles(value, {kvTile / 2, 2}, {}, {0, 1, 2, 3, 5, 4});
   } else {
-    packKeys =
+    // K^T is packed where several query tiles read it, or one tile of more
+    // than kMinPackedKeyRows rows: each 4-row block then reads contiguous
+    // runs of keys instead of taking dot products whose partial sums cost
+    // shuffles (on an Emerald Rapids, B1 H8 S = Skv = 128: 1.13-1.27x, 77:
+    // 1.00-1.06x, 64 and fewer: 0.75-0.98x; benchmarks/RESULTS.md,
+    // session 27).
+    bool severalTiles =
         ShapedType::isDynamic(staticQueryLength) || staticQueryLength > qTile;
+    packKeys = severalTiles || staticQueryLength > kMinPackedKeyRows;
     pagedKeys = packKeys ? GatherPagesOp() : getPagedSource(key);
     pagedValues = getPagedSource(value);
     if (packKeys)
@@ -694,10 +707,10 @@ ValueRange TileBuilder::build() {
     valueSource = pagedValues ? value : buildValueSource(value);
     // V in panels where its columns make at least kMinValuePanels of them
     // (fewer, wider blocks lost to the packing pass) and several query
-    // tiles read it (packKeys).
+    // tiles read it.
     constexpr int64_t kMinValuePanels = 4;
     int64_t dv = op.getValue().getType().getDimSize(3);
-    if (packKeys && valuePanel > 0 && !ShapedType::isDynamic(dv) &&
+    if (severalTiles && valuePanel > 0 && !ShapedType::isDynamic(dv) &&
         dv % valuePanel == 0 && dv / valuePanel >= kMinValuePanels)
       valuePanels =
           packTiles(createElementCast(b, loc, value, acc), {kvTile},

@@ -26,11 +26,14 @@
 // CHECK: scf.for %{{.*}} -> (vector<8x8xf32>)
 // CHECK-COUNT-8: vector.fma %{{.*}} : vector<8xf32>
 // CHECK-NOT: linalg.generic
-// A 4 x 64 block (AVX-512's) is wider than N = 40: one 4 x 40 block per
-// four rows.
+// A 4 x 64 block (AVX-512's) is wider than N = 40: 40 columns per four
+// rows, as blocks of a power-of-two width, 4 x 32 and 4 x 8, in the same
+// K loop (LLVM carried a 4 x 40 block through it element by element).
 // WIDE-LABEL: func.func @block
-// WIDE: scf.for %{{.*}} -> (vector<4x40xf32>)
-// WIDE-COUNT-4: vector.fma %{{.*}} : vector<40xf32>
+// WIDE: scf.for %{{.*}} -> (vector<4x32xf32>, vector<4x8xf32>)
+// WIDE-COUNT-4: vector.fma %{{.*}} : vector<32xf32>
+// WIDE-COUNT-4: vector.fma %{{.*}} : vector<8xf32>
+// WIDE-NOT: vector<4x40xf32>
 // SMALL-LABEL: func.func @block
 // SMALL: scf.for %{{.*}} -> (vector<4x16xf32>)
 // SMALL-COUNT-4: vector.fma %{{.*}} : vector<16xf32>

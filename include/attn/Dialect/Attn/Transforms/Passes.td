@@ -337,7 +337,8 @@ def AttnTile : Pass<"attn-tile"> {
 
     Keys or values that `attn.gather_pages` reads from a paged cache,
     where the steps read tiles of them rather than a packed copy (K of ops
-    with one query tile per head; V unless packed in pairs or panels), and
+    with one query tile of at most 64 rows per head; V unless packed in
+    pairs or panels), and
     the page size (static) holds whole key tiles or is held whole by one:
     each step reads its tile from the pages themselves, a slice of the page
     the table names (the entry clamped to the cache), or the whole pages
