@@ -10,8 +10,39 @@
 // RUN: attn-run %s --check --entry=bf16 | FileCheck %s
 // RUN: attn-run %s --check --entry=dynamic --input-shapes=2x4x9x8,2x2x13x8,2x2x13x4 | FileCheck %s
 // RUN: attn-run %s --check --entry=dynamic --input-shapes=1x3x1x8,1x3x5x8,1x3x5x16 | FileCheck %s
+// Register blocks of widths that are not powers of two, split into ones
+// that are (100 keys: 64 + 32 + 4; Dv 40: 32 + 8), K^T packed for two
+// query tiles and for one of more than 64 rows (100), f32 and bf16 pairs
+// (bf16-dot=true: vdpbf16ps where the host has AVX512-BF16).
+// RUN: attn-run %s --check --entry=ragged_keys | FileCheck %s
+// RUN: attn-run %s --check --entry=one_tile_packed | FileCheck %s
+// RUN: attn-run %s --check --entry=ragged_keys_bf16 --cpu-pipeline=bf16-dot=true | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // CHECK-NOT: FAIL
+
+func.func @ragged_keys(%q: tensor<1x2x200x40xf32>, %k: tensor<1x2x100x40xf32>, %v: tensor<1x2x100x40xf32>)
+    -> tensor<1x2x200x40xf32> {
+  %e = tensor.empty() : tensor<1x2x200x40xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x2x200x40xf32>, tensor<1x2x100x40xf32>, tensor<1x2x100x40xf32> -> tensor<1x2x200x40xf32>
+  return %o : tensor<1x2x200x40xf32>
+}
+
+func.func @one_tile_packed(%q: tensor<1x3x100x24xf32>, %k: tensor<1x3x77x24xf32>, %v: tensor<1x3x77x24xf32>)
+    -> tensor<1x3x100x24xf32> {
+  %e = tensor.empty() : tensor<1x3x100x24xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e) causal
+     : tensor<1x3x100x24xf32>, tensor<1x3x77x24xf32>, tensor<1x3x77x24xf32> -> tensor<1x3x100x24xf32>
+  return %o : tensor<1x3x100x24xf32>
+}
+
+func.func @ragged_keys_bf16(%q: tensor<1x2x200x40xbf16>, %k: tensor<1x2x100x40xbf16>, %v: tensor<1x2x100x40xbf16>)
+    -> tensor<1x2x200x40xbf16> {
+  %e = tensor.empty() : tensor<1x2x200x40xbf16>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x2x200x40xbf16>, tensor<1x2x100x40xbf16>, tensor<1x2x100x40xbf16> -> tensor<1x2x200x40xbf16>
+  return %o : tensor<1x2x200x40xbf16>
+}
 
 func.func @gqa(%q: tensor<2x8x6x16xf32>, %k: tensor<2x2x6x16xf32>, %v: tensor<2x2x6x16xf32>)
     -> tensor<2x8x6x16xf32> {

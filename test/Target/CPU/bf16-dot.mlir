@@ -64,6 +64,13 @@
 // VEC-COUNT-16: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
 // VEC: scf.yield {{.*}} : vector<4x64xf32>
 
+// 48 keys in bf16 pairs: 4 x 32 and 4 x 16 blocks of vdpbf16ps in one K
+// loop, in registers (a 4 x 48 block spilled 178 times per step).
+// RUN: attnc %S/Inputs/sdpa-48-keys-bf16.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver4 -o %t.k48.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.k48.s --all | FileCheck %s --check-prefix=KEYS48
+// KEYS48: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 12 fma, 0 spills, 0 reloads, 0 prefetches, {{[0-9]+}} instructions [12 vdpbf16ps]
+// KEYS48: 3 hot loops (the largest 18 fma), 0 with spills or reloads
+
 // An odd head size has no pairs: widened, whatever the target. (One query
 // tile of 100 rows: K^T packed, widened to f32 once; each step widens the
 // bf16 rows of V it reads, D = 33 as a 32-column block and a 1-column one.)

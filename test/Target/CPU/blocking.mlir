@@ -89,6 +89,14 @@
 // ROWS-DAG: loop BB{{[0-9_]+}} depth {{[0-9]+}}: 8 fma, 0 spills, 0 reloads, 2 prefetches, {{[0-9]+}} instructions [8 vfmadd231ps]
 // ROWS-DAG: loop BB{{[0-9_]+}} depth {{[0-9]+}}: 2 fma, 0 spills, 0 reloads, 2 prefetches, {{[0-9]+}} instructions [2 vfmadd231ps]
 // ROWS-DAG: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 24 fma, 0 spills, 0 reloads, 2 prefetches
+// 48 keys: Q K^T's 4 x 48 blocks run as 4 x 32 and 4 x 16 in one K loop,
+// 12 FMAs per step, in registers (a 4 x 48 block was carried element by
+// element: 178 spills and 178 reloads per step). Every multiply-add loop
+// of the kernel is checked (--all).
+// RUN: attnc %S/Inputs/sdpa-48-keys.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids -o %t.k48.s
+// RUN: %python %attn_src_root/test/lib/check_spills.py %t.k48.s --all | FileCheck %s --check-prefix=KEYS48
+// KEYS48: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 12 fma, 0 spills, 0 reloads, 0 prefetches, {{[0-9]+}} instructions [12 vfmadd231ps]
+// KEYS48: 3 hot loops (the largest 18 fma), 0 with spills or reloads
 // Without prefetches (contraction-prefetch=0):
 // RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline=contraction-prefetch=0 -o %t.mm.nopf.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.nopf.s --block-fmas 24 | FileCheck %s --check-prefix=NOPF

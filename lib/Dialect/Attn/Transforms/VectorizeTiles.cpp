@@ -184,7 +184,8 @@ static LogicalResult tileIntoMarkedBlocks(RewriterBase &rewriter,
 
 /// Splits the register block `op` (static, marked) whose vectorised width,
 /// the innermost N, is not a power of two into blocks whose widths are
-/// (48 keys: 32 + 16; 100: 64 + 32 + 4), each a slice of the same K step.
+/// (48 keys: 32 + 16; 100: 64 + 32 + 4), each a slice of the same K step
+/// (of bf16 pairs too).
 /// The block's accumulator rows are loop-carried vectors of that width:
 /// LLVM keeps power-of-two vectors in registers, but carried a 4 x 48 block
 /// through the K loop element by element (178 spills and 178 reloads per
@@ -192,7 +193,7 @@ static LogicalResult tileIntoMarkedBlocks(RewriterBase &rewriter,
 static void splitIntoPowerOfTwoColumns(RewriterBase &rewriter,
                                        linalg::LinalgOp op) {
   FailureOr<BlockableDims> blockable = getBlockableDims(op);
-  if (failed(blockable) || blockable->pair)
+  if (failed(blockable))
     return;
   unsigned n = blockable->dims.n.back();
   int64_t columns = op.getStaticLoopRanges()[n];
