@@ -477,7 +477,12 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       (`chooseCpuKernelConfig`; the generic model, x86-64-v3's registers,
       takes 6 x 16); this pass's default, 4 x 16, fits the register file
       of every x86-64 and AArch64 target. Partial blocks of a dynamic size
-      stay scalar loops. With `max-m-block`, a
+      stay scalar loops. A static block whose width (the vectorised N) is
+      not a power of two is split into blocks that are, in the same K
+      loop (48 columns: 32 + 16; LLVM carried a 4 x 48 accumulator block
+      element by element), and a one-row block's K step is one broadcast
+      FMA (upstream lowers that contraction to scalar multiplies). With
+      `max-m-block`, a
       contraction whose innermost M is a static count that `m-block` does
       not divide, and whose N is whole `n-block`s, takes blocks of the
       smallest row count up to
