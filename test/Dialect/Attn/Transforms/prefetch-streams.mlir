@@ -105,3 +105,25 @@ func.func @not_streamed(%w: memref<256x32xf32>, %t: memref<32x256xf32>, %acc: ve
   } {attn.stream_loop}
   return %q : vector<32xf32>
 }
+
+// -----
+
+// A step known only at run time: the variable runs step x 32 ahead (a row
+// of 16 f32, 2048 bytes).
+// CHECK-LABEL: func.func @dynamic_step
+// CHECK-SAME: (%[[W:.*]]: memref<?x16xf32>, %[[N:.*]]: index, %[[STEP:.*]]: index
+// CHECK: scf.for %[[K:.*]] = %c0 to %[[N]] step %[[STEP]] iter_args
+// CHECK: %[[FAR:.*]] = arith.muli %[[STEP]], %c32
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[K]], %[[FAR]]
+// CHECK: memref.prefetch %[[W]][%[[AHEAD]], %c0], read, locality<3>, data
+// CHECK-NEXT: scf.yield
+func.func @dynamic_step(%w: memref<?x16xf32>, %n: index, %step: index, %acc: vector<16xf32>) -> vector<16xf32> {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : f32
+  %r = scf.for %k = %c0 to %n step %step iter_args(%a = %acc) -> (vector<16xf32>) {
+    %rhs = vector.transfer_read %w[%k, %c0], %pad {in_bounds = [true]} : memref<?x16xf32>, vector<16xf32>
+    %s = arith.addf %rhs, %a : vector<16xf32>
+    scf.yield %s : vector<16xf32>
+  } {attn.stream_loop}
+  return %r : vector<16xf32>
+}
