@@ -12,7 +12,35 @@
 // RUN: attn-run %s --check --entry=dynamic_rows --input-shapes=141x96,96x160 --mcpu=znver3 --mattr=-sse4a | FileCheck %s
 // RUN: attn-run %s --check --entry=dynamic_rows --input-shapes=77x96,96x160 --mcpu=x86-64 | FileCheck %s
 // RUN: attn-run %s --check --entry=batched_rows_10 --mcpu=x86-64 | FileCheck %s
+// Columns that are not whole panels (N = 1000, 789: the weight is read
+// unpacked, and column blocks of 512 leave 488 or 277 known only at run
+// time), and columns known only at run time, in blocks of halving widths:
+// RUN: attn-run %s --check --entry=columns_1000 | FileCheck %s
+// RUN: attn-run %s --check --entry=dynamic_columns --input-shapes=123x40,40x789 | FileCheck %s
+// RUN: attn-run %s --check --entry=dynamic_columns --input-shapes=19x40,40x7 | FileCheck %s
+// RUN: attn-run %s --check --entry=columns_1000 --mcpu=znver3 --mattr=-sse4a | FileCheck %s
+// RUN: attn-run %s --check --entry=dynamic_columns --input-shapes=70x40,40x45 --mcpu=x86-64 | FileCheck %s
 // CHECK: result #0 {{.*}} ok
+
+func.func @columns_1000(%a: tensor<130x64xf32>, %b: tensor<64x1000xf32>) -> tensor<130x1000xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<130x1000xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<130x1000xf32>) -> tensor<130x1000xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<130x64xf32>, tensor<64x1000xf32>) outs(%f : tensor<130x1000xf32>) -> tensor<130x1000xf32>
+  return %r : tensor<130x1000xf32>
+}
+
+func.func @dynamic_columns(%a: tensor<?x40xf32>, %b: tensor<40x?xf32>) -> tensor<?x?xf32> {
+  %z = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x40xf32>
+  %n = tensor.dim %b, %c1 : tensor<40x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x40xf32>, tensor<40x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
 
 func.func @rows_77(%a: tensor<77x96xf32>, %b: tensor<96x160xf32>) -> tensor<77x160xf32> {
   %z = arith.constant 0.0 : f32

@@ -263,6 +263,34 @@ static LogicalResult tileDynamicRows(RewriterBase &rewriter,
   return success();
 }
 
+/// Tiles `op`, whose columns are a static count (or `sizes`' width of
+/// them), into `sizes` register blocks (loops nested as `interchange`
+/// orders them), marked and peeled; rows known only at run time
+/// (`dynamicRows`) through tileDynamicRows.
+static LogicalResult blockStaticColumns(RewriterBase &rewriter,
+                                        linalg::LinalgOp op, unsigned m,
+                                        ArrayRef<OpFoldResult> sizes,
+                                        ArrayRef<int64_t> interchange,
+                                        bool dynamicRows, bool staticPair) {
+  // Rows known only at run time: the rows the blocks leave over in smaller
+  // static blocks (the other loops are blocked at 1, K one step at a
+  // time, whatever their sizes; a row block of 64 rows in 12-row blocks
+  // leaves 4 in every one).
+  if (dynamicRows && staticPair) {
+    if (failed(tileDynamicRows(rewriter, op, m, llvm::to_vector(sizes),
+                               interchange)))
+      return op.emitError("attn-vectorize-tiles: cannot tile this "
+                          "contraction into register blocks");
+    return success();
+  }
+  // Peeled: the M and N loops, all but the innermost (K) loop.
+  if (failed(tileIntoMarkedBlocks(rewriter, op, sizes, kBlockMarker,
+                                  /*unpeeled=*/1, interchange)))
+    return op.emitError("attn-vectorize-tiles: cannot tile this "
+                        "contraction into register blocks");
+  return success();
+}
+
 /// Tiles `op` into register blocks, marks the block op and peels the M and
 /// N loops so that all blocks but the last along each are static.
 static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -347,23 +375,48 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   sizes[n] = rewriter.getIndexAttr(nBlock);
   if (blockable->pair)
     sizes.back() = rewriter.getIndexAttr(0);
-  // Rows known only at run time, columns of a static count: the rows the
-  // blocks leave over in smaller static blocks (the other loops are
-  // blocked at 1, K one step at a time, whatever their sizes; a row block
-  // of 64 rows in 12-row blocks leaves 4 in every one).
-  if (ShapedType::isDynamic(rows) && !ShapedType::isDynamic(columns) &&
-      (!blockable->pair || !ShapedType::isDynamic(bounds.back()))) {
-    if (failed(tileDynamicRows(rewriter, op, m, sizes, interchange)))
-      return op.emitError("attn-vectorize-tiles: cannot tile this "
-                          "contraction into register blocks");
+  bool staticPair = !blockable->pair || !ShapedType::isDynamic(bounds.back());
+  // Columns known only at run time (a column block of a weight whose N is
+  // not a whole number of panels: 789 in blocks of 512): whole n-block
+  // columns, then the columns they leave in blocks of halving powers of
+  // two, each blocked as a static count of columns below. (Left as partial
+  // blocks, they were scalar loops: half of a 123 x 456 x 789 product's
+  // time on an Emerald Rapids.)
+  if (ShapedType::isDynamic(columns) && !blockable->pair) {
+    for (int64_t width = nBlock; width >= 1;
+         width = llvm::bit_floor(static_cast<uint64_t>(width - 1))) {
+      SmallVector<OpFoldResult> columnSizes(op.getNumLoops(),
+                                            rewriter.getIndexAttr(0));
+      columnSizes[n] = rewriter.getIndexAttr(width);
+      FailureOr<scf::SCFTilingResult> split =
+          tileInPlace(rewriter, op, columnSizes);
+      if (failed(split) || split->loops.empty())
+        return op.emitError("attn-vectorize-tiles: cannot tile this "
+                            "contraction into register blocks");
+      auto loop = dyn_cast<scf::ForOp>(split->loops.front().getOperation());
+      scf::ForOp partial;
+      bool peeled =
+          width > 1 && loop &&
+          succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial));
+      sizes[n] = rewriter.getIndexAttr(width);
+      if (failed(blockStaticColumns(
+              rewriter, cast<linalg::LinalgOp>(split->tiledOps.front()), m,
+              sizes, interchange, ShapedType::isDynamic(rows), staticPair)))
+        return failure();
+      if (!peeled)
+        return success();
+      linalg::LinalgOp rest;
+      partial.walk([&](linalg::LinalgOp inner) { rest = inner; });
+      if (!rest)
+        return success();
+      op = rest;
+    }
     return success();
   }
-  // Peeled: the M and N loops, all but the innermost (K) loop.
-  if (failed(tileIntoMarkedBlocks(rewriter, op, sizes, kBlockMarker,
-                                  /*unpeeled=*/1, interchange)))
-    return op.emitError("attn-vectorize-tiles: cannot tile this "
-                        "contraction into register blocks");
-  return success();
+  return blockStaticColumns(rewriter, op, m, sizes, interchange,
+                            ShapedType::isDynamic(rows) &&
+                                !ShapedType::isDynamic(columns),
+                            staticPair);
 }
 
 /// Where getLoopUpperBounds' analysis stops. Tile sizes are bounded by the

@@ -88,3 +88,23 @@ func.func @dynamic_rows(%x: tensor<?x16xf32>, %w: tensor<16x32xf32>, %y: tensor<
   %r = linalg.matmul {attn.cache_blocked} ins(%x, %w : tensor<?x16xf32>, tensor<16x32xf32>) outs(%y : tensor<?x32xf32>) -> tensor<?x32xf32>
   return %r : tensor<?x32xf32>
 }
+
+// -----
+
+// Columns known only at run time (a column block of a weight whose N is
+// not a whole number of panels): blocks of 32 columns, then the columns
+// they leave in blocks of 16, 8, 4, 2 and 1, each a static width and vector
+// code (12 rows, then what the rows leave). Nothing is left to scalar
+// loops but the peeled partial blocks no iteration reaches.
+// CHECK-LABEL: func.func @dynamic_columns
+// CHECK: scf.for %{{.*}} -> (vector<12x32xf32>)
+// CHECK-COUNT-12: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: scf.for %{{.*}} -> (vector<12x16xf32>)
+// CHECK: scf.for %{{.*}} -> (vector<12x8xf32>)
+// CHECK: scf.for %{{.*}} -> (vector<12x4xf32>)
+// CHECK: scf.for %{{.*}} -> (vector<12x2xf32>)
+// CHECK: scf.for %{{.*}} -> (vector<12x1xf32>)
+func.func @dynamic_columns(%x: tensor<24x16xf32>, %w: tensor<16x?xf32>, %y: tensor<24x?xf32>) -> tensor<24x?xf32> {
+  %r = linalg.matmul {attn.cache_blocked} ins(%x, %w : tensor<24x16xf32>, tensor<16x?xf32>) outs(%y : tensor<24x?xf32>) -> tensor<24x?xf32>
+  return %r : tensor<24x?xf32>
+}
