@@ -476,8 +476,11 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       pipeline chooses the block from its target model
       (`chooseCpuKernelConfig`; the generic model, x86-64-v3's registers,
       takes 6 x 16); this pass's default, 4 x 16, fits the register file
-      of every x86-64 and AArch64 target. Partial blocks of a dynamic size
-      stay scalar loops. A static block whose width (the vectorised N) is
+      of every x86-64 and AArch64 target. Columns known only at run time
+      (a column block of a weight whose N is not whole panels) run as
+      blocks of `n-block` columns, then the columns those leave in blocks
+      of halving power-of-two widths, each static; partial blocks of a
+      dynamic size stay scalar loops. A static block whose width (the vectorised N) is
       not a power of two is split into blocks that are, in the same K
       loop (48 columns: 32 + 16; LLVM carried a 4 x 48 accumulator block
       element by element), and a one-row block's K step is one broadcast
