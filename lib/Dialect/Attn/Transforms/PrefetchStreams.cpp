@@ -33,7 +33,8 @@ constexpr int64_t kCacheLineBytes = 64;
 
 /// A row `loop` reads each iteration: a contiguous 1-D vector of more than
 /// one element (a broadcast operand is one) read from a memref whose
-/// innermost stride is 1, unmasked, along the innermost dimension.
+/// innermost stride is 1 (a strided layout), unmasked, along the innermost
+/// dimension.
 static bool isStreamedRow(vector::TransferReadOp read) {
   auto type = dyn_cast<MemRefType>(read.getBase().getType());
   VectorType vector = read.getVectorType();
@@ -41,8 +42,10 @@ static bool isStreamedRow(vector::TransferReadOp read) {
       vector.getNumElements() < 2 || read.getMask() ||
       !read.getPermutationMap().isMinorIdentity())
     return false;
-  auto [strides, offset] = type.getStridesAndOffset();
-  return !strides.empty() && strides.back() == 1;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !strides.empty() && strides.back() == 1;
 }
 
 /// `value + offset` (an index or integer), folded when `value` is a
