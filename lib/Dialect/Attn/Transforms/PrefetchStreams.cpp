@@ -84,55 +84,122 @@ static FailureOr<Value> cloneShifted(RewriterBase &rewriter, scf::ForOp loop,
   return mapping.lookup(value);
 }
 
-/// Prefetches the row `read` reads `distance` iterations of `loop` ahead
-/// (`ahead` is that iteration's induction variable), one prefetch per
-/// cache line, from the first memref of the subview chain `read` reads
-/// through that is defined outside the loop. Reads that do not change with
-/// the induction variable get none. The prefetches come last in the loop
-/// body: LLVM schedules no load across one, and between the loads of a
-/// step they made AArch64's 12 x 8 blocks load all 12 broadcasts first
-/// (38 live vector registers of 32: spills).
+/// Whether `value` changes with `loop`'s induction variable: it is the
+/// variable or computed from it in the loop body.
+static bool dependsOnInductionVar(scf::ForOp loop, Value value) {
+  if (value == loop.getInductionVar())
+    return true;
+  Operation *def = value.getDefiningOp();
+  return def && def->getBlock() == loop.getBody() &&
+         llvm::any_of(def->getOperands(), [&](Value operand) {
+           return dependsOnInductionVar(loop, operand);
+         });
+}
+
+/// The induction variable of the iteration of `loop` that reads `rowBytes`
+/// rows `distance` bytes ahead (whole iterations), computed at the start of
+/// its body.
+static Value getInductionVarAhead(RewriterBase &rewriter, scf::ForOp loop,
+                                  int64_t rowBytes, int64_t distance) {
+  int64_t iterations = llvm::divideCeil(distance, rowBytes);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(loop.getBody());
+  Location loc = loop.getLoc();
+  Value step = loop.getStep();
+  if (std::optional<int64_t> constant = getConstantIntValue(step))
+    return addConstant(rewriter, loc, loop.getInductionVar(),
+                       *constant * iterations);
+  Value count = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getIntegerAttr(step.getType(), iterations));
+  return arith::AddIOp::create(
+      rewriter, loc, loop.getInductionVar(),
+      arith::MulIOp::create(rewriter, loc, step, count));
+}
+
+/// Prefetches the row `read` reads `distance` bytes of rows ahead in
+/// `loop`, one prefetch per cache line, from the first memref of the
+/// subview chain `read` reads through that is defined outside the loop, at
+/// the read's indices in it with the induction variable advanced. Reads
+/// that do not change with the induction variable get none. The prefetches
+/// come last in the loop body: LLVM schedules no load across one, and
+/// between the loads of a step they made AArch64's 12 x 8 blocks load all
+/// 12 broadcasts first (38 live vector registers of 32: spills).
 static void prefetchAhead(RewriterBase &rewriter, scf::ForOp loop,
-                          vector::TransferReadOp read, Value ahead) {
-  Location loc = read.getLoc();
-  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
-  // The read's indices in the loop-invariant memref it is a view of.
+                          vector::TransferReadOp read, int64_t distance) {
+  // The subviews in the loop between the read and that memref.
+  SmallVector<memref::SubViewOp> views;
   Value base = read.getBase();
-  SmallVector<Value> indices(read.getIndices());
   while (auto view = base.getDefiningOp<memref::SubViewOp>()) {
     if (view->getBlock() != loop.getBody())
       break;
-    SmallVector<Value> resolved;
-    affine::resolveIndicesIntoOpWithOffsetsAndStrides(
-        rewriter, loc, view.getMixedOffsets(), view.getMixedStrides(),
-        view.getDroppedDims(), indices, resolved);
+    views.push_back(view);
     base = view.getSource();
-    indices = std::move(resolved);
   }
   if (loop->isAncestor(base.getParentRegion()->getParentOp()))
     return;
+  auto dependent = [&](Value value) {
+    return dependsOnInductionVar(loop, value);
+  };
+  bool streams = llvm::any_of(read.getIndices(), dependent) ||
+                 llvm::any_of(views, [&](memref::SubViewOp view) {
+                   return llvm::any_of(view->getOperands(), dependent);
+                 });
+  if (!streams)
+    return;
+  VectorType vector = read.getVectorType();
+  int64_t elementBytes = vector.getElementTypeBitWidth() / 8;
+  int64_t rowBytes = vector.getNumElements() * elementBytes;
   IRMapping mapping;
-  mapping.map(loop.getInductionVar(), ahead);
-  SmallVector<Value> shifted;
-  for (Value index : indices) {
+  mapping.map(loop.getInductionVar(),
+              getInductionVarAhead(rewriter, loop, rowBytes, distance));
+  // The indices, and each subview's offsets and strides, of that
+  // iteration, resolved through the chain.
+  Location loc = read.getLoc();
+  rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  auto shift = [&](ArrayRef<OpFoldResult> values)
+      -> FailureOr<SmallVector<OpFoldResult>> {
+    SmallVector<OpFoldResult> shifted;
+    for (OpFoldResult value : values) {
+      auto dynamic = dyn_cast<Value>(value);
+      if (!dynamic) {
+        shifted.push_back(value);
+        continue;
+      }
+      FailureOr<Value> clone = cloneShifted(rewriter, loop, dynamic, mapping);
+      if (failed(clone))
+        return failure();
+      shifted.push_back(*clone);
+    }
+    return shifted;
+  };
+  SmallVector<Value> indices;
+  for (Value index : read.getIndices()) {
     FailureOr<Value> clone = cloneShifted(rewriter, loop, index, mapping);
     if (failed(clone))
       return;
-    shifted.push_back(*clone);
+    indices.push_back(*clone);
   }
-  if (shifted == indices)
-    return;
+  for (memref::SubViewOp view : views) {
+    FailureOr<SmallVector<OpFoldResult>> offsets =
+        shift(view.getMixedOffsets());
+    FailureOr<SmallVector<OpFoldResult>> strides =
+        shift(view.getMixedStrides());
+    if (failed(offsets) || failed(strides))
+      return;
+    SmallVector<Value> resolved;
+    affine::resolveIndicesIntoOpWithOffsetsAndStrides(
+        rewriter, loc, *offsets, *strides, view.getDroppedDims(), indices,
+        resolved);
+    indices = std::move(resolved);
+  }
   // One prefetch per line of the row (innermost stride 1, isStreamedRow).
-  VectorType vector = read.getVectorType();
-  int64_t elementBytes = vector.getElementTypeBitWidth() / 8;
   int64_t lineElements = std::max<int64_t>(1, kCacheLineBytes / elementBytes);
-  int64_t lines =
-      llvm::divideCeil(vector.getNumElements() * elementBytes, kCacheLineBytes);
-  Value inner = shifted.back();
+  int64_t lines = llvm::divideCeil(rowBytes, kCacheLineBytes);
+  Value inner = indices.back();
   for (int64_t line = 0; line < lines; ++line) {
     if (line > 0)
-      shifted.back() = addConstant(rewriter, loc, inner, line * lineElements);
-    memref::PrefetchOp::create(rewriter, loc, base, shifted,
+      indices.back() = addConstant(rewriter, loc, inner, line * lineElements);
+    memref::PrefetchOp::create(rewriter, loc, base, indices,
                                /*isWrite=*/false, /*localityHint=*/3,
                                /*isDataCache=*/true);
   }
@@ -160,28 +227,8 @@ struct AttnPrefetchStreamsPass
       for (auto read : loop.getBody()->getOps<vector::TransferReadOp>())
         if (isStreamedRow(read))
           rows.push_back(read);
-      for (vector::TransferReadOp read : rows) {
-        // `distance` bytes of rows ahead, in whole iterations.
-        VectorType vector = read.getVectorType();
-        int64_t rowBytes =
-            vector.getNumElements() * vector.getElementTypeBitWidth() / 8;
-        int64_t iterations = llvm::divideCeil(distance, rowBytes);
-        rewriter.setInsertionPointToStart(loop.getBody());
-        Location loc = loop.getLoc();
-        Value step = loop.getStep(), ahead;
-        if (std::optional<int64_t> constant = getConstantIntValue(step)) {
-          ahead = addConstant(rewriter, loc, loop.getInductionVar(),
-                              *constant * iterations);
-        } else {
-          Value count = arith::ConstantOp::create(
-              rewriter, loc,
-              rewriter.getIntegerAttr(step.getType(), iterations));
-          ahead = arith::AddIOp::create(
-              rewriter, loc, loop.getInductionVar(),
-              arith::MulIOp::create(rewriter, loc, step, count));
-        }
-        prefetchAhead(rewriter, loop, read, ahead);
-      }
+      for (vector::TransferReadOp read : rows)
+        prefetchAhead(rewriter, loop, read, distance);
     }
   }
 };

@@ -210,6 +210,39 @@ static void splitIntoPowerOfTwoColumns(RewriterBase &rewriter,
   }
 }
 
+/// Tiles `op` along its loop `dim` in blocks of `widths[0]` (peeled), hands
+/// the op of those blocks to `block` with that static width, then tiles
+/// the partial block they leave (a count known only at run time) in blocks
+/// of `widths[1]`, and so on; the last width, and one that leaves nothing,
+/// is not peeled.
+static LogicalResult
+tileLadder(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
+           ArrayRef<int64_t> widths,
+           function_ref<LogicalResult(linalg::LinalgOp, int64_t)> block) {
+  for (auto [level, width] : llvm::enumerate(widths)) {
+    SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(0));
+    sizes[dim] = rewriter.getIndexAttr(width);
+    FailureOr<scf::SCFTilingResult> split = tileInPlace(rewriter, op, sizes);
+    if (failed(split) || split->loops.empty())
+      return failure();
+    auto loop = dyn_cast<scf::ForOp>(split->loops.front().getOperation());
+    scf::ForOp partial;
+    bool peeled =
+        level + 1 < widths.size() && loop &&
+        succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial));
+    if (failed(block(cast<linalg::LinalgOp>(split->tiledOps.front()), width)))
+      return failure();
+    if (!peeled)
+      return success();
+    linalg::LinalgOp rest;
+    partial.walk([&](linalg::LinalgOp inner) { rest = inner; });
+    if (!rest)
+      return success();
+    op = rest;
+  }
+  return success();
+}
+
 /// Rows per block of the rows that register blocks of mBlock rows leave
 /// over, when the row count is known only at run time (see
 /// tileDynamicRows): 4 x n-block blocks keep at least 8 accumulators on
@@ -233,40 +266,19 @@ static LogicalResult tileDynamicRows(RewriterBase &rewriter,
   for (int64_t rows : {kRemainderRows, int64_t{1}})
     if (rows < levels.back())
       levels.push_back(rows);
-  for (int64_t rows : levels) {
-    // A loop over blocks of `rows` rows, peeled: `rows` rows in each
-    // iteration of the main loop, fewer in the partial one.
-    SmallVector<OpFoldResult> rowSizes(op.getNumLoops(),
-                                       rewriter.getIndexAttr(0));
-    rowSizes[m] = rewriter.getIndexAttr(rows);
-    FailureOr<scf::SCFTilingResult> split = tileInPlace(rewriter, op, rowSizes);
-    if (failed(split) || split->loops.empty())
-      return failure();
-    auto loop = dyn_cast<scf::ForOp>(split->loops.front().getOperation());
-    scf::ForOp partial;
-    bool peeled =
-        rows > 1 && loop &&
-        succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial));
-    sizes[m] = rewriter.getIndexAttr(rows);
-    if (failed(tileIntoMarkedBlocks(
-            rewriter, cast<linalg::LinalgOp>(split->tiledOps.front()), sizes,
-            kBlockMarker, /*unpeeled=*/1, interchange)))
-      return failure();
-    if (!peeled)
-      return success();
-    linalg::LinalgOp rest;
-    partial.walk([&](linalg::LinalgOp inner) { rest = inner; });
-    if (!rest)
-      return success();
-    op = rest;
-  }
-  return success();
+  return tileLadder(
+      rewriter, op, m, levels, [&](linalg::LinalgOp rowBlock, int64_t rows) {
+        sizes[m] = rewriter.getIndexAttr(rows);
+        return tileIntoMarkedBlocks(rewriter, rowBlock, sizes, kBlockMarker,
+                                    /*unpeeled=*/1, interchange);
+      });
 }
 
 /// Tiles `op`, whose columns are a static count (or `sizes`' width of
 /// them), into `sizes` register blocks (loops nested as `interchange`
 /// orders them), marked and peeled; rows known only at run time
-/// (`dynamicRows`) through tileDynamicRows.
+/// (`dynamicRows`) through tileDynamicRows. Failure is the caller's to
+/// report.
 static LogicalResult blockStaticColumns(RewriterBase &rewriter,
                                         linalg::LinalgOp op, unsigned m,
                                         ArrayRef<OpFoldResult> sizes,
@@ -276,19 +288,12 @@ static LogicalResult blockStaticColumns(RewriterBase &rewriter,
   // static blocks (the other loops are blocked at 1, K one step at a
   // time, whatever their sizes; a row block of 64 rows in 12-row blocks
   // leaves 4 in every one).
-  if (dynamicRows && staticPair) {
-    if (failed(tileDynamicRows(rewriter, op, m, llvm::to_vector(sizes),
-                               interchange)))
-      return op.emitError("attn-vectorize-tiles: cannot tile this "
-                          "contraction into register blocks");
-    return success();
-  }
+  if (dynamicRows && staticPair)
+    return tileDynamicRows(rewriter, op, m, llvm::to_vector(sizes),
+                           interchange);
   // Peeled: the M and N loops, all but the innermost (K) loop.
-  if (failed(tileIntoMarkedBlocks(rewriter, op, sizes, kBlockMarker,
-                                  /*unpeeled=*/1, interchange)))
-    return op.emitError("attn-vectorize-tiles: cannot tile this "
-                        "contraction into register blocks");
-  return success();
+  return tileIntoMarkedBlocks(rewriter, op, sizes, kBlockMarker,
+                              /*unpeeled=*/1, interchange);
 }
 
 /// Tiles `op` into register blocks, marks the block op and peels the M and
@@ -382,41 +387,30 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
   // two, each blocked as a static count of columns below. (Left as partial
   // blocks, they were scalar loops: half of a 123 x 456 x 789 product's
   // time on an Emerald Rapids.)
+  Location loc = op.getLoc();
   if (ShapedType::isDynamic(columns) && !blockable->pair) {
-    for (int64_t width = nBlock; width >= 1;
-         width = llvm::bit_floor(static_cast<uint64_t>(width - 1))) {
-      SmallVector<OpFoldResult> columnSizes(op.getNumLoops(),
-                                            rewriter.getIndexAttr(0));
-      columnSizes[n] = rewriter.getIndexAttr(width);
-      FailureOr<scf::SCFTilingResult> split =
-          tileInPlace(rewriter, op, columnSizes);
-      if (failed(split) || split->loops.empty())
-        return op.emitError("attn-vectorize-tiles: cannot tile this "
+    SmallVector<int64_t> widths = {nBlock};
+    while (widths.back() > 1)
+      widths.push_back(
+          llvm::bit_floor(static_cast<uint64_t>(widths.back() - 1)));
+    if (failed(tileLadder(rewriter, op, n, widths,
+                          [&](linalg::LinalgOp columnBlock, int64_t width) {
+                            sizes[n] = rewriter.getIndexAttr(width);
+                            return blockStaticColumns(
+                                rewriter, columnBlock, m, sizes, interchange,
+                                ShapedType::isDynamic(rows), staticPair);
+                          })))
+      return emitError(loc, "attn-vectorize-tiles: cannot tile this "
                             "contraction into register blocks");
-      auto loop = dyn_cast<scf::ForOp>(split->loops.front().getOperation());
-      scf::ForOp partial;
-      bool peeled =
-          width > 1 && loop &&
-          succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial));
-      sizes[n] = rewriter.getIndexAttr(width);
-      if (failed(blockStaticColumns(
-              rewriter, cast<linalg::LinalgOp>(split->tiledOps.front()), m,
-              sizes, interchange, ShapedType::isDynamic(rows), staticPair)))
-        return failure();
-      if (!peeled)
-        return success();
-      linalg::LinalgOp rest;
-      partial.walk([&](linalg::LinalgOp inner) { rest = inner; });
-      if (!rest)
-        return success();
-      op = rest;
-    }
     return success();
   }
-  return blockStaticColumns(rewriter, op, m, sizes, interchange,
-                            ShapedType::isDynamic(rows) &&
-                                !ShapedType::isDynamic(columns),
-                            staticPair);
+  if (failed(blockStaticColumns(rewriter, op, m, sizes, interchange,
+                                ShapedType::isDynamic(rows) &&
+                                    !ShapedType::isDynamic(columns),
+                                staticPair)))
+    return emitError(loc, "attn-vectorize-tiles: cannot tile this "
+                          "contraction into register blocks");
+  return success();
 }
 
 /// Where getLoopUpperBounds' analysis stops. Tile sizes are bounded by the
