@@ -50,12 +50,11 @@ constexpr int64_t kMaxProjectionRows = 256;
 /// into attn.sdpa if `raise`, the softmaxes left decomposed, multihead
 /// decomposition, `tile` (block classification, then attn-tile on
 /// attn.sdpa) if given, the reference lowering of what is left, weights
-/// read from panels of `panel` columns if given, the polynomial exp if
-/// `approximateExp`, then cleanup; with `explain`, remarks from the passes
-/// that decide (raising, block classification).
+/// read from panels of `panel` columns if given, then cleanup; with
+/// `explain`, remarks from the passes that decide (raising, block
+/// classification).
 static void addAttentionLowering(OpPassManager &pm,
                                  std::optional<AttnTileOptions> tile,
-                                 bool approximateExp,
                                  std::optional<int64_t> panel = std::nullopt,
                                  bool raise = false, bool explain = false) {
   // The reference pipeline (--check's float64 build) computes attention
@@ -84,8 +83,6 @@ static void addAttentionLowering(OpPassManager &pm,
   if (panel)
     pm.addPass(createAttnPackWeights(AttnPackWeightsOptions{*panel}));
   pm.addPass(createAttnLowerPacks());
-  if (approximateExp)
-    pm.addPass(createAttnPolynomialExp());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -121,7 +118,7 @@ static void addBufferizationWithOutParams(OpPassManager &pm,
 }
 
 void attn::buildReferencePipeline(OpPassManager &pm) {
-  addAttentionLowering(pm, /*tile=*/std::nullopt, /*approximateExp=*/false);
+  addAttentionLowering(pm, /*tile=*/std::nullopt);
 }
 
 CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
@@ -177,6 +174,14 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
           << ": given explicitly\n";
     config.bf16Dot = given;
   }
+  // exp2-scalef likewise: only where the target has avx512f.
+  if (options.exp2Scalef.hasValue()) {
+    bool given = options.exp2Scalef && target.avx512f;
+    if (given != config.exp2Scalef)
+      why << "  exp2-scalef=" << (given ? "true" : "false")
+          << ": given explicitly\n";
+    config.exp2Scalef = given;
+  }
   return config;
 }
 
@@ -198,8 +203,7 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
                                          const CpuTargetModel &target) {
   CpuKernelConfig config = getCpuKernelConfig(options, target);
   // The attention lowering; everything after it works on any
-  // linalg/scf-on-tensors form. f32 exp/exp2 become arithmetic that
-  // vectorises.
+  // linalg/scf-on-tensors form.
   std::optional<AttnTileOptions> tile;
   if (options.lowering == SdpaLowering::Tiled)
     tile = AttnTileOptions{
@@ -216,7 +220,7 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   std::optional<int64_t> panel;
   if (options.vectorize)
     panel = config.contractionNBlock;
-  addAttentionLowering(pm, tile, /*approximateExp=*/true, panel,
+  addAttentionLowering(pm, tile, panel,
                        /*raise=*/tile.has_value() && options.raiseAttention,
                        options.explain);
   // Contractions outside the attention's parallel loop (the multihead
@@ -232,6 +236,11 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
         config.mBlock, config.nBlock, config.maxRowElements, config.bf16Dot,
         config.maxMBlock, static_cast<int64_t>(target.getF32Lanes()),
         config.contractionMBlock, config.contractionNBlock}));
+  // f32 exp/exp2 become arithmetic, on the vectors attn-vectorize-tiles
+  // made of them (math.exp2 vectorises as it is): AVX-512 instructions
+  // for whole 512-bit registers where the target has them.
+  pm.addPass(createAttnPolynomialExp(
+      AttnPolynomialExpOptions{config.exp2Scalef && options.vectorize}));
 
   // The tiled loop carries (max, sum, acc) tiles whose new values are
   // computed out of place; they may be fresh buffers each iteration.

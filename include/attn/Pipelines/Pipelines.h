@@ -129,6 +129,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "cores with AMX-BF16); true: wherever the target has "
                      "them; false: widened to f32 on every target"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> exp2Scalef{
+      *this, "exp2-scalef",
+      llvm::cl::desc("f32 exp2 of vector rows with AVX-512's vrndscaleps "
+                     "and vscalefps (attn-polynomial-exp scalef). Unset: "
+                     "where the target has avx512f; false: the portable "
+                     "form everywhere"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> valuePanels{
       *this, "value-panels",
       llvm::cl::desc("Pack V in panels of the register block's width where "

@@ -20,6 +20,7 @@
 // (512 KiB: a 128 KiB weight block).
 // ZNVER3: contraction-m-block x contraction-n-block: 6 x 16: 12 accumulators + 2 row vectors + 1 broadcast = 15 of 16 vector registers (at most 12 rows); weight panels of 16 columns
 // ZNVER3: contraction-depth x contraction-columns: 256 x 128: a weight block of 128 KiB, at most a quarter of the L2 (128 KiB)
+// ZNVER3-NOT: exp2:
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.znver3.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.znver3.s --block-fmas 12 | FileCheck %s --check-prefix=HOT12
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=x86-64-v3 -o %t.v3.s
@@ -49,10 +50,12 @@
 // AVX512: contraction-m-block x contraction-n-block: 12 x 32: 24 accumulators + 2 row vectors + 1 broadcast = 27 of 32 vector registers (at most 12 rows); weight panels of 32 columns
 // SPR: contraction-depth x contraction-columns: 256 x 512: a weight block of 512 KiB, at most a quarter of the L2 (512 KiB)
 // SPR: contraction-prefetch: 2048: bytes of weight rows ahead a projection's K loop prefetches
+// The softmax's exp2 rounds down and scales with AVX-512 instructions.
+// AVX512: exp2: vrndscaleps and vscalefps (avx512f)
 // Given explicitly, the cache blocks are those (32 panels of 32 columns,
 // 128 steps of K per block).
 // RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="contraction-depth=128 contraction-columns=1024 contraction-prefetch=0" 2>&1 | FileCheck %s --check-prefix=GIVEN
-// GIVEN: kernel: {{.*}} contraction-depth=128 contraction-columns=1024 {{.*}} contraction-prefetch=0{{$}}
+// GIVEN: kernel: {{.*}} contraction-depth=128 contraction-columns=1024 {{.*}} contraction-prefetch=0 exp2-scalef=true{{$}}
 // GIVEN: contraction-depth=128: given explicitly
 // GIVEN: contraction-columns=1024: given explicitly
 // GIVEN: contraction-prefetch=0: given explicitly
@@ -68,6 +71,17 @@
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.spr.s --block-fmas 16 | FileCheck %s --check-prefix=HOT16
 // HOT16-COUNT-2: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 16 fma, 0 spills, 0 reloads
 // HOT16: 2 hot loops (the largest 16 fma), 0 with spills or reloads
+// The softmax rows' exp2 scales by vscalefps on AVX-512 (zero-masked: the
+// lanes below -126), and no AVX2 code has it; exp2-scalef=false takes the
+// portable form.
+// RUN: FileCheck %s --check-prefix=SCALEF < %t.spr.s
+// RUN: not grep -q vscalefps %t.znver3.s
+// RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="exp2-scalef=false" -o %t.spr.bits.s
+// RUN: not grep -q vscalefps %t.spr.bits.s
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="exp2-scalef=false" 2>&1 | FileCheck %s --check-prefix=NO-SCALEF
+// SCALEF: vrndscaleps
+// SCALEF: vscalefps {{.*}} {%k{{[0-7]}}} {z}
+// NO-SCALEF: exp2-scalef=false: given explicitly
 // The projection blocks' K loop, on both AVX-512 CPUs and (6 x 16) AVX2,
 // threaded or not, prefetching the weight row 2 KiB ahead: a row of 32 f32
 // is two lines, of 16 one (attn-prefetch-streams):

@@ -48,6 +48,8 @@ struct CpuTargetModel {
   unsigned vectorRegisters = 16;
   /// Fused multiply-add on vectors (x86 FMA3, every AArch64 SIMD unit).
   bool fma = false;
+  /// x86 AVX-512 Foundation (vscalefps, vrndscaleps).
+  bool avx512f = false;
   /// Dot-product instructions on bf16 pairs with f32 accumulation.
   bool avx512Bf16 = false; ///< x86 vdpbf16ps.
   bool amxBf16 = false;    ///< x86 tdpbf16ps.
@@ -120,6 +122,9 @@ struct CpuKernelConfig {
   /// bf16 contractions on bf16 pairs with `vdpbf16ps` (AVX512-BF16)
   /// instead of widened to f32.
   bool bf16Dot = false;
+  /// f32 exp2 of softmax rows with AVX-512's vrndscaleps and vscalefps
+  /// (attn-polynomial-exp scalef).
+  bool exp2Scalef = false;
   /// Why, one line per choice, for `--print-target`.
   std::string reasons;
 

@@ -9,6 +9,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -22,17 +24,35 @@ using namespace mlir;
 
 namespace {
 
+/// 2^y for y in [0, 1] by a degree-6 polynomial fitted for the least
+/// maximum relative error on [0, 1] (0.7 ULP as evaluated in f32), by
+/// Horner's rule; `constant` makes a scalar constant of y's type.
+static Value buildExp2OfFraction(PatternRewriter &rewriter, Location loc,
+                                 Value y,
+                                 function_ref<Value(double)> constant) {
+  static constexpr float kCoefficients[] = {
+      1.0f,           0.693147004f,   0.240229845f,   0.0554833375f,
+      0.00967884436f, 0.00124396826f, 0.000217021923f};
+  Value poly = constant(kCoefficients[6]);
+  for (int n = 5; n >= 0; --n)
+    poly =
+        math::FmaOp::create(rewriter, loc, poly, y, constant(kCoefficients[n]));
+  return poly;
+}
+
+/// Lanes of the 512-bit registers vscalefps works on.
+static constexpr int64_t kScalefLanes = 16;
+
 /// f32 `math.exp2(x)` = 2^k * 2^y with k = floor(x) and y = x - k in
 /// [0, 1] (k computed as roundeven(x - 1/2): ties and the rounding of
-/// x - 1/2 may leave y a hair outside, where the polynomial is as good):
-/// 2^y by a degree-6 polynomial fitted for the least maximum relative error
-/// on [0, 1] (0.7 ULP as evaluated in f32), 2^k assembled in the exponent
-/// bits. Reducing to floor(x) rather than to the nearest integer makes
-/// every normal result reachable: the exponent field k + 127 takes the
-/// values 1 to 254 for the results 2^-126 to just below 2^128, where the
-/// nearest integer would need 255 (+inf) for x in [127.5, 128) and 0 below
-/// -126.5. x is clamped to [-126.5, 128] first: results below 2^-126 are 0
-/// (f32 denormals are not produced; -inf gives 0), 2^128 and above +inf.
+/// x - 1/2 may leave y a hair outside, where the polynomial is as good),
+/// 2^y by buildExp2OfFraction, 2^k assembled in the exponent bits.
+/// Reducing to floor(x) rather than to the nearest integer makes every
+/// normal result reachable: the exponent field k + 127 takes the values 1
+/// to 254 for the results 2^-126 to just below 2^128, where the nearest
+/// integer would need 255 (+inf) for x in [127.5, 128) and 0 below -126.5.
+/// x is clamped to [-126.5, 128] first: results below 2^-126 are 0 (f32
+/// denormals are not produced; -inf gives 0), 2^128 and above +inf.
 ///
 /// k is rounded by adding 1.5 * 2^23: the sum's last mantissa bits hold k
 /// (two's complement), so its bits give the exponent field without a
@@ -40,8 +60,19 @@ namespace {
 /// through every step (the clamps propagate it, and NaN times any 2^k is
 /// NaN), so no select is needed for it. Upstream approximates exp but not
 /// exp2, and exp2 of a libm call does not vectorise.
+///
+/// With `scalef`, a 1-D vector of a multiple of 16 lanes (what
+/// attn-vectorize-tiles makes of a softmax row) takes AVX-512's
+/// instructions for the two ends: k = floor(x) is one `vrndscaleps`
+/// (`math.floor`) and 2^k * 2^y one `vscalefps` per 16 lanes, where the
+/// shifter and the exponent bits take six instructions. The function is
+/// the same: x is clamped above at 128 (2^128 * 1 = +inf; +inf itself would
+/// make y = inf - inf), and lanes below -126 are 0 by a select, which also
+/// gives -inf its 0 (its y is NaN) and keeps vscalefps from producing
+/// denormals (slow on some x86 cores); NaN compares unordered and is kept.
 struct Exp2Polynomial : OpRewritePattern<math::Exp2Op> {
-  using OpRewritePattern::OpRewritePattern;
+  Exp2Polynomial(MLIRContext *context, bool scalef)
+      : OpRewritePattern(context), scalef(scalef) {}
 
   LogicalResult matchAndRewrite(math::Exp2Op op,
                                 PatternRewriter &rewriter) const override {
@@ -50,7 +81,8 @@ struct Exp2Polynomial : OpRewritePattern<math::Exp2Op> {
       return rewriter.notifyMatchFailure(op, "not f32");
     Location loc = op.getLoc();
     Type intType = rewriter.getI32Type();
-    if (auto vector = dyn_cast<VectorType>(type))
+    auto vector = dyn_cast<VectorType>(type);
+    if (vector)
       intType = vector.clone(intType);
     // A scalar constant, splat when the operand is a vector.
     auto constant = [&](Type like, TypedAttr scalar) -> Value {
@@ -67,6 +99,45 @@ struct Exp2Polynomial : OpRewritePattern<math::Exp2Op> {
     };
 
     Value x = op.getOperand();
+    if (scalef && vector && vector.getRank() == 1 && !vector.isScalable() &&
+        vector.getNumElements() % kScalefLanes == 0) {
+      Value clamped =
+          arith::MinimumFOp::create(rewriter, loc, x, floatConst(128.0));
+      Value k = math::FloorOp::create(rewriter, loc, clamped);
+      Value y = arith::SubFOp::create(rewriter, loc, clamped, k);
+      Value poly = buildExp2OfFraction(rewriter, loc, y, floatConst);
+      // 2^k * poly, 16 lanes at a time (the x86vector op's one width).
+      auto chunkType = VectorType::get({kScalefLanes}, rewriter.getF32Type());
+      Value allLanes = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getI16IntegerAttr(-1));
+      Value currentRounding = arith::ConstantOp::create(
+          rewriter, loc,
+          rewriter.getI32IntegerAttr(/*_MM_FROUND_CUR_DIRECTION*/ 4));
+      Value scaled = floatConst(0.0);
+      for (int64_t offset = 0; offset < vector.getNumElements();
+           offset += kScalefLanes) {
+        auto chunk = [&](Value whole) {
+          return vector::ExtractStridedSliceOp::create(
+              rewriter, loc, whole, ArrayRef<int64_t>{offset},
+              ArrayRef<int64_t>{kScalefLanes}, ArrayRef<int64_t>{1});
+        };
+        Value polyChunk = chunk(poly);
+        // Operands in the intrinsic's order (a, b, passthrough, mask,
+        // rounding): a * 2^floor(b) in every lane.
+        Value part = x86vector::MaskScaleFOp::create(
+            rewriter, loc, chunkType, polyChunk, chunk(k), polyChunk, allLanes,
+            currentRounding);
+        scaled = vector::InsertStridedSliceOp::create(
+            rewriter, loc, part, scaled, ArrayRef<int64_t>{offset},
+            ArrayRef<int64_t>{1});
+      }
+      Value kept = arith::CmpFOp::create(
+          rewriter, loc, arith::CmpFPredicate::UGE, x, floatConst(-126.0));
+      rewriter.replaceOpWithNewOp<arith::SelectOp>(op, kept, scaled,
+                                                   floatConst(0.0));
+      return success();
+    }
+
     Value clamped = arith::MaximumFOp::create(
         rewriter, loc,
         arith::MinimumFOp::create(rewriter, loc, x, floatConst(128.0)),
@@ -80,15 +151,7 @@ struct Exp2Polynomial : OpRewritePattern<math::Exp2Op> {
         shifter);
     Value k = arith::SubFOp::create(rewriter, loc, t, shifter);
     Value y = arith::SubFOp::create(rewriter, loc, clamped, k);
-
-    // 2^y by Horner's rule.
-    static constexpr float kCoefficients[] = {
-        1.0f,           0.693147004f,   0.240229845f,   0.0554833375f,
-        0.00967884436f, 0.00124396826f, 0.000217021923f};
-    Value poly = floatConst(kCoefficients[6]);
-    for (int n = 5; n >= 0; --n)
-      poly = math::FmaOp::create(rewriter, loc, poly, y,
-                                 floatConst(kCoefficients[n]));
+    Value poly = buildExp2OfFraction(rewriter, loc, y, floatConst);
 
     // 2^k as the f32 with biased exponent k + 127 (0 for k = -127): t's
     // bits are those of 1.5 * 2^23 plus k, and the shift by 23 drops the
@@ -102,6 +165,9 @@ struct Exp2Polynomial : OpRewritePattern<math::Exp2Op> {
     rewriter.replaceOpWithNewOp<arith::MulFOp>(op, poly, pow2k);
     return success();
   }
+
+private:
+  bool scalef;
 };
 
 /// Applies upstream's exp approximation to f32 math.exp and ours to f32
@@ -109,12 +175,14 @@ struct Exp2Polynomial : OpRewritePattern<math::Exp2Op> {
 /// f64 and the other math functions are left to libm.
 struct AttnPolynomialExpPass
     : attn::impl::AttnPolynomialExpBase<AttnPolynomialExpPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       return name == math::ExpOp::getOperationName();
     });
-    patterns.add<Exp2Polynomial>(&getContext());
+    patterns.add<Exp2Polynomial>(&getContext(), scalef);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -49,3 +49,33 @@ func.func @exp2s(%x: f32, %v: vector<16xf32>, %y: f64) -> (f32, vector<16xf32>, 
   %c = math.exp2 %y : f64
   return %a, %b, %c : f32, vector<16xf32>, f64
 }
+
+// With scalef (AVX-512 targets), a 1-D vector of a multiple of 16 lanes:
+// k = floor(min(x, 128)) (vrndscaleps), the same polynomial in x - k, 2^k
+// times it by one x86vector scalef per 16 lanes, and 0 where x < -126
+// (unordered compares keep NaN); other vectors and scalars as above.
+// RUN: attn-opt %s --attn-polynomial-exp=scalef=true | FileCheck %s --check-prefix=SCALEF
+// SCALEF-LABEL: func.func @exp2s
+// SCALEF: arith.shli %{{.*}} : i32
+// SCALEF-COUNT-1: x86vector.avx512.mask.scalef
+// SCALEF-NOT: x86vector
+// SCALEF: math.exp2 %{{.*}} : f64
+// SCALEF-LABEL: func.func @rows
+// SCALEF-DAG: %[[HI:.*]] = arith.constant dense<1.280000e+02> : vector<64xf32>
+// SCALEF-DAG: %[[LO:.*]] = arith.constant dense<-1.260000e+02> : vector<64xf32>
+// SCALEF-DAG: %[[ALL:.*]] = arith.constant -1 : i16
+// SCALEF-DAG: %[[CUR:.*]] = arith.constant 4 : i32
+// SCALEF: %[[C:.*]] = arith.minimumf %[[X:.*]], %[[HI]] : vector<64xf32>
+// SCALEF: %[[K:.*]] = math.floor %[[C]] : vector<64xf32>
+// SCALEF: %[[Y:.*]] = arith.subf %[[C]], %[[K]] : vector<64xf32>
+// SCALEF-COUNT-6: math.fma %{{.*}}, %[[Y]], %{{.*}} : vector<64xf32>
+// SCALEF-COUNT-4: x86vector.avx512.mask.scalef %{{.*}}, %{{.*}}, %{{.*}}, %[[ALL]], %[[CUR]] : vector<16xf32>
+// SCALEF: %[[KEEP:.*]] = arith.cmpf uge, %[[X]], %[[LO]] : vector<64xf32>
+// SCALEF: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : vector<64xi1>, vector<64xf32>
+// SCALEF-NOT: arith.shli
+// SCALEF: arith.shli %{{.*}} : vector<8xi32>
+func.func @rows(%x: vector<64xf32>, %y: vector<8xf32>) -> (vector<64xf32>, vector<8xf32>) {
+  %a = math.exp2 %x : vector<64xf32>
+  %b = math.exp2 %y : vector<8xf32>
+  return %a, %b : vector<64xf32>, vector<8xf32>
+}
