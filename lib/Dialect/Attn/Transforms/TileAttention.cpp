@@ -354,11 +354,12 @@ SmallVector<Value> TileBuilder::buildStep(Value qTileValue, Value batch,
   else
     scores = modified.getResult(0);
 
-  // m' = max(m, rowmax(S)).
-  Value newMax = linalg::GenericOp::create(
-                     b, loc, m.getType(), scores, m, {id2, rowMap},
-                     {kPar, kRed}, buildReassociableBody<arith::MaximumFOp>)
-                     .getResult(0);
+  // m' = max(m, rowmax(S)), marked: only a bound for the exponentials.
+  auto rowMax = linalg::GenericOp::create(
+      b, loc, m.getType(), scores, m, {id2, rowMap}, {kPar, kRed},
+      buildReassociableBody<arith::MaximumFOp>);
+  rowMax->setAttr(kSoftmaxMaxAttr, b.getUnitAttr());
+  Value newMax = rowMax.getResult(0);
 
   // A row with no visible key so far has m' = -inf: buildSafeRowMax.
   // P = exp2(S - m') (= exp of the natural-unit difference), then P with

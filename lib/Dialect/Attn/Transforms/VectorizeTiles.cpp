@@ -14,6 +14,7 @@
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -296,6 +297,73 @@ static LogicalResult blockStaticColumns(RewriterBase &rewriter,
                               /*unpeeled=*/1, interchange);
 }
 
+/// The producer of `op`'s accumulator start that each register block can
+/// compute itself: a fill (attention's zeroed score tile) or an elementwise
+/// op (the running output times the softmax's correction) that only `op`
+/// reads. Null otherwise.
+static linalg::LinalgOp getFusableInitProducer(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1)
+    return {};
+  auto producer =
+      op.getDpsInitOperand(0)->get().getDefiningOp<linalg::LinalgOp>();
+  if (!producer || producer->getNumResults() != 1 || !producer->hasOneUse() ||
+      !producer.hasPureTensorSemantics())
+    return {};
+  if (isa<linalg::FillOp>(producer) ||
+      (isa<linalg::GenericOp>(producer) && linalg::isElementwise(producer)))
+    return producer;
+  return {};
+}
+
+/// Tiles `op`, whose blocks of `sizes` divide it, into those blocks over
+/// its parallel loops only (K whole, loops nested as `interchange` orders
+/// them) with the producer of its accumulator start
+/// (getFusableInitProducer) computed by each block on its own slice and
+/// marked a block too; returns the block op (then blocked on K as any
+/// other), or `op` where there is no such producer. Each block then starts
+/// from what the producer leaves in its registers: the zeroed score tile
+/// no longer exists (a 64 KiB memset per step of a D = 64 attention), and
+/// the output's rescaling is no separate pass over the whole tile.
+static linalg::LinalgOp fuseInitProducer(RewriterBase &rewriter,
+                                         linalg::LinalgOp op,
+                                         ArrayRef<OpFoldResult> sizes,
+                                         ArrayRef<int64_t> interchange) {
+  linalg::LinalgOp producer = getFusableInitProducer(op);
+  if (!producer)
+    return op;
+  SmallVector<OpFoldResult> parallelSizes(sizes);
+  for (auto [size, type] :
+       llvm::zip_equal(parallelSizes, op.getIteratorTypesArray()))
+    if (type != utils::IteratorType::parallel)
+      size = rewriter.getIndexAttr(0);
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(parallelSizes);
+  tiling.setInterchange(interchange);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult original, bool isDestination)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!isDestination || original.getOwner() != producer)
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(fused))
+    return op;
+  for (OpResult result : op->getResults())
+    rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+  rewriter.eraseOp(op);
+  if (producer->use_empty())
+    rewriter.eraseOp(producer);
+  for (Operation *tile : llvm::drop_begin(fused->tiledAndFusedOps))
+    tile->setAttr(kBlockMarker, rewriter.getUnitAttr());
+  return cast<linalg::LinalgOp>(fused->tiledAndFusedOps.front());
+}
+
 /// Tiles `op` into register blocks, marks the block op and peels the M and
 /// N loops so that all blocks but the last along each are static.
 static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -404,6 +472,11 @@ static LogicalResult tileIntoBlocks(RewriterBase &rewriter, linalg::LinalgOp op,
                             "contraction into register blocks");
     return success();
   }
+  // Blocks that divide the op start from their own slice of its
+  // accumulator's producer.
+  if (!ShapedType::isDynamic(rows) && !ShapedType::isDynamic(columns) &&
+      rows % mBlock == 0 && columns % nBlock == 0 && staticPair)
+    op = fuseInitProducer(rewriter, op, sizes, interchange);
   if (failed(blockStaticColumns(rewriter, op, m, sizes, interchange,
                                 ShapedType::isDynamic(rows) &&
                                     !ShapedType::isDynamic(columns),
@@ -564,18 +637,81 @@ static void tileIntoRows(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 /// Replaces `op` by its vectorisation (`vectorSizes` empty for a static
-/// op; named contractions straight to vector.contract); an op the
-/// vectoriser rejects stays, correct as loops.
-static void vectorizeInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
-                             ArrayRef<int64_t> vectorSizes) {
+/// op; named contractions straight to vector.contract) and returns the
+/// replacements; an op the vectoriser rejects stays, correct as loops
+/// (no replacements).
+static SmallVector<Value> vectorizeInPlace(RewriterBase &rewriter,
+                                           linalg::LinalgOp op,
+                                           ArrayRef<int64_t> vectorSizes) {
   rewriter.setInsertionPoint(op);
   FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
       rewriter, op, vectorSizes, SmallVector<bool>(vectorSizes.size(), false),
       /*vectorizeNDExtract=*/true, /*flatten1DDepthwiseConv=*/false,
       /*assumeDynamicDimsMatchVecSizes=*/false,
       /*createNamedContraction=*/true);
-  if (succeeded(result))
-    rewriter.replaceOp(op, result->replacements);
+  if (failed(result))
+    return {};
+  rewriter.replaceOp(op, result->replacements);
+  return result->replacements;
+}
+
+/// The row maximum of a softmax (kSoftmaxMaxAttr) that `replacements`, the
+/// vectorisation of its [1, ..., keys] row, write: the unmasked maximum of
+/// the keys (innermost) dimension, as a tree of compare-and-selects.
+/// `select(a > b, a, b)` is one vmaxps on x86 (NaN or equal: b), where a
+/// NaN-propagating maximum is a compare, an unordered compare, a mask or
+/// and a blend (the row maximum was 3.5% of a D = 128 attention's time on
+/// an Emerald Rapids). The result may differ from the maximum only where
+/// the row holds a NaN, whose exp2 makes the output NaN anyway.
+static void lowerSoftmaxMax(RewriterBase &rewriter,
+                            ArrayRef<Value> replacements) {
+  if (replacements.size() != 1)
+    return;
+  auto write = replacements.front().getDefiningOp<vector::TransferWriteOp>();
+  auto reduction =
+      write ? write.getVector().getDefiningOp<vector::MultiDimReductionOp>()
+            : nullptr;
+  if (!reduction || reduction.getKind() != vector::CombiningKind::MAXIMUMF)
+    return;
+  VectorType source = reduction.getSourceVectorType();
+  int64_t rank = source.getRank();
+  ArrayRef<int64_t> shape = source.getShape();
+  if (source.isScalable() ||
+      reduction.getReductionDims() != ArrayRef<int64_t>{rank - 1} ||
+      llvm::any_of(shape.drop_back(), [](int64_t size) { return size != 1; }))
+    return;
+  Location loc = reduction.getLoc();
+  rewriter.setInsertionPoint(reduction);
+  auto max = [&](Value a, Value b) -> Value {
+    Value greater =
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT, a, b);
+    return arith::SelectOp::create(rewriter, loc, greater, a, b);
+  };
+  int64_t width = shape.back();
+  Value row = vector::ShapeCastOp::create(
+      rewriter, loc, VectorType::get({width}, source.getElementType()),
+      reduction.getSource());
+  // Halves while the width is even, then the lanes left one by one.
+  for (; width > 1 && width % 2 == 0; width /= 2) {
+    auto half = [&](int64_t offset) {
+      return vector::ExtractStridedSliceOp::create(
+          rewriter, loc, row, ArrayRef<int64_t>{offset},
+          ArrayRef<int64_t>{width / 2}, ArrayRef<int64_t>{1});
+    };
+    row = max(half(0), half(width / 2));
+  }
+  Value result = vector::ExtractOp::create(rewriter, loc, row, 0);
+  for (int64_t lane = 1; lane < width; ++lane)
+    result = max(result, vector::ExtractOp::create(rewriter, loc, row, lane));
+  Value acc = reduction.getAcc();
+  if (auto accType = dyn_cast<VectorType>(acc.getType()))
+    acc = vector::ExtractOp::create(rewriter, loc, acc,
+                                    SmallVector<int64_t>(accType.getRank(), 0));
+  result = max(result, acc);
+  Type resultType = reduction.getType();
+  if (isa<VectorType>(resultType))
+    result = vector::BroadcastOp::create(rewriter, loc, resultType, result);
+  rewriter.replaceOp(reduction, result);
 }
 
 /// One vector whose element j is the sum of the lanes of `vectors[j]`
@@ -1276,8 +1412,11 @@ LogicalResult attn::vectorizeTiles(Operation *root,
   });
   for (linalg::LinalgOp op : rows) {
     auto sizes = cast<DenseI64ArrayAttr>(op->removeAttr(kRowMarker));
+    bool softmaxMax = static_cast<bool>(op->removeAttr(kSoftmaxMaxAttr));
     auto [row, rowSizes] = dropRowUnitDims(rewriter, op, sizes.asArrayRef());
-    vectorizeInPlace(rewriter, row, rowSizes);
+    SmallVector<Value> vectorized = vectorizeInPlace(rewriter, row, rowSizes);
+    if (softmaxMax)
+      lowerSoftmaxMax(rewriter, vectorized);
   }
 
   // 2b. Static blocks become vector code; partial ones stay scalar. The K

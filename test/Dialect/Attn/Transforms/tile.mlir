@@ -75,6 +75,8 @@
 // CHECK-NOT: %[[SCALE]]
 // CHECK: arith.cmpi sle
 // CHECK: arith.select
+// The row maximum is marked as only a bound for the exponentials.
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} {{.*}} attrs = {attn.softmax_max}
 // CHECK: arith.maximumf {{.*}} fastmath<reassoc>
 // CHECK: math.exp2
 // CHECK: math.exp2

@@ -292,3 +292,95 @@ func.func @row_of_index_terms(%t0: tensor<3x1x130x16xf32>) -> tensor<3x1x130x16x
   }
   return %r : tensor<3x1x130x16xf32>
 }
+
+// -----
+
+// A block starts from its own slice of the op's accumulator producer: a
+// fill (attention's zeroed score tile: no memset, the K loop starts from
+// zeros) or an elementwise op only the contraction reads (the output
+// rescaled by the softmax's correction: no pass over the whole tile, each
+// block scales its rows in registers before its K loop).
+// CHECK-LABEL: func.func @init_producers
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x32xf32>)
+// CHECK: %[[SCALED:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<8x32xf32>
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[SCALED]]) -> (vector<8x32xf32>)
+// CHECK-NOT: linalg.generic
+func.func @init_producers(%a: tensor<16x64xf32>, %b: tensor<64x32xf32>, %alpha: tensor<16xf32>, %c: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %e = tensor.empty() : tensor<16x32xf32>
+  %zero = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, k, j) -> (i, k)>, affine_map<(i, k, j) -> (k, j)>, affine_map<(i, k, j) -> (i, j)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%a, %b : tensor<16x64xf32>, tensor<64x32xf32>) outs(%f : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<16x32xf32>
+  %scaled = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%alpha : tensor<16xf32>) outs(%c : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.mulf %x, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<16x32xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(i, k, j) -> (i, k)>, affine_map<(i, k, j) -> (k, j)>, affine_map<(i, k, j) -> (i, j)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%a, %b : tensor<16x64xf32>, tensor<64x32xf32>) outs(%scaled : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<16x32xf32>
+  return %s, %o : tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// -----
+
+// A producer something else reads too stays whole: the blocks read its
+// result.
+// CHECK-LABEL: func.func @shared_init
+// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<1x32xf32>
+// CHECK: %[[ACC0:.*]] = vector.transfer_read %{{.*}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[ACC0]]) -> (vector<8x32xf32>)
+func.func @shared_init(%a: tensor<16x64xf32>, %b: tensor<64x32xf32>, %alpha: tensor<16xf32>, %c: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %scaled = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%alpha : tensor<16xf32>) outs(%c : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.mulf %x, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<16x32xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(i, k, j) -> (i, k)>, affine_map<(i, k, j) -> (k, j)>, affine_map<(i, k, j) -> (i, j)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%a, %b : tensor<16x64xf32>, tensor<64x32xf32>) outs(%scaled : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<16x32xf32>
+  return %scaled, %o : tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// -----
+
+// The row maximum of attn-tile's online softmax (attn.softmax_max) is a
+// tree of compare-and-selects over halves of the row (one vmaxps each on
+// x86) and a last one with the running maximum; an unmarked maximum stays
+// NaN-propagating.
+// CHECK-LABEL: func.func @softmax_max
+// CHECK: arith.cmpf ogt, %{{.*}}, %{{.*}} : vector<32xf32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<32xi1>, vector<32xf32>
+// CHECK-COUNT-5: arith.cmpf ogt
+// CHECK: %[[ROW:.*]] = vector.extract %{{.*}}[0] : f32 from vector<1xf32>
+// CHECK: %[[RUNNING:.*]] = vector.extract %{{.*}}[0] : f32 from vector<1xf32>
+// CHECK: %[[GREATER:.*]] = arith.cmpf ogt, %[[ROW]], %[[RUNNING]] : f32
+// CHECK: arith.select %[[GREATER]], %[[ROW]], %[[RUNNING]] : f32
+// CHECK-NOT: maximumf
+// CHECK: arith.maximumf
+// CHECK-NOT: attn.softmax_max
+func.func @softmax_max(%s: tensor<8x64xf32>, %m: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%s : tensor<8x64xf32>) outs(%m : tensor<8xf32>) attrs = {attn.softmax_max} {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %y : f32
+  } -> tensor<8xf32>
+  %u = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%s : tensor<8x64xf32>) outs(%m : tensor<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc fastmath<reassoc> : f32
+    linalg.yield %y : f32
+  } -> tensor<8xf32>
+  return %r, %u : tensor<8xf32>, tensor<8xf32>
+}

@@ -35,6 +35,14 @@ inline constexpr llvm::StringLiteral kCacheBlockedAttr = "attn.cache_blocked";
 /// attn-prefetch-streams (which removes it).
 inline constexpr llvm::StringLiteral kStreamLoopAttr = "attn.stream_loop";
 
+/// Marks the row maximum of attn-tile's online softmax, which only keeps
+/// the exponentials in range: any value at least the row's largest score
+/// that is not NaN serves (the output does not depend on it, and a NaN
+/// score reaches the output through its own exp2 whatever the maximum
+/// is). attn-vectorize-tiles computes it with compare-and-selects (one
+/// vmaxps on x86) instead of NaN-propagating maximums (removing the mark).
+inline constexpr llvm::StringLiteral kSoftmaxMaxAttr = "attn.softmax_max";
+
 #define GEN_PASS_DECL
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"
 
