@@ -92,10 +92,16 @@ static void addAttentionLowering(OpPassManager &pm,
 /// results as caller-allocated out parameters (docs/CpuABI.md; a result the
 /// function allocates, static or dynamic, is computed in place in the
 /// caller's buffer: a dynamic one used to be a scratch buffer allocated and
-/// copied on every call). Both targets share this ABI.
+/// copied on every call). Both targets share this ABI. With
+/// `eliminateEmptyTensors`, an op that fills a fresh tensor later inserted
+/// into another (an attention's normalised output tile, inserted into the
+/// result) writes into that tensor's slice instead: no copy of the tile.
 static void addBufferizationWithOutParams(OpPassManager &pm,
-                                          bool allowReturnAllocsFromLoops) {
+                                          bool allowReturnAllocsFromLoops,
+                                          bool eliminateEmptyTensors = false) {
   pm.addPass(createAttnReadOnlyInputs());
+  if (eliminateEmptyTensors)
+    pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.allowReturnAllocsFromLoops = allowReturnAllocsFromLoops;
@@ -246,7 +252,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   // computed out of place; they may be fresh buffers each iteration.
   // Out parameters come before deallocation so that replaced allocations
   // are not freed and the rest are.
-  addBufferizationWithOutParams(pm, /*allowReturnAllocsFromLoops=*/true);
+  addBufferizationWithOutParams(pm, /*allowReturnAllocsFromLoops=*/true,
+                                /*eliminateEmptyTensors=*/true);
   bufferization::buildBufferDeallocationPipeline(pm);
   // A result computed in place in its destination (a transpose writing a
   // slice of the tensor it is then inserted into) leaves a copy of that

@@ -504,7 +504,12 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       not divide, and whose N is whole `n-block`s, takes blocks of the
       smallest row count up to
       `max-m-block` that divides it (10 rows as 5 + 5 instead of 4 + 4 + 2,
-      whose last block issues half the FMAs per load).
+      whose last block issues half the FMAs per load). Where the blocks
+      divide a static contraction and its accumulator's start is a fill or
+      an elementwise op that only it reads (attention's zeroed score tile;
+      the output times the softmax's correction), each block computes its
+      own slice of that op and starts from it in registers: no fill of
+      the whole tile, no separate pass over it.
     - Elementwise and row-reduction ops (rank 1; rank 2 with a parallel
       outer loop; higher ranks with every loop but the last parallel and
       each operand indexed by all loops or all but the last) whose rows are
@@ -515,7 +520,10 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       probabilities of `attn.weights`, a row per key) is taken `n-block`
       elements at a time, a reduction carrying its accumulator. Ops reading i1 (bool
       masks) stay scalar: memory holds one i1 per byte, a vector of i1 is
-      packed bits.
+      packed bits. A row maximum marked `attn.softmax_max` (attn-tile's
+      running maximum, only a bound for the exponentials) is a tree of
+      compare-and-selects, one `vmaxps` each on x86, instead of
+      NaN-propagating maximums.
 
     A contraction may also reduce over a pair: a second K dimension of
     static size 2 that is innermost in both inputs (what `attn-tile
