@@ -1,20 +1,14 @@
 """Calls no-listed-blocks.mlir's library with NumPy arrays as a C caller
 would describe them: the empty indices array has NumPy's strides, (0,)."""
 import ctypes
+import os
 import sys
 
 import numpy as np
 
-
-def descriptor(array):
-    rank = array.ndim
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-              ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
-              ("strides", ctypes.c_int64 * rank)]
-    kind = type("MemRef", (ctypes.Structure,), {"_fields_": fields})
-    return kind(array.ctypes.data, array.ctypes.data, 0,
-                (ctypes.c_int64 * rank)(*array.shape),
-                (ctypes.c_int64 * rank)(*[s // array.itemsize for s in array.strides]))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "lib"))
+from memref_descriptor import descriptor  # noqa: E402
 
 
 lib = ctypes.CDLL(sys.argv[1])

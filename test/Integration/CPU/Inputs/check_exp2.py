@@ -4,20 +4,14 @@ fresh random ones, and compares with float64's exp2: at most 1.5 ULP off
 from 2^-126 up, 0 below 2^-126 (-inf included), +inf from 128 on, NaN
 kept. Prints one line per property and the worst error."""
 import ctypes
+import os
 import sys
 
 import numpy as np
 
-
-def descriptor(array):
-    rank = array.ndim
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-              ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
-              ("strides", ctypes.c_int64 * rank)]
-    kind = type("MemRef", (ctypes.Structure,), {"_fields_": fields})
-    return kind(array.ctypes.data, array.ctypes.data, 0,
-                (ctypes.c_int64 * rank)(*array.shape),
-                (ctypes.c_int64 * rank)(*[s // array.itemsize for s in array.strides]))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "lib"))
+from memref_descriptor import descriptor  # noqa: E402
 
 
 lib = ctypes.CDLL(sys.argv[1])
