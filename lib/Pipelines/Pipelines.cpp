@@ -171,23 +171,21 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
            "instead ("
         << config.maxMBlock << " x " << config.nBlock
         << " fits the registers)\n";
-  // bf16-dot given explicitly: false widens everywhere, true takes
-  // vdpbf16ps wherever the target has it (also where the model widens).
-  if (options.bf16Dot.hasValue()) {
-    bool given = options.bf16Dot && target.avx512Bf16;
-    if (given != config.bf16Dot)
-      why << "  bf16-dot=" << (given ? "true" : "false")
+  // A flag given explicitly: false everywhere, true wherever the target
+  // has the instructions (also where the model would not use them).
+  auto overrideFlag = [&](bool &flag, const decltype(options.bf16Dot) &given,
+                          bool available, StringRef name) {
+    if (!given.hasValue())
+      return;
+    bool chosen = given && available;
+    if (chosen != flag)
+      why << "  " << name << "=" << (chosen ? "true" : "false")
           << ": given explicitly\n";
-    config.bf16Dot = given;
-  }
-  // exp2-scalef likewise: only where the target has avx512f.
-  if (options.exp2Scalef.hasValue()) {
-    bool given = options.exp2Scalef && target.avx512f;
-    if (given != config.exp2Scalef)
-      why << "  exp2-scalef=" << (given ? "true" : "false")
-          << ": given explicitly\n";
-    config.exp2Scalef = given;
-  }
+    flag = chosen;
+  };
+  overrideFlag(config.bf16Dot, options.bf16Dot, target.avx512Bf16, "bf16-dot");
+  overrideFlag(config.exp2Scalef, options.exp2Scalef, target.avx512f,
+               "exp2-scalef");
   return config;
 }
 
