@@ -278,15 +278,17 @@ Probabilities buildProbabilities(OpTy op, OpBuilder &b, Value out) {
                                           buildBinaryBody<arith::AddFOp>)
                      .getResult(0);
 
-  // Normalise (a zero sum means nothing took part: probability 0), then
-  // dropout, then store in the output's element type.
+  // Normalise (by the row's reciprocal, 0 where the sum is: nothing took
+  // part, probability 0), then dropout, then store in the output's element
+  // type.
   Type outElement = cast<ShapedType>(out.getType()).getElementType();
+  Value reciprocals = buildRowReciprocals(b, loc, rowSum);
   Value probs =
       linalg::GenericOp::create(
-          b, loc, out.getType(), ValueRange{exps, rowSum}, out,
+          b, loc, out.getType(), ValueRange{exps, reciprocals}, out,
           {id4, rowMap, id4}, SmallVector<IteratorType>(4, kPar),
           [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value p = buildNormalize(nb, nl, args[0], args[1]);
+            Value p = arith::MulFOp::create(nb, nl, args[0], args[1]);
             SmallVector<Value> idx;
             for (int64_t k = 0; sem.dropout > 0.0 && k < 4; ++k)
               idx.push_back(linalg::IndexOp::create(nb, nl, k));

@@ -69,20 +69,26 @@ func.func @masks(%q: tensor<1x2x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1x
 // -----
 
 // A fully masked row: the max of -inf is replaced by 0 before exp, and a
-// zero sum gives probability 0 rather than 0/0.
+// zero sum gives probability 0 rather than 0/0. exp(d) is exp2(d log2(e)),
+// and each row is normalised by its sum's reciprocal (0 for a zero sum).
 
 // CHECK-LABEL: func @softmax_guards
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: ^bb0(%[[S:.*]]: f32, %[[MAX:.*]]: f32, %{{.*}}: f32):
 // CHECK: %[[EMPTY:.*]] = arith.cmpf oeq, %[[MAX]], %[[NINF]] : f32
 // CHECK: %[[SAFE:.*]] = arith.select %[[EMPTY]], %[[ZERO]], %[[MAX]] : f32
 // CHECK: %[[D:.*]] = arith.subf %[[S]], %[[SAFE]] : f32
-// CHECK: math.exp %[[D]] : f32
-// CHECK: ^bb0(%[[E:.*]]: f32, %[[SUM:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[DL:.*]] = arith.mulf %[[D]], %[[LOG2E]] : f32
+// CHECK: math.exp2 %[[DL]] : f32
+// CHECK: ^bb0(%[[SUM:.*]]: f32, %{{.*}}: f32):
 // CHECK: %[[NONE:.*]] = arith.cmpf oeq, %[[SUM]], %[[ZERO]] : f32
-// CHECK: %[[P:.*]] = arith.divf %[[E]], %[[SUM]] : f32
-// CHECK: arith.select %[[NONE]], %[[ZERO]], %[[P]] : f32
+// CHECK: %[[R:.*]] = arith.divf %[[ONE]], %[[SUM]] : f32
+// CHECK: arith.select %[[NONE]], %[[ZERO]], %[[R]] : f32
+// CHECK: ^bb0(%[[E:.*]]: f32, %[[INV:.*]]: f32, %{{.*}}: f32):
+// CHECK: arith.mulf %[[E]], %[[INV]] : f32
 func.func @softmax_guards(%q: tensor<1x1x2x4xf32>, %init: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
   %p = attn.weights %q, %q outs(%init) : tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32> -> tensor<1x1x2x2xf32>
   return %p : tensor<1x1x2x2xf32>

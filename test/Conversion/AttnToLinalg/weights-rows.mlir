@@ -57,7 +57,12 @@ func.func @weights(%q: tensor<2x3x40x8xf32>, %k: tensor<2x3x24x8xf32>) -> tensor
 // CHECK: %[[R:.*]]:2 = scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]]) = (0, 0, 0) to (2, 3, 40) step (1, 1, 16) shared_outs(%[[O:.*]] = %{{.*}}, %[[W:.*]] = %{{.*}}) -> (tensor<2x3x40x16xf32>, tensor<2x3x40x24xf32>)
 // CHECK: linalg.reduce
 // CHECK: linalg.reduce
-// CHECK: %[[P:.*]] = linalg.generic
+// Each row is normalised by its reciprocal: one division per row.
+// CHECK: %[[INV:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x1x?xf32>)
+// CHECK: arith.divf
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[INV]] : tensor<1x1x?x24xf32>, tensor<1x1x?xf32>)
+// CHECK-NOT: arith.divf
+// CHECK: arith.mulf
 // CHECK: %[[VH:.*]] = tensor.extract_slice %[[V]][%[[B]], %[[H]], 0, 0] [1, 1, 24, 16]
 // CHECK: %[[PV:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[P]], %[[VH]] : tensor<1x1x?x24xf32>, tensor<1x1x24x16xf32>)
 // CHECK: scf.forall.in_parallel

@@ -337,34 +337,27 @@ public:
     return createElementCast(b, loc, out, element);
   }
 
-  /// Mean over heads: [N, H, L, S] -> [N, L, S], summed in the accumulator
-  /// type.
+  /// Mean over heads: [N, H, L, S] -> [N, L, S], the sum of each head's
+  /// probability times 1 / H in the accumulator type: one reduction
+  /// (attn-parallelize-contractions distributes it), then a conversion
+  /// where the element type is narrower.
   Value averageHeads(Value probs) {
     SmallVector<OpFoldResult> sizes = getSizes(b, loc, probs, {0, 2, 3});
     Value acc = createFilledTensor(b, loc, sizes, b.getFloatAttr(accType, 0));
-    Value sum =
+    Value mean =
         linalg::ReduceOp::create(
             b, loc, probs, acc, {1},
             [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value x = castFloat(nb, nl, args[0], accType);
+              Value inv = arith::ConstantOp::create(
+                  nb, nl, nb.getFloatAttr(accType, 1.0 / heads));
+              Value x = arith::MulFOp::create(
+                  nb, nl, castFloat(nb, nl, args[0], accType), inv);
               linalg::YieldOp::create(
                   nb, nl,
                   arith::AddFOp::create(nb, nl, x, args[1]).getResult());
             })
             .getResult(0);
-    Value init = tensor::EmptyOp::create(b, loc, sizes, element);
-    AffineMap id = b.getMultiDimIdentityMap(3);
-    return linalg::GenericOp::create(
-               b, loc, init.getType(), sum, init, {id, id},
-               SmallVector<IteratorType>(3, kPar),
-               [&](OpBuilder &nb, Location nl, ValueRange args) {
-                 Value inv = arith::ConstantOp::create(
-                     nb, nl, nb.getFloatAttr(accType, 1.0 / heads));
-                 Value mean = arith::MulFOp::create(nb, nl, args[0], inv);
-                 linalg::YieldOp::create(nb, nl,
-                                         castFloat(nb, nl, mean, element));
-               })
-        .getResult(0);
+    return createElementCast(b, loc, mean, element);
   }
 
   /// Drops the batch dimension of an unbatched weights result.

@@ -296,11 +296,36 @@ Value attn::buildNormalize(OpBuilder &b, Location loc, Value x, Value sum) {
                                  arith::DivFOp::create(b, loc, x, sum));
 }
 
+Value attn::buildRowReciprocals(OpBuilder &b, Location loc, Value rowSums) {
+  auto type = cast<RankedTensorType>(rowSums.getType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  Value init = tensor::EmptyOp::create(b, loc, getSizes(b, loc, rowSums),
+                                       type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), rowSums, init, {id, id},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value one = arith::ConstantOp::create(
+                   nb, nl, nb.getFloatAttr(args[0].getType(), 1));
+               linalg::YieldOp::create(nb, nl,
+                                       buildNormalize(nb, nl, one, args[0]));
+             })
+      .getResult(0);
+}
+
 void attn::buildExpMinusMaxBody(OpBuilder &b, Location loc, ValueRange args) {
   Value diff =
       arith::SubFOp::create(b, loc, args[0], buildSafeRowMax(b, loc, args[1]));
+  // exp(d) as exp2(d * log2(e)): the CPU's f32 exp2 is the cheaper
+  // polynomial (attn-polynomial-exp; on AVX-512 one vscalefps per 16
+  // lanes). The product's rounding is relative to d <= 0 and so grows with
+  // |d|, where the term is negligible in its row's sum (docs/Numerics.md).
+  Value log2e = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(diff.getType(), llvm::numbers::log2e));
+  Value scaled = arith::MulFOp::create(b, loc, diff, log2e);
   linalg::YieldOp::create(b, loc,
-                          math::ExpOp::create(b, loc, diff).getResult());
+                          math::Exp2Op::create(b, loc, scaled).getResult());
 }
 
 void attn::buildExp2MinusMaxBody(OpBuilder &b, Location loc, ValueRange args) {

@@ -136,9 +136,11 @@ func.func @seq_first_bool_masks(%q: tensor<5x2x8xf32>, %k: tensor<7x2x8xf32>, %w
 // CHECK: %[[MP:.*]] = tensor.concat dim(3) %[[M]], %{{.*}} : (tensor<3x2x4x7xf32>, tensor<3x2x4x2xf32>) -> tensor<3x2x4x9xf32>
 // CHECK: %[[P:.*]] = attn.weights %{{.*}}, %{{.*}} mask(%[[MP]] : tensor<3x2x4x9xf32>) outs(%{{.*}}) : tensor<3x2x4x4xf32>, tensor<3x2x9x4xf32> -> tensor<3x2x4x9xf32>
 // CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.*}} : tensor<3x2x4x9xf32>, tensor<3x2x9x4xf32>) outs(%{{.*}} : tensor<3x2x4x4xf32>)
-// CHECK: %[[SUM:.*]] = linalg.reduce ins(%[[P]] : tensor<3x2x4x9xf32>) outs(%{{.*}} : tensor<3x4x9xf32>) dimensions = [1]
-// CHECK: %[[W:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<3x4x9xf32>)
-// CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// The mean over the heads: each head's probability times 1 / 2, summed,
+// in one reduction.
+// CHECK: %[[W:.*]] = linalg.reduce ins(%[[P]] : tensor<3x2x4x9xf32>) outs(%{{.*}} : tensor<3x4x9xf32>) dimensions = [1]
+// CHECK: %[[X:.*]] = arith.mulf %{{.*}}, %[[HALF:.*]] : f32
+// CHECK: arith.addf %[[X]], %{{.*}} : f32
 // CHECK: return %{{.*}}, %[[W]] : tensor<3x4x8xf32>, tensor<3x4x9xf32>
 func.func @float_masks_bias_kv_weights(%q: tensor<3x4x8xf32>, %k: tensor<3x7x6xf32>, %v: tensor<3x7x5xf32>,
                                        %wq: tensor<8x8xf32>, %wk: tensor<8x6xf32>, %wv: tensor<8x5xf32>,

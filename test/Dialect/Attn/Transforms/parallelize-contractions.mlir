@@ -221,3 +221,44 @@ func.func @heads_together(%x: tensor<1x512x768xf32>, %w: tensor<3x12x768x64xf32>
   } -> tensor<3x1x12x512x64xf32>
   return %r : tensor<3x1x12x512x64xf32>
 }
+
+// -----
+
+// A reduction outside parallel loops (multi-head attention's mean of the
+// weights over the heads) is distributed over about 16 blocks of its
+// result's leading dimensions: 8 batches, then 2 halves of the 128 rows;
+// each block fills its own part of the init and reduces all of the heads.
+// A small one stays serial.
+// CHECK-LABEL: func.func @head_mean
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<8x128x128xf32>
+// CHECK: scf.forall (%[[N:.*]], %[[L:.*]]) = (0, 0) to (8, 128) step (1, 64) shared_outs(%[[W:.*]] = %[[E]])
+// CHECK: %[[P:.*]] = tensor.extract_slice %{{.*}}[%[[N]], 0, %[[L]], 0] [1, 8, 64, 128]
+// CHECK: %[[WB:.*]] = tensor.extract_slice %[[W]][%[[N]], %[[L]], 0] [1, 64, 128]
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[WB]] : tensor<1x64x128xf32>)
+// CHECK: linalg.reduce ins(%[[P]] : tensor<1x8x64x128xf32>) outs(%[[Z]] : tensor<1x64x128xf32>) dimensions = [1]
+// CHECK: scf.forall.in_parallel
+// CHECK-LABEL: func.func @small_head_mean
+// CHECK-NOT: scf.forall
+// CHECK: linalg.reduce
+func.func @head_mean(%p: tensor<8x8x128x128xf32>) -> tensor<8x128x128xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x128x128xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x128x128xf32>) -> tensor<8x128x128xf32>
+  %r = linalg.reduce ins(%p : tensor<8x8x128x128xf32>) outs(%f : tensor<8x128x128xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<8x128x128xf32>
+}
+func.func @small_head_mean(%p: tensor<2x8x10x10xf32>) -> tensor<2x10x10xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x10x10xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x10x10xf32>) -> tensor<2x10x10xf32>
+  %r = linalg.reduce ins(%p : tensor<2x8x10x10xf32>) outs(%f : tensor<2x10x10xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<2x10x10xf32>
+}

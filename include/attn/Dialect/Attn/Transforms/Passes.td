@@ -684,7 +684,10 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     about 16 blocks of its leading dimensions, and so do the transposes
     left outside parallel loops once the contractions are distributed (the
     tiled attention's packing of K^T), unless they are small (fewer than
-    16384 elements). Contractions already inside a
+    16384 elements). Reductions (`linalg.reduce`) left outside parallel
+    loops, such as multi-head attention's average of the weights over the
+    heads, get such a loop over blocks of their result's leading dimensions
+    too, each block reducing its part whole. Contractions already inside a
     parallel loop (the tiled attention's) are left alone. Runs before
     `attn-vectorize-tiles`, which register-blocks each block; the blocks
     are marked `attn.cache_blocked` for it (its `contraction-m-block` and

@@ -144,9 +144,18 @@ Value buildSafeRowMax(OpBuilder &b, Location loc, Value max);
 /// part in gives 0 (docs/Numerics.md), not NaN.
 Value buildNormalize(OpBuilder &b, Location loc, Value x, Value sum);
 
+/// `1 / sum` per row of `rowSums` (a tensor, its element type the sums'),
+/// or 0 where the sum is 0, as a new tensor: attn.weights' lowering
+/// normalises a row by multiplying with it (one division per row instead
+/// of one per element: a 512-bit vdivps issues about once per 16 cycles;
+/// the product differs from `x / sum` by at most one rounding,
+/// docs/Numerics.md), and a row no key took part in (all of its terms 0)
+/// gives 0, like buildNormalize.
+Value buildRowReciprocals(OpBuilder &b, Location loc, Value rowSums);
+
 /// Body of a `linalg.generic` with inputs (x, rowMax): yields
-/// exp(x - buildSafeRowMax(rowMax)), the unnormalised softmax term (and, in
-/// the tiled lowering, the rescaling of what was accumulated before).
+/// exp(x - buildSafeRowMax(rowMax)), the unnormalised softmax term of the
+/// reference lowering, computed as exp2 of the difference times log2(e).
 void buildExpMinusMaxBody(OpBuilder &b, Location loc, ValueRange args);
 
 /// The same in base 2, exp2(x - buildSafeRowMax(rowMax)), for scores kept
