@@ -50,6 +50,27 @@ static scf::SCFTilingOptions forallTiling(ArrayRef<OpFoldResult> sizes) {
   return options;
 }
 
+/// Replaces `op` by an `scf.forall` over blocks of `sizes` that also
+/// compute the producers fuseIntoRowBlocks picks for their part; the
+/// tiling's result (its blocks' ops), or failure with `op` untouched.
+static FailureOr<scf::SCFTileAndFuseResult>
+distributeWithProducers(RewriterBase &rewriter, TilingInterface op,
+                        ArrayRef<OpFoldResult> sizes) {
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(forallTiling(sizes));
+  options.setFusionControlFn(fuseIntoRowBlocks);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> tiled =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
+  if (failed(tiled))
+    return failure();
+  for (OpResult result : op->getResults())
+    if (Value replacement = tiled->replacements.lookup(result))
+      rewriter.replaceAllUsesWith(result, replacement);
+  rewriter.eraseOp(op);
+  return tiled;
+}
+
 /// Whether `use` is an operand every row block of its contraction reads
 /// whole: one indexed by none of the M dimensions the blocks split (a
 /// weight).
@@ -193,22 +214,13 @@ struct AttnParallelizeContractionsPass
       // The blocks keep the marker (tiling clones the op with its
       // attributes) for attn-vectorize-tiles' register blocks.
       op->setAttr(attn::kCacheBlockedAttr, rewriter.getUnitAttr());
-      scf::SCFTileAndFuseOptions options;
-      options.setTilingOptions(forallTiling(sizes));
-      options.setFusionControlFn(fuseIntoRowBlocks);
-      rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTileAndFuseResult> tiled =
-          scf::tileConsumerAndFuseProducersUsingSCF(
-              rewriter, cast<TilingInterface>(op.getOperation()), options);
+      FailureOr<scf::SCFTileAndFuseResult> tiled = distributeWithProducers(
+          rewriter, cast<TilingInterface>(op.getOperation()), sizes);
       if (failed(tiled)) {
         op.emitError("attn-parallelize-contractions: cannot distribute this "
                      "contraction");
         return signalPassFailure();
       }
-      for (OpResult result : op->getResults())
-        if (Value replacement = tiled->replacements.lookup(result))
-          rewriter.replaceAllUsesWith(result, replacement);
-      rewriter.eraseOp(op);
       if (failed(blockForCache(
               rewriter, cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front()),
               *dims)))
@@ -308,20 +320,10 @@ struct AttnParallelizeContractionsPass
           }))
         continue;
       // Each block fills its own part of the init.
-      scf::SCFTileAndFuseOptions options;
-      options.setTilingOptions(forallTiling(sizes));
-      options.setFusionControlFn(fuseIntoRowBlocks);
-      rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTileAndFuseResult> tiled =
-          scf::tileConsumerAndFuseProducersUsingSCF(
-              rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled))
+      if (failed(distributeWithProducers(
+              rewriter, cast<TilingInterface>(op.getOperation()), sizes)))
         return op.emitError("attn-parallelize-contractions: cannot "
                             "distribute this reduction");
-      for (OpResult result : op->getResults())
-        if (Value replacement = tiled->replacements.lookup(result))
-          rewriter.replaceAllUsesWith(result, replacement);
-      rewriter.eraseOp(op);
     }
     return success();
   }
