@@ -260,6 +260,11 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   // otherwise: 1 ms of a 2 ms attention backward).
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // Each OpenMP iteration's small tiles on its thread's stack rather than
+  // malloc'd and freed (SCF-to-OpenMP scopes an iteration's stack
+  // allocations; a sequential loop would not).
+  if (options.threads)
+    pm.addPass(createAttnStackIterationBuffers());
   // The projections' register blocks prefetch the weight rows they will
   // read (and attn-vectorize-tiles' markers go either way).
   if (options.vectorize) {

@@ -636,6 +636,35 @@ def AttnPrefetchStreams : Pass<"attn-prefetch-streams"> {
   ];
 }
 
+def AttnStackIterationBuffers : Pass<"attn-stack-iteration-buffers"> {
+  let summary = "Put the small buffers of each parallel iteration on the stack";
+  let description = [{
+    Bufferization gives every tile an iteration of an `scf.forall` computes
+    (the row maxima, sums and score tiles of a (batch, head, query tile)
+    iteration) a heap buffer, allocated and freed in every iteration. Where
+    an iteration does little work (32 sequences of 10 tokens: 256
+    iterations of a 10 x 10 attention) that is thousands of `malloc` and
+    `free` calls per call, each a few hundred cycles, and the allocator's
+    free lists shared by the threads.
+
+    This pass runs after buffer deallocation, on the CPU pipeline's
+    threaded path. A `memref.alloc` directly in the body of an
+    `scf.forall`, of a static shape with integer or float elements in the
+    default memory space, freed by one `memref.dealloc` in the same block
+    and not passed out of the iteration (to a branch, call, return, loop
+    or yield, directly or through views), becomes a `memref.alloca` and its
+    dealloc is erased, in program order while the buffers so promoted take
+    at most `max-bytes` per iteration. `convert-scf-to-openmp` scopes each
+    OpenMP iteration's stack allocations (`memref.alloca_scope`), so a
+    thread's stack holds one iteration's buffers at a time.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"65536",
+           "Stack bytes one iteration's promoted buffers may take">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def AttnOmpDynamicSchedule : Pass<"attn-omp-dynamic-schedule"> {
   let summary = "Give OpenMP worksharing loops a dynamic schedule";
   let description = [{
@@ -644,12 +673,24 @@ def AttnOmpDynamicSchedule : Pass<"attn-omp-dynamic-schedule"> {
     tile) iterations fixed in advance. Causal and windowed attention give
     the iterations unequal work, and a core shared with another process
     falls behind; with a static schedule the other thread then waits at the
-    loop's end. This pass sets `schedule(dynamic, 1)` on every `omp.wsloop`
-    that has no schedule: threads take the next iteration when done. An
-    iteration is a whole query tile against all its key tiles, so the cost
-    of asking for work is negligible.
+    loop's end. This pass gives every `omp.wsloop` that has no schedule a
+    dynamic one: threads take the next chunk of iterations when done.
+
+    A chunk is max(1, iterations / (16 * omp_get_num_threads())), computed
+    in the parallel region before the loop (an `llvm.call` of OpenMP's
+    omp_get_num_threads, declared once per module): a thread that falls
+    behind holds back at most about a sixteenth of its share, and a loop
+    asks the runtime for work about 16 times per thread however many
+    iterations it has. With chunks of one, a loop of 256 small iterations
+    (32 sequences of 10 tokens by 8 heads) asked 256 times, and each request
+    of Debian's libomp formats a debugging message: about 4% of such a
+    multi-head attention's time.
   }];
-  let dependentDialects = ["::mlir::omp::OpenMPDialect"];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::omp::OpenMPDialect"
+  ];
 }
 
 def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
