@@ -5,16 +5,15 @@
 // (attn-parallelize-contractions):
 // RUN: attn-opt %s --attn-cpu-pipeline="lowering=reference" | FileCheck %s --check-prefix=REFTHREADS
 // REFTHREADS-LABEL: llvm.func @sdpa(
-// REFTHREADS: omp.wsloop schedule(dynamic = %{{.*}} : i64)
+// REFTHREADS: omp.wsloop schedule(guided)
 
 // The tiled lowering's (batch, head, query tile) loop runs on OpenMP
 // threads by default: one worksharing loop over 1 * 4 * 2 tiles, scheduled
-// dynamically (causal tiles differ in cost), in chunks sized at run time
-// from the number of threads.
+// dynamically (causal tiles differ in cost): guided, chunks of the
+// remaining tiles shrinking to one.
 // THREADS-LABEL: llvm.func @sdpa(
 // THREADS: omp.parallel
-// THREADS: llvm.call @omp_get_num_threads()
-// THREADS: omp.wsloop schedule(dynamic = %{{.*}} : i64)
+// THREADS: omp.wsloop schedule(guided)
 // THREADS: omp.loop_nest
 // SERIAL-LABEL: llvm.func @sdpa(
 // SERIAL-NOT: omp.
