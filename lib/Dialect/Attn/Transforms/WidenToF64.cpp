@@ -60,14 +60,19 @@ bool isInModifierRegion(Operation *op) {
 
 /// Ops whose only dependence on the element type is through their operand
 /// and result types, so that retyping them in place is exact. linalg.fill
-/// also takes a scalar, which is widened separately.
+/// also takes a scalar, which is widened separately. Packs and unpacks move
+/// elements (weights a module takes pre-packed into panels); a pack with a
+/// padding value would need that scalar widened too.
 bool isRetypable(Operation *op) {
+  if (auto pack = dyn_cast<linalg::PackOp>(op))
+    return !pack.getPaddingValue();
   return isa<AttnDialect, func::FuncDialect>(op->getDialect()) ||
          isa<ModuleOp, linalg::FillOp, linalg::SoftmaxOp, tensor::EmptyOp,
              tensor::DimOp, tensor::CastOp, tensor::ExpandShapeOp,
              tensor::CollapseShapeOp, tensor::ExtractSliceOp,
              tensor::InsertSliceOp, tensor::ConcatOp, scf::ForallOp,
-             scf::InParallelOp, tensor::ParallelInsertSliceOp>(op);
+             scf::InParallelOp, tensor::ParallelInsertSliceOp,
+             linalg::UnPackOp>(op);
 }
 
 /// Whether `generic` computes with float arithmetic alone (add, sub, mul,
@@ -190,7 +195,8 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
           << "has float tensors but no float64 form; a float64 reference "
              "can only be built for modules of attn ops, func ops, tensor "
              "shape ops (empty, dim, cast, reshapes, slices, concat), "
-             "linalg.fill, linalg.softmax, linalg ops (named or generic) "
+             "linalg.fill, linalg.softmax, linalg.pack (without padding) "
+             "and linalg.unpack, linalg ops (named or generic) "
              "with float arithmetic (and exp, sqrt, comparisons, selects) "
              "only and "
              "dense constants";

@@ -34,3 +34,13 @@ func.func @mixed_matmul(%a: tensor<4x8xf16>, %b: tensor<8x2xf16>, %c: tensor<4x2
   %r = linalg.matmul ins(%a, %b : tensor<4x8xf16>, tensor<8x2xf16>) outs(%c : tensor<4x2xf32>) -> tensor<4x2xf32>
   return %r : tensor<4x2xf32>
 }
+
+// -----
+
+// A pack's padding value is a scalar of the element type.
+func.func @padded_pack(%x: tensor<6x8xf32>, %pad: f32) -> tensor<2x8x4xf32> {
+  %e = tensor.empty() : tensor<2x8x4xf32>
+  // expected-error @below {{'linalg.pack' op has float tensors but no float64 form}}
+  %p = linalg.pack %x padding_value(%pad : f32) inner_dims_pos = [0] inner_tiles = [4] into %e : tensor<6x8xf32> -> tensor<2x8x4xf32>
+  return %p : tensor<2x8x4xf32>
+}

@@ -204,3 +204,20 @@ func.func @chain(%q: tensor<1x1x4x8xbf16>, %k: tensor<1x1x6x8xbf16>, %v: tensor<
      : tensor<1x1x4x8xbf16>, tensor<1x1x6x8xbf16>, tensor<1x1x6x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x4xf32>
   return %o, %g#0 : tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>
 }
+
+// -----
+
+// Weights a module takes as panels (what attn_mlir.nn passes: pre-packed
+// once) are unpacked in float64 as they are in f32; a pack without padding
+// moves elements only too.
+// CHECK-LABEL: func.func @panels
+// CHECK-SAME: (%[[P:.*]]: tensor<2x8x4xf64>, %[[X:.*]]: tensor<8x8xf64>) -> (tensor<8x8xf64>, tensor<2x8x4xf64>)
+// CHECK: %[[W:.*]] = linalg.unpack %[[P]] inner_dims_pos = [0] inner_tiles = [4] into %{{.*}} : tensor<2x8x4xf64> -> tensor<8x8xf64>
+// CHECK: linalg.pack %[[X]] inner_dims_pos = [0] inner_tiles = [4] into %{{.*}} : tensor<8x8xf64> -> tensor<2x8x4xf64>
+func.func @panels(%p: tensor<2x8x4xf32>, %x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<2x8x4xf32>) {
+  %e = tensor.empty() : tensor<8x8xf32>
+  %w = linalg.unpack %p inner_dims_pos = [0] inner_tiles = [4] into %e : tensor<2x8x4xf32> -> tensor<8x8xf32>
+  %pe = tensor.empty() : tensor<2x8x4xf32>
+  %px = linalg.pack %x inner_dims_pos = [0] inner_tiles = [4] into %pe : tensor<8x8xf32> -> tensor<2x8x4xf32>
+  return %w, %px : tensor<8x8xf32>, tensor<2x8x4xf32>
+}
