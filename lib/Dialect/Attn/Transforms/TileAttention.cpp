@@ -913,6 +913,11 @@ ValueRange TileBuilder::buildQueryTiles(OpFoldResult batches,
     // count, in one parallel loop (a second loop for the last tile alone
     // left the cores idle at its start: up to 9% on causal problems).
     Value last = constIndex(getConstantIntValue(count).value() - 1);
+    // Before the branch that reads it: a constant made while building the
+    // then-branch's arguments would land after the scf.if (the builder's
+    // point), where it does not dominate its use (a greedy driver would
+    // hoist it; transform.attn.tile runs none).
+    Value lastRowsC = constIndex(*lastRows);
     Value isLast =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tile, last);
     SmallVector<Type> tileTypes = {RankedTensorType::get(
@@ -929,12 +934,11 @@ ValueRange TileBuilder::buildQueryTiles(OpFoldResult batches,
         tile = tensor::CastOp::create(b, loc, type, tile);
       scf::YieldOp::create(b, loc, branchTiles);
     };
-    buildBranch(ifOp.thenBlock(), constIndex(*lastRows));
+    buildBranch(ifOp.thenBlock(), lastRowsC);
     buildBranch(ifOp.elseBlock(), qTileC);
     b.setInsertionPointAfter(ifOp);
     tiles = ifOp.getResults();
-    rows =
-        arith::SelectOp::create(b, loc, isLast, constIndex(*lastRows), qTileC);
+    rows = arith::SelectOp::create(b, loc, isLast, lastRowsC, qTileC);
   }
 
   b.setInsertionPointToStart(forall.getTerminator().getBody());

@@ -11,6 +11,15 @@
 // RUN: grep -v "= arith.constant" %t.script.mlir > %t.script.body
 // RUN: diff %t.passes.body %t.script.body
 // RUN: FileCheck %s < %t.script.mlir
+// Tiles alone (no register blocks after them) verify: the last query
+// tile's row count (bool_mask: 40 = 32 + 8 rows) is defined before the
+// branch that reads it.
+// RUN: attn-opt %s --transform-preload-library=transform-library-paths=%S/Inputs/cpu-tile-schedule.mlir --transform-interpreter | FileCheck %s --check-prefix=TILES
+// TILES-LABEL: func.func @bool_mask
+// TILES: scf.forall
+// TILES: %[[EIGHT:.*]] = arith.constant 8 : index
+// TILES: scf.if
+// TILES: tensor.extract_slice %{{.*}} [1, 1, %[[EIGHT]], 8]
 
 // CHECK-NOT: attn.sdpa
 // CHECK-LABEL: func.func @bool_mask
