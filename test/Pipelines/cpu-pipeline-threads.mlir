@@ -5,15 +5,14 @@
 // (attn-parallelize-contractions):
 // RUN: attn-opt %s --attn-cpu-pipeline="lowering=reference" | FileCheck %s --check-prefix=REFTHREADS
 // REFTHREADS-LABEL: llvm.func @sdpa(
-// REFTHREADS: omp.wsloop schedule(guided)
+// REFTHREADS: omp.wsloop schedule(dynamic)
 
 // The tiled lowering's (batch, head, query tile) loop runs on OpenMP
 // threads by default: one worksharing loop over 1 * 4 * 2 tiles, scheduled
-// dynamically (causal tiles differ in cost): guided, chunks of the
-// remaining tiles shrinking to one.
+// dynamically (causal tiles differ in cost).
 // THREADS-LABEL: llvm.func @sdpa(
 // THREADS: omp.parallel
-// THREADS: omp.wsloop schedule(guided)
+// THREADS: omp.wsloop schedule(dynamic)
 // THREADS: omp.loop_nest
 // SERIAL-LABEL: llvm.func @sdpa(
 // SERIAL-NOT: omp.

@@ -23,7 +23,7 @@ struct AttnOmpDynamicSchedulePass
     getOperation()->walk([](omp::WsloopOp loop) {
       // A schedule someone chose is kept.
       if (!loop.getScheduleKind())
-        loop.setScheduleKind(omp::ClauseScheduleKind::Guided);
+        loop.setScheduleKind(omp::ClauseScheduleKind::Dynamic);
     });
   }
 };

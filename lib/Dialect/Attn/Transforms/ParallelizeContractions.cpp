@@ -99,27 +99,15 @@ static constexpr int64_t kMinRelayout = 16384;
 /// blocks are then parallel iterations too.
 static constexpr int64_t kMinRowBlocks = 16;
 
-/// Column blocks narrower than this make the register blocks' loops too
-/// short to pay for reading their rows of the left operand again.
-static constexpr int64_t kMinBalancingColumns = 128;
-
-/// Column blocks of a contraction: the loop of the N dimension they split,
-/// their size in its units, and the columns of one unit.
-struct ColumnBlocks {
-  unsigned dim;
-  int64_t size;
-  int64_t unitColumns;
-};
-
 /// The loop of the N dimension `op`'s column blocks split, and their size
 /// in its units: the dimension innermost in the result, or, when that is
 /// the column within a weight panel (attn-pack-weights: [.., N / panel,
 /// panel]), the nearest N dimension before it in the result (the panel
 /// index; the heads of a product writing [parts, N, H, L, D]),
 /// `columns / panel` panels at a time.
-static ColumnBlocks getColumnBlocks(linalg::LinalgOp op,
-                                    const linalg::ContractionDimensions &dims,
-                                    int64_t columns) {
+static std::pair<unsigned, int64_t>
+getColumnBlocks(linalg::LinalgOp op, const linalg::ContractionDimensions &dims,
+                int64_t columns) {
   SmallVector<int64_t> bounds = op.getStaticLoopRanges();
   AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   SmallVector<unsigned> resultDims;
@@ -127,35 +115,11 @@ static ColumnBlocks getColumnBlocks(linalg::LinalgOp op,
     resultDims.push_back(cast<AffineDimExpr>(expr).getPosition());
   unsigned n = resultDims.back();
   if (ShapedType::isDynamic(bounds[n]) || bounds[n] > columns)
-    return {n, columns, 1};
+    return {n, columns};
   for (unsigned dim : llvm::reverse(ArrayRef(resultDims).drop_back()))
     if (llvm::is_contained(dims.n, dim))
-      return {dim, std::max<int64_t>(1, columns / bounds[n]), bounds[n]};
-  return {n, columns, 1};
-}
-
-/// A smaller size for column blocks of `bounds[blocks.dim]` units that
-/// already hold all of it, making `rowBlocks` x the column blocks at least
-/// kMinRowBlocks parallel iterations: the fewest equal column blocks that
-/// do, each at least kMinBalancingColumns wide, or nullopt when none are
-/// (an out-projection of 320 rows on 512 columns: 6 row blocks, the last a
-/// third, left a thread a block behind; 4 column blocks make 24).
-static std::optional<int64_t> getBalancingColumnSize(ArrayRef<int64_t> bounds,
-                                                     const ColumnBlocks &blocks,
-                                                     int64_t rowBlocks) {
-  int64_t units = bounds[blocks.dim];
-  if (ShapedType::isDynamic(units) || units > blocks.size)
-    return std::nullopt;
-  for (int64_t parts = 2; parts <= units; ++parts) {
-    if (units % parts != 0)
-      continue;
-    int64_t size = units / parts;
-    if (size * blocks.unitColumns < kMinBalancingColumns)
-      return std::nullopt;
-    if (rowBlocks * parts >= kMinRowBlocks)
-      return size;
-  }
-  return std::nullopt;
+      return {dim, std::max<int64_t>(1, columns / bounds[n])};
+  return {n, columns};
 }
 
 struct AttnParallelizeContractionsPass
@@ -231,9 +195,9 @@ struct AttnParallelizeContractionsPass
       // 521 ms with the session-26 changes; benchmarks/RESULTS.md).
       auto withColumnBlocks = [&](SmallVector<OpFoldResult> blocks) {
         if (columns > 0 && countBlocks(bounds, blocks) < kMinRowBlocks) {
-          ColumnBlocks n = getColumnBlocks(op, *dims, columns);
-          if (!ShapedType::isDynamic(bounds[n.dim]) && bounds[n.dim] > n.size)
-            blocks[n.dim] = rewriter.getIndexAttr(n.size);
+          auto [n, size] = getColumnBlocks(op, *dims, columns);
+          if (!ShapedType::isDynamic(bounds[n]) && bounds[n] > size)
+            blocks[n] = rewriter.getIndexAttr(size);
         }
         return blocks;
       };
@@ -247,13 +211,6 @@ struct AttnParallelizeContractionsPass
           sizes = candidate;
         }
       sizes = withColumnBlocks(sizes);
-      // Too few blocks still, all columns in one: narrower column blocks.
-      if (columns > 0 && countBlocks(bounds, sizes) < kMinRowBlocks) {
-        ColumnBlocks n = getColumnBlocks(op, *dims, columns);
-        if (std::optional<int64_t> size =
-                getBalancingColumnSize(bounds, n, countBlocks(bounds, sizes)))
-          sizes[n.dim] = rewriter.getIndexAttr(*size);
-      }
       // The blocks keep the marker (tiling clones the op with its
       // attributes) for attn-vectorize-tiles' register blocks.
       op->setAttr(attn::kCacheBlockedAttr, rewriter.getUnitAttr());
@@ -414,8 +371,8 @@ struct AttnParallelizeContractionsPass
     // N (unless the parallel loop blocked it already: then it is no
     // longer than its block), then K.
     if (columns) {
-      ColumnBlocks n = getColumnBlocks(op, dims, columns);
-      block(n.dim, n.size);
+      auto [n, size] = getColumnBlocks(op, dims, columns);
+      block(n, size);
     }
     block(dims.k.back(), depth);
     if (order.empty())

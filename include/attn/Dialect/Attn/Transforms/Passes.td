@@ -666,25 +666,17 @@ def AttnStackIterationBuffers : Pass<"attn-stack-iteration-buffers"> {
 }
 
 def AttnOmpDynamicSchedule : Pass<"attn-omp-dynamic-schedule"> {
-  let summary = "Give OpenMP worksharing loops a guided (dynamic) schedule";
+  let summary = "Give OpenMP worksharing loops a dynamic schedule";
   let description = [{
     `convert-scf-to-openmp` leaves `omp.wsloop` on the default static
     schedule: each thread gets one contiguous block of (batch, head, query
     tile) iterations fixed in advance. Causal and windowed attention give
     the iterations unequal work, and a core shared with another process
     falls behind; with a static schedule the other thread then waits at the
-    loop's end. This pass gives every `omp.wsloop` that has no schedule
-    `schedule(guided)`: threads take the next chunk of iterations when
-    done, chunks of the remaining iterations over twice the threads,
-    shrinking to one. The loop ends at most one iteration apart on the
-    threads, as with `schedule(dynamic, 1)`, but a thread asks the runtime
-    for work a few times per loop rather than once per iteration: a loop
-    of 256 small iterations (32 sequences of 10 tokens by 8 heads) asked
-    256 times, and each request of Debian's libomp formats a debugging
-    message (about 4% of such a multi-head attention's time). Fixed chunks
-    of a sixteenth of a thread's share were tried: 8 iterations of 256
-    in a long attention (B1 H8 S4096 D128) left a thread up to 15 ms idle
-    at the end (0.92x torch against 1.02x before).
+    loop's end. This pass sets `schedule(dynamic, 1)` on every `omp.wsloop`
+    that has no schedule: threads take the next iteration when done. An
+    iteration is a whole query tile against all its key tiles, so the cost
+    of asking for work is negligible.
   }];
   let dependentDialects = ["::mlir::omp::OpenMPDialect"];
 }
