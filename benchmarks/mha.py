@@ -4,7 +4,7 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 #   build/venv/bin/python3 benchmarks/mha.py [--repeat 5] [--burst 5] [--no-gemm] [--no-mha]
-#                             [--only SUBSTRING]
+#                             [--only SUBSTRING] [--loop CALLS]
 #
 # 1. GEMMs of the projections' shapes (M = tokens, K = model width, N = the
 #    projection's outputs), f32, `linalg.matmul` through attn_mlir.compile
@@ -20,6 +20,10 @@
 # bursts interleaved between peers and `run.SETTLE_SECONDS` apart so that no
 # peer shares the cores with another's spinning threads; `--burst 1` times
 # single calls after an idle spell instead (threads asleep, caches cold).
+# `--loop CALLS` times the multi-head attentions differently: CALLS calls
+# per peer, in runs of 20 back to back alternating between the peers, and
+# reports each peer's median call (a serving loop's steady state; on a
+# shared 2-vCPU VM the minimum of a few bursts moves by 10-20%).
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -27,6 +31,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -82,7 +87,24 @@ def gemms(attn_mlir, torch, repeat, burst):
               f"{rate['ours'] / rate['torch']:.2f} |", flush=True)
 
 
-def mhas(attn_mlir, torch, repeat, burst, only=None):
+def time_loops(runs, calls, run_length=20):
+    """Median seconds per call per peer: `calls` calls each, in runs of
+    `run_length` back to back, the peers' runs alternating (after 5 warm-up
+    calls each)."""
+    for run in runs.values():
+        for _ in range(5):
+            run()
+    times = {name: [] for name in runs}
+    for _ in range(max(1, calls // run_length)):
+        for name, run in runs.items():
+            for _ in range(run_length):
+                start = time.perf_counter()
+                run()
+                times[name].append(time.perf_counter() - start)
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
+def mhas(attn_mlir, torch, repeat, burst, only=None, loop=0):
     print("| config | need_weights | attn-mlir ms | torch ms | torch / attn-mlir |")
     print("|---|---|---|---|---|", flush=True)
     rng = np.random.default_rng(0)
@@ -114,8 +136,10 @@ def mhas(attn_mlir, torch, repeat, burst, only=None):
                 with torch.no_grad():
                     ref(tq, tk, tv, need_weights=need_weights)
 
-            best = time_interleaved({"ours": lambda: ours(q, k, v, need_weights=need_weights),
-                                     "torch": run_torch}, repeat, burst=burst)
+            runs = {"ours": lambda: ours(q, k, v, need_weights=need_weights),
+                    "torch": run_torch}
+            best = (time_loops(runs, loop) if loop
+                    else time_interleaved(runs, repeat, burst=burst))
             print(f"| {name} | {need_weights} | {best['ours'] * 1e3:.2f} | "
                   f"{best['torch'] * 1e3:.2f} | {best['torch'] / best['ours']:.2f} |",
                   flush=True)
@@ -131,6 +155,9 @@ def main():
     p.add_argument("--no-mha", action="store_true")
     p.add_argument("--only", help="run only the MHA configs whose name contains this "
                    "(e.g. BERT, 'N8 L128'); implies --no-gemm")
+    p.add_argument("--loop", type=int, default=0, metavar="CALLS",
+                   help="time the multi-head attentions as median calls of CALLS "
+                   "calls per peer in alternating runs of 20 (0: bursts)")
     args = p.parse_args()
     os.environ["ATTN_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-mha-bench-")
     sys.path.insert(0, os.path.join(args.build, "python_packages"))
@@ -139,11 +166,13 @@ def main():
     import torch
 
     print(f"# CPU: {cpu_model(args.build)}; torch {torch.__version__} with "
-          f"{torch.get_num_threads()} threads; bursts of {args.burst}")
+          f"{torch.get_num_threads()} threads; "
+          + (f"MHA: median of {args.loop} calls in alternating runs of 20"
+             if args.loop else f"bursts of {args.burst}"))
     if not args.no_gemm and not args.only:
         gemms(attn_mlir, torch, args.repeat, args.burst)
     if not args.no_mha:
-        mhas(attn_mlir, torch, args.repeat, args.burst, args.only)
+        mhas(attn_mlir, torch, args.repeat, args.burst, args.only, args.loop)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
@@ -33,6 +34,13 @@ using namespace mlir::attn;
 /// Query rows per fused block of an attn.weights under the tiled lowering:
 /// a block's f32 scores (64 x Skv) stay in the L2 for Skv up to thousands.
 constexpr int64_t kWeightsRows = 64;
+
+/// Whether ATTN_MLIR_ALLOCATOR_POISON asks for poisoned temporaries, as the
+/// caching allocator reads it (CpuAllocator.cpp): any value but empty or 0.
+static bool isPoisonRequested() {
+  const char *value = std::getenv("ATTN_MLIR_ALLOCATOR_POISON");
+  return value && *value && std::strcmp(value, "0") != 0;
+}
 
 /// Rows of a contraction outside attention tiles per parallel iteration
 /// (attn-parallelize-contractions). A power of two, not a multiple of the
@@ -262,9 +270,13 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   // Each OpenMP iteration's small tiles on its thread's stack rather than
   // malloc'd and freed (SCF-to-OpenMP scopes an iteration's stack
-  // allocations; a sequential loop would not).
-  if (options.threads)
-    pm.addPass(createAttnStackIterationBuffers());
+  // allocations; a sequential loop would not). Under the test suites'
+  // ATTN_MLIR_ALLOCATOR_POISON, poisoned like the heap blocks.
+  if (options.threads) {
+    AttnStackIterationBuffersOptions stack;
+    stack.poison = isPoisonRequested();
+    pm.addPass(createAttnStackIterationBuffers(stack));
+  }
   // The projections' register blocks prefetch the weight rows they will
   // read (and attn-vectorize-tiles' markers go either way).
   if (options.vectorize) {

@@ -328,9 +328,12 @@ def cache_dir():
 
 def _compiler_identity():
     """What a cached library depends on besides its key: this package's
-    version and the native module (a rebuilt compiler invalidates)."""
+    version, the native module (a rebuilt compiler invalidates) and whether
+    the pipeline poisons its stack tiles (ATTN_MLIR_ALLOCATOR_POISON, read
+    where the pipeline is built: docs/CpuABI.md)."""
     st = os.stat(_native.__file__)
-    return f"{__version__}:{st.st_size}:{st.st_mtime_ns}"
+    poison = os.environ.get("ATTN_MLIR_ALLOCATOR_POISON", "") not in ("", "0")
+    return f"{__version__}:{st.st_size}:{st.st_mtime_ns}:{int(poison)}"
 
 
 def _private_directory(directory):

@@ -71,6 +71,22 @@ memref::DeallocOp getBlockDealloc(memref::AllocOp alloc) {
   return found;
 }
 
+/// Fills `buffer` (integers or floats) with all-ones bits: NaN in every
+/// float type, what the caching allocator's poison writes (0xff bytes).
+void fillWithOnes(OpBuilder &builder, memref::AllocaOp buffer) {
+  Type element = buffer.getType().getElementType();
+  APInt ones = APInt::getAllOnes(element.getIntOrFloatBitWidth());
+  TypedAttr value;
+  if (auto floatType = dyn_cast<FloatType>(element))
+    value = builder.getFloatAttr(floatType,
+                                 APFloat(floatType.getFloatSemantics(), ones));
+  else
+    value = builder.getIntegerAttr(element, ones);
+  Value scalar = arith::ConstantOp::create(builder, buffer.getLoc(), value);
+  linalg::FillOp::create(builder, buffer.getLoc(), ValueRange{scalar},
+                         ValueRange{buffer.getResult()});
+}
+
 struct AttnStackIterationBuffersPass
     : attn::impl::AttnStackIterationBuffersBase<AttnStackIterationBuffersPass> {
   using Base::Base;
@@ -104,6 +120,8 @@ struct AttnStackIterationBuffersPass
       auto alloca = memref::AllocaOp::create(
           builder, alloc.getLoc(), alloc.getType(), ValueRange(),
           alloc.getSymbolOperands(), alloc.getAlignmentAttr());
+      if (poison)
+        fillWithOnes(builder, alloca);
       alloc.replaceAllUsesWith(alloca.getResult());
       dealloc.erase();
       alloc.erase();

@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-stack-iteration-buffers --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-stack-iteration-buffers="max-bytes=1024" --split-input-file | FileCheck %s --check-prefix=SMALL
 // RUN: not attn-opt %s --attn-stack-iteration-buffers="max-bytes=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attn-opt %s --attn-stack-iteration-buffers="poison=true" --split-input-file | FileCheck %s --check-prefix=POISON
 
 // BAD: error: attn-stack-iteration-buffers: max-bytes must be non-negative, got -1
 
@@ -19,6 +20,17 @@
 // CHECK-NOT: memref.dealloc %[[TILE]]
 // CHECK: memref.dealloc %[[ACC]]
 // CHECK: memref.dealloc %[[DYN]]
+// With poison (the test suites' ATTN_MLIR_ALLOCATOR_POISON), each stack
+// tile is filled with all-ones bits (NaN) where it is allocated, as heap
+// blocks are; the heap buffers are the allocator's to poison.
+// POISON-LABEL: func.func @tiles
+// POISON: %[[ROW:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+// POISON: %[[NAN:.*]] = arith.constant 0xFFFFFFFF : f32
+// POISON: linalg.fill ins(%[[NAN]] : f32) outs(%[[ROW]] : memref<16xf32>)
+// POISON: %[[TILE:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
+// POISON: linalg.fill ins(%{{.*}} : f32) outs(%[[TILE]] : memref<16x64xf32>)
+// POISON: memref.alloc() {alignment = 64 : i64} : memref<128x128xf32>
+// POISON-NOT: linalg.fill ins(%[[NAN]] : f32) outs(%{{.*}} : memref<128x128xf32>)
 // SMALL-LABEL: func.func @tiles
 // SMALL: memref.alloca() {alignment = 64 : i64} : memref<16xf32>
 // SMALL: memref.alloc() {alignment = 64 : i64} : memref<16x64xf32>

@@ -657,12 +657,26 @@ def AttnStackIterationBuffers : Pass<"attn-stack-iteration-buffers"> {
     at most `max-bytes` per iteration. `convert-scf-to-openmp` scopes each
     OpenMP iteration's stack allocations (`memref.alloca_scope`), so a
     thread's stack holds one iteration's buffers at a time.
+
+    With `poison`, each promoted buffer is filled with all-ones bits (NaN
+    in every float type) where it is allocated, as the caching allocator
+    fills heap blocks under `ATTN_MLIR_ALLOCATOR_POISON=1`: code reading a
+    tile before writing it then fails its test instead of reading the
+    previous iteration's values. The CPU pipeline sets it when that
+    variable is set where the pipeline is built (the test suites).
   }];
   let options = [
     Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"65536",
            "Stack bytes one iteration's promoted buffers may take">,
+    Option<"poison", "poison", "bool", /*default=*/"false",
+           "Fill each promoted buffer with all-ones bits where it is "
+           "allocated">,
   ];
-  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
 }
 
 def AttnOmpDynamicSchedule : Pass<"attn-omp-dynamic-schedule"> {
