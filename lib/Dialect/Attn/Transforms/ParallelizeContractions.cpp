@@ -271,15 +271,14 @@ struct AttnParallelizeContractionsPass
     IRRewriter rewriter(&getContext());
     for (linalg::TransposeOp op : relayouts) {
       auto type = cast<RankedTensorType>(op.getResult()[0].getType());
-      SmallVector<OpFoldResult> sizes = getRelayoutBlocks(rewriter, type);
-      if (llvm::all_of(sizes, [](OpFoldResult size) {
-            return isConstantIntValue(size, 0);
-          }))
+      std::optional<SmallVector<OpFoldResult>> sizes =
+          getRelayoutBlocks(rewriter, type);
+      if (!sizes)
         continue;
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTilingResult> tiled =
           scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()),
-                            forallTiling(sizes));
+                            forallTiling(*sizes));
       if (failed(tiled))
         return op.emitError("attn-parallelize-contractions: cannot "
                             "distribute this transpose");
@@ -308,17 +307,16 @@ struct AttnParallelizeContractionsPass
       // The result's blocks, placed on the loops they index; the reduced
       // loops stay whole.
       auto type = cast<RankedTensorType>(op->getResult(0).getType());
-      SmallVector<OpFoldResult> resultSizes = getRelayoutBlocks(rewriter, type);
+      std::optional<SmallVector<OpFoldResult>> resultSizes =
+          getRelayoutBlocks(rewriter, type);
+      if (!resultSizes)
+        continue;
       SmallVector<OpFoldResult> sizes(op.getNumLoops(),
                                       rewriter.getIndexAttr(0));
-      auto next = resultSizes.begin();
+      auto next = resultSizes->begin();
       for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
         if (!llvm::is_contained(op.getDimensions(), loop))
           sizes[loop] = *next++;
-      if (llvm::all_of(sizes, [](OpFoldResult size) {
-            return isConstantIntValue(size, 0);
-          }))
-        continue;
       // Each block fills its own part of the init.
       if (failed(distributeWithProducers(
               rewriter, cast<TilingInterface>(op.getOperation()), sizes)))
@@ -331,16 +329,19 @@ struct AttnParallelizeContractionsPass
   /// Tile sizes giving about kRelayoutBlocks blocks of a transpose's result
   /// `type`: leading dimensions one at a time while that gives fewer, then
   /// the next split to reach them; the innermost stays whole (rows are
-  /// copied whole), and a dynamic dimension counts as enough.
-  static SmallVector<OpFoldResult> getRelayoutBlocks(OpBuilder &b,
-                                                     RankedTensorType type) {
+  /// copied whole), and a dynamic dimension counts as enough. Nullopt when
+  /// no dimension splits (nothing to distribute).
+  static std::optional<SmallVector<OpFoldResult>>
+  getRelayoutBlocks(OpBuilder &b, RankedTensorType type) {
     SmallVector<OpFoldResult> sizes(type.getRank(), b.getIndexAttr(0));
+    bool split = false;
     int64_t blocks = 1;
     for (int64_t dim = 0; dim + 1 < type.getRank() && blocks < kRelayoutBlocks;
          ++dim) {
       int64_t extent = type.getDimSize(dim);
       if (ShapedType::isDynamic(extent)) {
         sizes[dim] = b.getIndexAttr(1);
+        split = true;
         break;
       }
       if (extent == 1)
@@ -348,8 +349,11 @@ struct AttnParallelizeContractionsPass
       int64_t parts =
           std::min<int64_t>(extent, llvm::divideCeil(kRelayoutBlocks, blocks));
       sizes[dim] = b.getIndexAttr(llvm::divideCeil(extent, parts));
+      split = true;
       blocks *= parts;
     }
+    if (!split)
+      return std::nullopt;
     return sizes;
   }
 
