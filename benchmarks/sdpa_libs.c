@@ -5,8 +5,9 @@
 // Times `_mlir_ciface_sdpa` of several shared libraries that attnc made of
 // the same f32 module [1, H, S, D] (e.g. one per compiler build or pipeline
 // option), call by call in turn on the same random inputs, and prints each
-// one's minimum, GFLOP/s, its speedup over the first library and its
-// largest absolute difference from the first one's output.
+// one's minimum and median, GFLOP/s (of the minimum), its speedup over the
+// first library (minimum and median) and its largest absolute difference
+// from the first one's output.
 //
 //   build/bin/attn-sdpa-libs S D CALLS ./old.so ./new.so      (H=8 default;
 //   CAUSAL=1 halves the FLOPs)
@@ -44,13 +45,18 @@ static double now() {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+static int compare(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv) {
   int S = atoi(argv[1]), D = atoi(argv[2]), n = atoi(argv[3]);
   int H = getenv("H") ? atoi(getenv("H")) : 8;
   int causal = getenv("CAUSAL") != 0;
   int nl = argc - 4;
   F f[16];
-  double best[16];
+  double best[16], *times[16];
   M4 o[16];
   M4 q, k, v;
   init(&q, H, S, D);
@@ -68,6 +74,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     best[i] = 1e9;
+    times[i] = malloc(sizeof(double) * n);
     init(&o[i], H, S, D);
     if (f[i](&q, &k, &v, &o[i]) != 0) {
       fprintf(
@@ -82,9 +89,15 @@ int main(int argc, char **argv) {
       double t = now();
       f[i](&q, &k, &v, &o[i]);
       t = now() - t;
+      times[i][r] = t;
       if (t < best[i])
         best[i] = t;
     }
+  double median[16];
+  for (int i = 0; i < nl; i++) {
+    qsort(times[i], n, sizeof(double), compare);
+    median[i] = times[i][n / 2];
+  }
   double fl = 4.0 * H * S * (double)S * D * (causal ? 0.5 : 1);
   for (int i = 0; i < nl; i++) {
     double md = 0;
@@ -94,7 +107,9 @@ int main(int argc, char **argv) {
       if (d > md)
         md = d;
     }
-    printf("%-40s %8.3f ms %6.1f GFLOP/s  %.3fx  maxdiff %.2g\n", argv[4 + i],
-           best[i] * 1e3, fl / best[i] * 1e-9, best[0] / best[i], md);
+    printf("%-40s %8.3f ms (median %8.3f) %6.1f GFLOP/s  %.3fx (median "
+           "%.3fx)  maxdiff %.2g\n",
+           argv[4 + i], best[i] * 1e3, median[i] * 1e3, fl / best[i] * 1e-9,
+           best[0] / best[i], median[0] / median[i], md);
   }
 }

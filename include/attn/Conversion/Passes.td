@@ -57,11 +57,18 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     `[B, H, Sq, Skv]` tensor: an `scf.forall` over (batch, head, row block)
     into which the scores, the row statistics and the normalisation are
     fused (upstream's tile-and-fuse), so that a block's scores stay in the
-    cache between steps. The keys are read from `K^T` `[B, Hkv, D, Skv]`,
-    transposed once per (batch, head) in a parallel loop of its own
+    cache between steps. The keys are read from `K^T` `[B, Hkv, D, Skv]`
     (composed with a transpose producing K, such as a head split), so that
     each block's `Q K^T` is a product with the keys innermost and
-    contiguous. A contraction `P V` of the probabilities (what
+    contiguous: transposed once per (batch, head) in a parallel loop of its
+    own where a head's rows make several blocks, and fused into the block
+    where a block takes all of a head's rows (a static Sq of at most R).
+    Such short heads are also taken several per block: as many as fit in R
+    rows while the loop keeps at least 16 blocks, a divisor of H, where
+    every operand is indexed by a projected permutation (not grouped-query
+    keys): 32 sequences of 10 tokens with 8 heads make 64 blocks of 4
+    heads, not 256 blocks whose cost is mostly being a parallel
+    iteration. A contraction `P V` of the probabilities (what
     `attn-decompose-multihead` makes when the weights are returned) is the
     loop's consumer instead: each block multiplies its probabilities while
     they are in the cache, and the loop yields both. The probabilities are

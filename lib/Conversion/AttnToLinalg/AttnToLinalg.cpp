@@ -14,6 +14,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/ScoreBuilders.h"
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
@@ -1133,10 +1134,12 @@ linalg::GenericOp getProbabilitiesProduct(linalg::GenericOp probabilities) {
 
 /// Makes the Q K^T contraction `scores` (K read as [B, Hkv, Skv, D]) read
 /// K^T [B, Hkv, D, Skv] instead: one transpose, composed with the transpose
-/// that produces K where there is one (the head split of a projection),
-/// computed in parallel blocks of one (batch, head). Returns that loop.
-FailureOr<Operation *> readKeyTransposed(RewriterBase &rewriter,
-                                         linalg::GenericOp scores) {
+/// that produces K where there is one (the head split of a projection).
+/// With `ownLoop`, the transpose is computed in parallel blocks of one
+/// (batch, head); without, it is left whole, for the row blocks' tiling to
+/// fuse into their iterations.
+LogicalResult readKeyTransposed(RewriterBase &rewriter,
+                                linalg::GenericOp scores, bool ownLoop) {
   OpOperand &keyOperand = scores->getOpOperand(1);
   Value source = keyOperand.get();
   SmallVector<int64_t> permutation = {0, 1, 3, 2};
@@ -1149,17 +1152,20 @@ FailureOr<Operation *> readKeyTransposed(RewriterBase &rewriter,
   }
   rewriter.setInsertionPoint(scores);
   Value keyT = createTranspose(rewriter, scores.getLoc(), source, permutation);
-  auto transpose = cast<TilingInterface>(keyT.getDefiningOp());
-  scf::SCFTilingOptions tiling;
-  tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
-                       rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)});
-  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  FailureOr<scf::SCFTilingResult> tiled =
-      scf::tileUsingSCF(rewriter, transpose, tiling);
-  if (failed(tiled))
-    return scores.emitOpError(
-        "attn-lower-to-linalg: cannot tile the transpose of the keys");
-  rewriter.replaceOp(transpose, tiled->replacements);
+  if (ownLoop) {
+    auto transpose = cast<TilingInterface>(keyT.getDefiningOp());
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
+                         rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)});
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    FailureOr<scf::SCFTilingResult> tiled =
+        scf::tileUsingSCF(rewriter, transpose, tiling);
+    if (failed(tiled))
+      return scores.emitOpError(
+          "attn-lower-to-linalg: cannot tile the transpose of the keys");
+    rewriter.replaceOp(transpose, tiled->replacements);
+    keyT = tiled->replacements.front();
+  }
 
   SmallVector<AffineMap> maps = scores.getIndexingMapsArray();
   AffineMap key = maps[1];
@@ -1168,10 +1174,70 @@ FailureOr<Operation *> readKeyTransposed(RewriterBase &rewriter,
       {key.getResult(0), key.getResult(1), key.getResult(3), key.getResult(2)},
       rewriter.getContext());
   rewriter.modifyOpInPlace(scores, [&] {
-    keyOperand.set(tiled->replacements.front());
+    keyOperand.set(keyT);
     scores.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
   });
-  return tiled->loops.front().getOperation();
+  return success();
+}
+
+/// Whether a row block takes all of a head's query rows: a static Sq of at
+/// most `rows` in [B, H, Sq, Skv] probabilities.
+static bool isWholeHeadBlock(ShapedType probabilities, int64_t rows) {
+  int64_t queries = probabilities.getDimSize(2);
+  return !ShapedType::isDynamic(queries) && queries <= rows;
+}
+
+/// Blocks a row-block loop keeps at least when it groups heads: enough for
+/// the threads of any CPU this runs on to balance (as many as
+/// attn-parallelize-contractions gives a transpose).
+constexpr int64_t kMinGroupedBlocks = 16;
+
+/// The (batch, head, query rows) of a block of the row-block loop over
+/// [B, H, Sq, Skv] probabilities: `rows` query rows of one head; or, where
+/// a head has no more query rows than that (static), all of them, and with
+/// `groupHeads` for as many heads as fit in `rows` rows while the loop
+/// keeps kMinGroupedBlocks blocks (the largest divisor of H that does, so
+/// that blocks are equal): 32 sequences of 10 tokens with 8 heads make 64
+/// blocks of 4 heads, not 256 of one, each mostly the cost of being a
+/// block.
+static std::array<int64_t, 3> getRowBlock(ShapedType probabilities,
+                                          int64_t rows, bool groupHeads) {
+  if (!isWholeHeadBlock(probabilities, rows))
+    return {1, 1, rows};
+  int64_t batch = probabilities.getDimSize(0);
+  int64_t heads = probabilities.getDimSize(1);
+  int64_t queries = probabilities.getDimSize(2);
+  int64_t group = 1;
+  if (groupHeads && !ShapedType::isDynamic(batch) &&
+      !ShapedType::isDynamic(heads))
+    for (int64_t g = 2; g <= heads && g * queries <= rows; ++g)
+      if (heads % g == 0 && batch * (heads / g) >= kMinGroupedBlocks)
+        group = g;
+  return {1, group, queries};
+}
+
+/// Whether the linalg ops computing `probabilities` (and `product`, when
+/// not null) index every operand by a projected permutation, so that a
+/// block of several heads reads a slice of each. Grouped-query attention
+/// reads K and V at head h floordiv G, which a tiled block of heads not
+/// aligned with the groups would read at the wrong head.
+static bool hasPlainIndexing(linalg::GenericOp probabilities,
+                             linalg::GenericOp product) {
+  SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  options.omitUsesFromAbove = false;
+  if (failed(getBackwardSlice(probabilities.getOperation(), &slice, options)))
+    return false;
+  if (product)
+    slice.insert(product);
+  return llvm::all_of(slice, [](Operation *op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    return !linalgOp ||
+           llvm::all_of(linalgOp.getIndexingMapsArray(), [](AffineMap map) {
+             return map.isProjectedPermutation();
+           });
+  });
 }
 
 struct AttnLowerToLinalgPass
@@ -1210,9 +1276,16 @@ struct AttnLowerToLinalgPass
     // parallel, so the block's Q K^T has its keys innermost and contiguous
     // like any matrix product (read as K, each block would transpose the
     // whole head again, or contract across K's rows).
-    for (linalg::GenericOp op : scores)
-      if (failed(readKeyTransposed(rewriter, op)))
+    // Where one block takes all of a head's query rows, the keys are read
+    // once per block anyway: their transpose is fused into the block (a
+    // parallel loop of its own would cost a parallel loop's overhead per
+    // head for a transpose of a few rows).
+    for (linalg::GenericOp op : scores) {
+      auto shape = cast<ShapedType>(op.getDpsInits()[0].getType());
+      if (failed(readKeyTransposed(rewriter, op,
+                                   !isWholeHeadBlock(shape, weightsRows))))
         return signalPassFailure();
+    }
     for (linalg::GenericOp op : probabilities) {
       // [B, H, Sq, Skv]: one (batch, head) and weightsRows rows per
       // iteration, every key; the producers (scores, masks, row max, exp,
@@ -1229,7 +1302,9 @@ struct AttnLowerToLinalgPass
       SmallVector<OpFoldResult> sizes(
           cast<linalg::LinalgOp>(consumer).getNumLoops(),
           rewriter.getIndexAttr(0));
-      const int64_t blockSizes[3] = {1, 1, weightsRows};
+      std::array<int64_t, 3> blockSizes =
+          getRowBlock(cast<ShapedType>(op.getDpsInits()[0].getType()),
+                      weightsRows, hasPlainIndexing(op, product));
       for (auto [result, size] :
            llvm::zip(probsMap.getResults().take_front(3), blockSizes))
         sizes[cast<AffineDimExpr>(result).getPosition()] =

@@ -137,3 +137,58 @@ func.func @block_classes_unaligned_rows(%q: tensor<1x2x40x8xf32>, %k: tensor<1x2
   %w = attn.weights %q, %k block_classes(%c : tensor<1x2x2x2xi8>) outs(%e) block_size = [24, 8] : tensor<1x2x40x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x40x16xf32>
   return %w : tensor<1x2x40x16xf32>
 }
+
+// -----
+
+// Heads of fewer query rows than a block takes (5 <= 16): a block takes
+// whole heads, as many as fit in its rows while the loop keeps 16 blocks
+// (3 of the 6 heads: 16 blocks of 15 rows), and the keys' transpose is
+// fused into the block, which reads all of its heads' keys once anyway (no
+// parallel loop of its own).
+// CHECK-LABEL: func.func @grouped_heads
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<8x6x5x8xf32>, %[[K:[a-z0-9]+]]: tensor<8x6x7x8xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]]) = (0, 0) to (8, 6) step (1, 3) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<8x6x5x7xf32>)
+// CHECK: tensor.extract_slice %[[Q]][%[[B]], %[[H]], 0, 0] [1, 3, 5, 8]
+// CHECK: %[[KH:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[H]], 0, 0] [1, 3, 7, 8]
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[KH]] : tensor<1x3x7x8xf32>) outs(%{{.*}} : tensor<1x3x8x7xf32>) permutation = [0, 1, 3, 2]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[KT]] : tensor<1x3x5x8xf32>, tensor<1x3x8x7xf32>)
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[B]], %[[H]], 0, 0] [1, 3, 5, 7]
+func.func @grouped_heads(%q: tensor<8x6x5x8xf32>, %k: tensor<8x6x7x8xf32>) -> tensor<8x6x5x7xf32> {
+  %e = tensor.empty() : tensor<8x6x5x7xf32>
+  %w = attn.weights %q, %k outs(%e) : tensor<8x6x5x8xf32>, tensor<8x6x7x8xf32> -> tensor<8x6x5x7xf32>
+  return %w : tensor<8x6x5x7xf32>
+}
+
+// -----
+
+// Grouped-query attention reads K at head h floordiv 2: blocks stay one
+// head each (a tiled block of several would read its keys at the wrong
+// head where it does not start on a group), the keys' transpose fused.
+// CHECK-LABEL: func.func @gqa_heads
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<8x3x7x8xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]]) in (8, 6)
+// CHECK: %[[KV:.*]] = affine.apply #{{.*}}(%[[H]])
+// CHECK: %[[KH:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[KV]], 0, 0] [1, 1, 7, 8]
+// CHECK: linalg.transpose ins(%[[KH]] : tensor<1x1x7x8xf32>) outs(%{{.*}} : tensor<1x1x8x7xf32>)
+func.func @gqa_heads(%q: tensor<8x6x5x8xf32>, %k: tensor<8x3x7x8xf32>) -> tensor<8x6x5x7xf32> {
+  %e = tensor.empty() : tensor<8x6x5x7xf32>
+  %w = attn.weights %q, %k outs(%e) : tensor<8x6x5x8xf32>, tensor<8x3x7x8xf32> -> tensor<8x6x5x7xf32>
+  return %w : tensor<8x6x5x7xf32>
+}
+
+// -----
+
+// 6 heads of one sequence: grouping them would leave fewer than 16 blocks
+// for the threads; blocks of one head.
+// CHECK-LABEL: func.func @few_blocks
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall (%[[H:.*]]) in (6)
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x1x7x8xf32>)
+// CHECK: tensor.parallel_insert_slice %{{.*}} [1, 1, 5, 7]
+func.func @few_blocks(%q: tensor<1x6x5x8xf32>, %k: tensor<1x6x7x8xf32>) -> tensor<1x6x5x7xf32> {
+  %e = tensor.empty() : tensor<1x6x5x7xf32>
+  %w = attn.weights %q, %k outs(%e) : tensor<1x6x5x8xf32>, tensor<1x6x7x8xf32> -> tensor<1x6x5x7xf32>
+  return %w : tensor<1x6x5x7xf32>
+}

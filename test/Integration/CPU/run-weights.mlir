@@ -16,6 +16,12 @@
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --Hq 4 --Hkv 2 --Sq 9 --Skv 12 --mask bool:9x12 --causal | FileCheck %s
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --dtype f16 --Sq 10 --Skv 16 --kv-lens 13,5 --window 4,3 | FileCheck %s
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --dtype bf16 --Sq 6 --Skv 9 --score-mod alibi --dropout 0.2 --seed 7 | FileCheck %s
+// Short heads, several per row block (8 x 6 heads of 5 rows: blocks of 3
+// heads; the score mod and dropout take each row's own head), and with
+// grouped-query keys (blocks of one head):
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --B 8 --Hq 6 --Hkv 6 --Sq 5 --Skv 7 --score-mod alibi --dropout 0.2 --seed 3 | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --B 8 --Hq 6 --Hkv 6 --Sq 5 --Skv 7 --causal --mask bool:8x6x5x7 | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --B 8 --Hq 6 --Hkv 3 --Sq 5 --Skv 9 --causal | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // CHECK-NOT: FAIL
 
