@@ -93,8 +93,15 @@ def as_array(x, name):
     return x
 
 
-# Read once, as the compiled code's allocator does (CpuAllocator.cpp).
-_POISON = os.environ.get("ATTN_MLIR_ALLOCATOR_POISON") == "1"
+def poison_requested():
+    """Whether ATTN_MLIR_ALLOCATOR_POISON asks for poisoned buffers: set to
+    anything but "" or "0", the rule of the compiled code's allocator
+    (CpuAllocator.cpp) and of the CPU pipeline (Pipelines.cpp)."""
+    return os.environ.get("ATTN_MLIR_ALLOCATOR_POISON", "") not in ("", "0")
+
+
+# Read once, as the compiled code's allocator does.
+_POISON = poison_requested()
 _NUMPY_RESULT_TYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
                        "bf16": _NP_BF16}
 
@@ -102,8 +109,8 @@ _NUMPY_RESULT_TYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
 def new_result(reference, shape, elem):
     """A new output of `shape` and element `elem` as (what the native call
     writes, what the caller gets): a torch tensor when `reference` is one,
-    else a NumPy array. With ATTN_MLIR_ALLOCATOR_POISON=1 in the
-    environment when the package is imported (the test suites set it) it
+    else a NumPy array. With ATTN_MLIR_ALLOCATOR_POISON set (poison_requested)
+    in the environment when the package is imported (the test suites set it) it
     is filled with NaN, so that elements the compiled code fails to write
     show; otherwise left unfilled: a fill is a pass over the output, and on
     torch tensors it wakes torch's own OpenMP threads, whose spinning then

@@ -332,7 +332,7 @@ def _compiler_identity():
     the pipeline poisons its stack tiles (ATTN_MLIR_ALLOCATOR_POISON, read
     where the pipeline is built: docs/CpuABI.md)."""
     st = os.stat(_native.__file__)
-    poison = os.environ.get("ATTN_MLIR_ALLOCATOR_POISON", "") not in ("", "0")
+    poison = _arrays.poison_requested()
     return f"{__version__}:{st.st_size}:{st.st_mtime_ns}:{int(poison)}"
 
 

@@ -5,6 +5,7 @@
 # ===----------------------------------------------------------------------=== #
 
 import numpy as np
+import pytest
 
 import attn_mlir
 from conftest import TINY_SDPA
@@ -143,3 +144,19 @@ def test_temporaries_reuse_the_previous_calls_blocks(rng, monkeypatch):
         assert after["allocator_reused"] >= first["allocator_reused"] + 3, disk
         attn_mlir.empty_cache()
         assert attn_mlir.stats()["allocator_cached_bytes"] == 0
+
+
+@pytest.mark.parametrize("value, poisoned", [(None, False), ("", False), ("0", False),
+                                             ("1", True), ("yes", True)])
+def test_poison_variable_rule(monkeypatch, value, poisoned):
+    """ATTN_MLIR_ALLOCATOR_POISON is read by one rule in the package, the
+    rule of the runtime's allocator and of the CPU pipeline (set, and not
+    0), and the disk cache's identity follows it (a pipeline built with it
+    poisons its stack tiles, one built without does not)."""
+    from attn_mlir import _arrays, _compile
+    if value is None:
+        monkeypatch.delenv("ATTN_MLIR_ALLOCATOR_POISON", raising=False)
+    else:
+        monkeypatch.setenv("ATTN_MLIR_ALLOCATOR_POISON", value)
+    assert _arrays.poison_requested() is poisoned
+    assert _compile._compiler_identity().endswith(f":{int(poisoned)}")
