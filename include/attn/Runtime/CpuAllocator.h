@@ -12,9 +12,9 @@
 //
 // The cache holds at most ATTN_MLIR_ALLOCATOR_CACHE_MB MiB of free blocks
 // (default 1024; 0: nothing is cached). With ATTN_MLIR_ALLOCATOR_POISON set
-// (to anything but 0) every block is filled with 0xff bytes (NaN in every float type) when it
-// is handed out: a function that reads a temporary before writing it then
-// computes NaN, which tests see. Thread-safe.
+// (to anything but 0) every block is filled with 0xff bytes (NaN in every float
+// type) when it is handed out: a function that reads a temporary before writing
+// it then computes NaN, which tests see. Thread-safe.
 //
 //===----------------------------------------------------------------------===//
 
