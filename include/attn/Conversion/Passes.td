@@ -65,8 +65,8 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     where a block takes all of a head's rows (a static Sq of at most R).
     Such short heads are also taken several per block: as many as fit in R
     rows while the loop keeps at least 16 blocks, a divisor of H, where
-    every operand is indexed by a projected permutation (not grouped-query
-    keys): 32 sequences of 10 tokens with 8 heads make 64 blocks of 4
+    every operand is indexed by a projected permutation or at 0 (a mask
+    shared by the heads; not grouped-query keys): 32 sequences of 10 tokens with 8 heads make 64 blocks of 4
     heads, not 256 blocks whose cost is mostly being a parallel
     iteration. A contraction `P V` of the probabilities (what
     `attn-decompose-multihead` makes when the weights are returned) is the

@@ -1217,10 +1217,11 @@ static std::array<int64_t, 3> getRowBlock(ShapedType probabilities,
 }
 
 /// Whether the linalg ops computing `probabilities` (and `product`, when
-/// not null) index every operand by a projected permutation, so that a
-/// block of several heads reads a slice of each. Grouped-query attention
-/// reads K and V at head h floordiv G, which a tiled block of heads not
-/// aligned with the groups would read at the wrong head.
+/// not null) index every operand by a projected permutation, or by 0 for a
+/// broadcast dimension (a mask shared by the heads), so that a block of
+/// several heads reads a slice of each. Grouped-query attention reads K
+/// and V at head h floordiv G, which a tiled block of heads not aligned
+/// with the groups would read at the wrong head.
 static bool hasPlainIndexing(linalg::GenericOp probabilities,
                              linalg::GenericOp product) {
   SetVector<Operation *> slice;
@@ -1235,7 +1236,7 @@ static bool hasPlainIndexing(linalg::GenericOp probabilities,
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
     return !linalgOp ||
            llvm::all_of(linalgOp.getIndexingMapsArray(), [](AffineMap map) {
-             return map.isProjectedPermutation();
+             return map.isProjectedPermutation(/*allowZeroInResults=*/true);
            });
   });
 }

@@ -192,3 +192,17 @@ func.func @few_blocks(%q: tensor<1x6x5x8xf32>, %k: tensor<1x6x7x8xf32>) -> tenso
   %w = attn.weights %q, %k outs(%e) : tensor<1x6x5x8xf32>, tensor<1x6x7x8xf32> -> tensor<1x6x5x7xf32>
   return %w : tensor<1x6x5x7xf32>
 }
+
+// -----
+
+// A mask shared by the heads (read at head 0) does not keep heads apart:
+// blocks of 3 heads read its slice of their sequence.
+// CHECK-LABEL: func.func @grouped_heads_shared_mask
+// CHECK-SAME: %[[M:[a-z0-9]+]]: tensor<8x1x5x7xi1>
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]]) = (0, 0) to (8, 6) step (1, 3)
+// CHECK: tensor.extract_slice %[[M]][%[[B]], 0, 0, 0] [1, 1, 5, 7]
+func.func @grouped_heads_shared_mask(%q: tensor<8x6x5x8xf32>, %k: tensor<8x6x7x8xf32>, %m: tensor<8x1x5x7xi1>) -> tensor<8x6x5x7xf32> {
+  %e = tensor.empty() : tensor<8x6x5x7xf32>
+  %w = attn.weights %q, %k mask(%m : tensor<8x1x5x7xi1>) outs(%e) : tensor<8x6x5x8xf32>, tensor<8x6x7x8xf32> -> tensor<8x6x5x7xf32>
+  return %w : tensor<8x6x5x7xf32>
+}

@@ -21,6 +21,7 @@
 // grouped-query keys (blocks of one head):
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --B 8 --Hq 6 --Hkv 6 --Sq 5 --Skv 7 --score-mod alibi --dropout 0.2 --seed 3 | FileCheck %s
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --B 8 --Hq 6 --Hkv 6 --Sq 5 --Skv 7 --causal --mask bool:8x6x5x7 | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --B 8 --Hq 6 --Hkv 6 --Sq 5 --Skv 7 --mask bool:8x1x5x7 | FileCheck %s
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --B 8 --Hq 6 --Hkv 3 --Sq 5 --Skv 9 --causal | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // CHECK-NOT: FAIL
