@@ -7,10 +7,10 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include <cstdlib>
-#include <cstring>
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Runtime/CpuAllocator.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -34,13 +34,6 @@ using namespace mlir::attn;
 /// Query rows per fused block of an attn.weights under the tiled lowering:
 /// a block's f32 scores (64 x Skv) stay in the L2 for Skv up to thousands.
 constexpr int64_t kWeightsRows = 64;
-
-/// Whether ATTN_MLIR_ALLOCATOR_POISON asks for poisoned temporaries, as the
-/// caching allocator reads it (CpuAllocator.cpp): any value but empty or 0.
-static bool isPoisonRequested() {
-  const char *value = std::getenv("ATTN_MLIR_ALLOCATOR_POISON");
-  return value && *value && std::strcmp(value, "0") != 0;
-}
 
 /// Rows of a contraction outside attention tiles per parallel iteration
 /// (attn-parallelize-contractions). A power of two, not a multiple of the
@@ -274,7 +267,7 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   // ATTN_MLIR_ALLOCATOR_POISON, poisoned like the heap blocks.
   if (options.threads) {
     AttnStackIterationBuffersOptions stack;
-    stack.poison = isPoisonRequested();
+    stack.poison = attnCpuAllocatorPoisonRequested();
     pm.addPass(createAttnStackIterationBuffers(stack));
   }
   // The projections' register blocks prefetch the weight rows they will

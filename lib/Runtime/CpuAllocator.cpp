@@ -32,11 +32,6 @@ uint64_t getSizeClass(uint64_t size) {
   return (size + step - 1) / step * step;
 }
 
-bool isEnabled(const char *name) {
-  const char *value = std::getenv(name);
-  return value && *value && std::strcmp(value, "0") != 0;
-}
-
 uint64_t getCacheLimit() {
   const char *value = std::getenv("ATTN_MLIR_ALLOCATOR_CACHE_MB");
   if (!value || !*value)
@@ -51,7 +46,7 @@ struct Cache {
   std::unordered_map<uint64_t, std::vector<void *>> blocks; // by size class
   AttnCpuAllocatorStats stats{};
   const uint64_t limit = getCacheLimit();
-  const bool poison = isEnabled("ATTN_MLIR_ALLOCATOR_POISON");
+  const bool poison = attnCpuAllocatorPoisonRequested();
 };
 
 /// Never destroyed: compiled code may free a block while the process exits.

@@ -95,8 +95,8 @@ def as_array(x, name):
 
 def poison_requested():
     """Whether ATTN_MLIR_ALLOCATOR_POISON asks for poisoned buffers: set to
-    anything but "" or "0", the rule of the compiled code's allocator
-    (CpuAllocator.cpp) and of the CPU pipeline (Pipelines.cpp)."""
+    anything but "" or "0", the rule of the compiled code's allocator and
+    of the CPU pipeline (attnCpuAllocatorPoisonRequested, CpuAllocator.h)."""
     return os.environ.get("ATTN_MLIR_ALLOCATOR_POISON", "") not in ("", "0")
 
 

@@ -22,6 +22,17 @@
 #define ATTN_RUNTIME_CPUALLOCATOR_H
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+/// Whether ATTN_MLIR_ALLOCATOR_POISON asks for poisoned temporaries: set to
+/// anything but "" or "0". The one reading of the allocator and of the CPU
+/// pipeline, which poisons its stack tiles by it (the Python package reads
+/// it by the same rule: _arrays.poison_requested).
+inline bool attnCpuAllocatorPoisonRequested() {
+  const char *value = std::getenv("ATTN_MLIR_ALLOCATOR_POISON");
+  return value && *value && std::strcmp(value, "0") != 0;
+}
 
 extern "C" {
 

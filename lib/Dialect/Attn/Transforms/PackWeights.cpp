@@ -619,12 +619,9 @@ struct AttnPackWeightsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (panel <= 0) {
-      getOperation()->emitError()
-          << "attn-pack-weights: panel must be positive, got "
-          << static_cast<int64_t>(panel);
+    if (failed(attn::verifyOptionAtLeast(getOperation(), getArgument(), "panel",
+                                         panel, 1)))
       return signalPassFailure();
-    }
     // Named contractions (linalg.matmul) as generics first: the rewrite
     // changes their indexing maps.
     SmallVector<linalg::LinalgOp> named;

@@ -137,13 +137,9 @@ struct AttnParallelizeContractionsPass
           << " and depth = " << static_cast<int64_t>(depth);
       return signalPassFailure();
     }
-    if (maxRows < 0) {
-      getOperation()->emitError()
-          << "attn-parallelize-contractions: max-rows must be non-negative, "
-             "got "
-          << static_cast<int64_t>(maxRows);
+    if (failed(attn::verifyOptionAtLeast(getOperation(), getArgument(),
+                                         "max-rows", maxRows, 0)))
       return signalPassFailure();
-    }
     if (failed(distributeRelayouts(/*leftovers=*/false)))
       return signalPassFailure();
     SmallVector<linalg::LinalgOp> contractions;

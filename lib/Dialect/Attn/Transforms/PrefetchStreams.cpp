@@ -210,12 +210,9 @@ struct AttnPrefetchStreamsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (distance < 0) {
-      getOperation()->emitError()
-          << "attn-prefetch-streams: distance must be non-negative, got "
-          << static_cast<int64_t>(distance);
+    if (failed(attn::verifyOptionAtLeast(getOperation(), getArgument(),
+                                         "distance", distance, 0)))
       return signalPassFailure();
-    }
     SmallVector<scf::ForOp> loops;
     getOperation()->walk([&](scf::ForOp loop) {
       if (loop->removeAttr(attn::kStreamLoopAttr) && distance > 0)

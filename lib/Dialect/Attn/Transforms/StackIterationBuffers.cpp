@@ -92,13 +92,9 @@ struct AttnStackIterationBuffersPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (maxBytes < 0) {
-      getOperation()->emitError()
-          << "attn-stack-iteration-buffers: max-bytes must be non-negative, "
-             "got "
-          << static_cast<int64_t>(maxBytes);
+    if (failed(attn::verifyOptionAtLeast(getOperation(), getArgument(),
+                                         "max-bytes", maxBytes, 0)))
       return signalPassFailure();
-    }
     getOperation()->walk([&](scf::ForallOp loop) { promote(loop); });
   }
 

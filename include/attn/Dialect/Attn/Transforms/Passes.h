@@ -50,6 +50,20 @@ inline constexpr llvm::StringLiteral kSoftmaxMaxAttr = "attn.softmax_max";
 /// attn.sdpa (or attn.weights when the weights are returned).
 void populateDecomposeMultiheadPatterns(RewritePatternSet &patterns);
 
+/// A pass option that must be at least `minimum` (0: non-negative, 1:
+/// positive): an error on `op` naming `pass`, the option and its value
+/// otherwise.
+inline LogicalResult verifyOptionAtLeast(Operation *op, StringRef pass,
+                                         StringRef option, int64_t value,
+                                         int64_t minimum) {
+  assert((minimum == 0 || minimum == 1) && "worded for 0 or 1");
+  if (value >= minimum)
+    return success();
+  return op->emitError() << pass << ": " << option << " must be "
+                         << (minimum ? "positive" : "non-negative") << ", got "
+                         << value;
+}
+
 /// The attention tile sizes passes take as options (attn-sparsify and
 /// attn-tile must agree on them): an error on `op` naming `pass` and both
 /// sizes unless they are positive (and `smallHeadKvTile` 0 or positive).
