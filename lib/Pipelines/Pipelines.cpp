@@ -271,12 +271,11 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
     pm.addPass(createAttnStackIterationBuffers(stack));
   }
   // The projections' register blocks prefetch the weight rows they will
-  // read (and attn-vectorize-tiles' markers go either way).
-  if (options.vectorize) {
-    pm.addPass(createAttnPrefetchStreams(
-        AttnPrefetchStreamsOptions{config.contractionPrefetch}));
-    pm.addPass(createCanonicalizerPass());
-  }
+  // read, attn-tile's key loops the next key and value tiles (and the
+  // markers of attn-vectorize-tiles and attn-tile go either way).
+  pm.addPass(createAttnPrefetchStreams(AttnPrefetchStreamsOptions{
+      config.contractionPrefetch, options.keyTilePrefetch}));
+  pm.addPass(createCanonicalizerPass());
 }
 
 void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,

@@ -120,6 +120,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "register blocks prefetch (attn-prefetch-streams; 0: "
                      "none; -1: from the target)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<bool> keyTilePrefetch{
+      *this, "key-tile-prefetch",
+      llvm::cl::desc("The tiled attention's key loop prefetches the next "
+                     "key and value tiles into the L2 while its register "
+                     "blocks read the current ones (attn-prefetch-streams "
+                     "key-tiles)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("bf16 attention contracts bf16 pairs with the "

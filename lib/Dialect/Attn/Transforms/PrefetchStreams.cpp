@@ -205,6 +205,188 @@ static void prefetchAhead(RewriterBase &rewriter, scf::ForOp loop,
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Key tiles
+//===----------------------------------------------------------------------===//
+
+/// Prefetches of a key tile one loop iteration may issue, spread over the
+/// iterations of the loop nest that reads the tile; a tile that would need
+/// more (a nest of few iterations, as in decoding) gets none rather than a
+/// burst that stalls the loads of the register blocks.
+constexpr int64_t kMaxTilePrefetchesPerIteration = 64;
+
+/// Descends from a loop of a nest to the nested loop a tile's prefetches
+/// may be spread over too only while an iteration would issue more than
+/// this many.
+constexpr int64_t kTilePrefetchesPerIteration = 16;
+
+/// The tiles an iteration of a key-tile loop reads from buffers defined
+/// outside it at offsets that change with its induction variable: the
+/// static-shaped `memref.subview`s at the top of the body whose source is
+/// defined outside the loop, innermost stride 1.
+static SmallVector<memref::SubViewOp> getKeyTiles(scf::ForOp loop) {
+  SmallVector<memref::SubViewOp> tiles;
+  for (auto view : loop.getBody()->getOps<memref::SubViewOp>()) {
+    MemRefType type = view.getType();
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (loop->isAncestor(view.getSource().getParentRegion()->getParentOp()) ||
+        !type.hasStaticShape() || type.getRank() == 0 ||
+        failed(type.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1 ||
+        llvm::none_of(view->getOperands(), [&](Value operand) {
+          return dependsOnInductionVar(loop, operand);
+        }))
+      continue;
+    tiles.push_back(view);
+  }
+  return tiles;
+}
+
+/// The trip count of a loop with constant bounds and step, if positive.
+static std::optional<int64_t> getStaticTripCount(scf::ForOp loop) {
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lower || !upper || !step || *step <= 0 || *upper <= *lower)
+    return std::nullopt;
+  return llvm::divideCeil(*upper - *lower, *step);
+}
+
+/// Whether `value` is used in `op`, directly or through views.
+static bool isUsedIn(Value value, Operation *op) {
+  return llvm::any_of(value.getUsers(), [&](Operation *user) {
+    if (op->isAncestor(user))
+      return true;
+    auto view = dyn_cast<ViewLikeOpInterface>(user);
+    return view && view.getViewSource() == value &&
+           isUsedIn(view->getResult(0), op);
+  });
+}
+
+/// The loops of the nest reading `tile` that its prefetches are spread
+/// over, outermost first: the first loop at the top of `keyLoop`'s body
+/// that reads the tile, then while an iteration would issue more than
+/// kTilePrefetchesPerIteration of `lines`, the one loop nested in the last
+/// that reads it. Each has constant bounds and loops of its own (an
+/// innermost loop is a register block's, which no prefetch should
+/// lengthen). Empty when there is none.
+static SmallVector<scf::ForOp>
+getSpreadLoops(scf::ForOp keyLoop, memref::SubViewOp tile, int64_t lines) {
+  SmallVector<scf::ForOp> nest;
+  scf::ForOp next;
+  for (Operation &op : *keyLoop.getBody()) {
+    if (op.isBeforeInBlock(tile) || &op == tile.getOperation() ||
+        !isUsedIn(tile.getResult(), &op))
+      continue;
+    next = dyn_cast<scf::ForOp>(op);
+    break;
+  }
+  auto hasLoops = [](scf::ForOp loop) {
+    return !loop.getBody()->getOps<scf::ForOp>().empty();
+  };
+  int64_t iterations = 1;
+  while (next && hasLoops(next) && getStaticTripCount(next)) {
+    nest.push_back(next);
+    iterations *= *getStaticTripCount(next);
+    if (llvm::divideCeil(lines, iterations) <= kTilePrefetchesPerIteration)
+      break;
+    SmallVector<scf::ForOp> inner;
+    for (auto loop : next.getBody()->getOps<scf::ForOp>())
+      if (isUsedIn(tile.getResult(), loop))
+        inner.push_back(loop);
+    next = inner.size() == 1 ? inner.front() : scf::ForOp();
+  }
+  return nest;
+}
+
+/// Prefetches into the L2 (locality 2) the tile `tile` reads in the next
+/// iteration of `keyLoop`, spread evenly over the iterations of the loop
+/// nest that reads the current one (getSpreadLoops): one prefetch per
+/// 64-byte line of each row, the rows and lines of the next tile taken in
+/// order, a share per iteration, at the end of the innermost spread loop's
+/// body. The next tile is the subview with `keyLoop`'s induction variable
+/// advanced by one step; in the last iteration it lies past the keys (a
+/// hint, as for the rows).
+static void prefetchNextTile(RewriterBase &rewriter, scf::ForOp keyLoop,
+                             memref::SubViewOp tile, Value nextKeyStart) {
+  MemRefType type = tile.getType();
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  if (elementBytes == 0)
+    return;
+  int64_t lineElements = std::max<int64_t>(1, kCacheLineBytes / elementBytes);
+  int64_t linesPerRow = llvm::divideCeil(shape.back(), lineElements);
+  int64_t rows = ShapedType::getNumElements(shape.drop_back());
+  int64_t lines = rows * linesPerRow;
+  SmallVector<scf::ForOp> nest = getSpreadLoops(keyLoop, tile, lines);
+  if (nest.empty())
+    return;
+  int64_t iterations = 1;
+  for (scf::ForOp loop : nest)
+    iterations *= *getStaticTripCount(loop);
+  int64_t perIteration = llvm::divideCeil(lines, iterations);
+  if (perIteration > kMaxTilePrefetchesPerIteration)
+    return;
+
+  // The next tile's view, next to the current one's.
+  IRMapping mapping;
+  mapping.map(keyLoop.getInductionVar(), nextKeyStart);
+  rewriter.setInsertionPointAfter(tile);
+  for (Value operand : tile->getOperands())
+    if (failed(cloneShifted(rewriter, keyLoop, operand, mapping)))
+      return;
+  Value next = rewriter.clone(*tile, mapping)->getResult(0);
+
+  // The nest's iteration number n (row-major over the spread loops), and
+  // line p = n * perIteration + u of the tile for u < perIteration: row
+  // p floordiv linesPerRow (delinearised over the leading dimensions),
+  // element (p mod linesPerRow) * lineElements of it.
+  MLIRContext *context = rewriter.getContext();
+  scf::ForOp innermost = nest.back();
+  rewriter.setInsertionPoint(innermost.getBody()->getTerminator());
+  Location loc = tile.getLoc();
+  AffineExpr iteration = getAffineConstantExpr(0, context);
+  SmallVector<Value> ivs;
+  for (auto [position, loop] : llvm::enumerate(nest)) {
+    int64_t lower = *getConstantIntValue(loop.getLowerBound());
+    int64_t step = *getConstantIntValue(loop.getStep());
+    iteration = iteration * *getStaticTripCount(loop) +
+                (getAffineDimExpr(position, context) - lower).floorDiv(step);
+    ivs.push_back(loop.getInductionVar());
+  }
+  // One value per distinct index (a row serves its lines).
+  DenseMap<AffineExpr, Value> values;
+  auto getIndex = [&](AffineExpr expr) {
+    Value &value = values[expr];
+    if (!value)
+      value = getValueOrCreateConstantIndexOp(
+          rewriter, loc,
+          affine::makeComposedFoldedAffineApply(
+              rewriter, loc, AffineMap::get(nest.size(), 0, expr),
+              getAsOpFoldResult(ivs)));
+    return value;
+  };
+  for (int64_t u = 0; u < perIteration; ++u) {
+    // Where the shares are rounded up, lines past the last wrap around to
+    // the tile's first (prefetched twice, inside the tile).
+    AffineExpr line = iteration * perIteration + u;
+    SmallVector<AffineExpr> exprs;
+    AffineExpr row = line.floorDiv(linesPerRow);
+    for (int64_t d = shape.size() - 2; d >= 0; --d) {
+      exprs.push_back(
+          d == 0 && iterations * perIteration == lines ? row : row % shape[d]);
+      row = row.floorDiv(shape[d]);
+    }
+    std::reverse(exprs.begin(), exprs.end());
+    exprs.push_back((line % linesPerRow) * lineElements);
+    SmallVector<Value> indices = llvm::map_to_vector(exprs, getIndex);
+    memref::PrefetchOp::create(rewriter, loc, next, indices,
+                               /*isWrite=*/false, /*localityHint=*/2,
+                               /*isDataCache=*/true);
+  }
+}
+
 struct AttnPrefetchStreamsPass
     : attn::impl::AttnPrefetchStreamsBase<AttnPrefetchStreamsPass> {
   using Base::Base;
@@ -213,12 +395,26 @@ struct AttnPrefetchStreamsPass
     if (failed(attn::verifyOptionAtLeast(getOperation(), getArgument(),
                                          "distance", distance, 0)))
       return signalPassFailure();
-    SmallVector<scf::ForOp> loops;
+    SmallVector<scf::ForOp> loops, keyLoops;
     getOperation()->walk([&](scf::ForOp loop) {
       if (loop->removeAttr(attn::kStreamLoopAttr) && distance > 0)
         loops.push_back(loop);
+      if (loop->removeAttr(attn::kKeyTileLoopAttr) && keyTiles)
+        keyLoops.push_back(loop);
     });
     IRRewriter rewriter(&getContext());
+    for (scf::ForOp loop : keyLoops) {
+      SmallVector<memref::SubViewOp> tiles = getKeyTiles(loop);
+      if (tiles.empty())
+        continue;
+      rewriter.setInsertionPointToStart(loop.getBody());
+      Value next = arith::AddIOp::create(
+          rewriter, loop.getLoc(), loop.getInductionVar(), loop.getStep());
+      for (memref::SubViewOp tile : tiles)
+        prefetchNextTile(rewriter, loop, tile, next);
+      if (next.use_empty())
+        rewriter.eraseOp(next.getDefiningOp());
+    }
     for (scf::ForOp loop : loops) {
       SmallVector<vector::TransferReadOp> rows;
       for (auto read : loop.getBody()->getOps<vector::TransferReadOp>())

@@ -176,5 +176,6 @@ SmallVector<Value> TileBuilderBase::buildKeyTileLoop(
         }
         scf::YieldOp::create(b, nl, step(keyStart, carried));
       });
+  loop->setAttr(kKeyTileLoopAttr, b.getUnitAttr());
   return loop.getResults();
 }

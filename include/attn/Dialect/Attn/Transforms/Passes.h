@@ -35,6 +35,11 @@ inline constexpr llvm::StringLiteral kCacheBlockedAttr = "attn.cache_blocked";
 /// attn-prefetch-streams (which removes it).
 inline constexpr llvm::StringLiteral kStreamLoopAttr = "attn.stream_loop";
 
+/// Marks attn-tile's key loops, each iteration of which reads one tile of
+/// the keys and values (and of a mask) from buffers larger than the L2, for
+/// attn-prefetch-streams (which removes it).
+inline constexpr llvm::StringLiteral kKeyTileLoopAttr = "attn.key_tile_loop";
+
 /// Marks the row maximum of attn-tile's online softmax, which only keeps
 /// the exponentials in range: any value at least the row's largest score
 /// that is not NaN serves (the output does not depend on it, and a NaN

@@ -388,6 +388,9 @@ def AttnTile : Pass<"attn-tile"> {
     output, row maxima and row sums, and after it the chunks are combined:
     `M = max_c m_c`, `w_c = 2^(m_c - M)`, `L = sum_c w_c l_c`,
     `O = sum_c w_c acc_c / L` (0 where L is 0), `lse = (M + log2 L) ln 2`.
+
+    Every loop over key tiles (forward and backward) is marked
+    `attn.key_tile_loop`, for `attn-prefetch-streams`.
   }];
   let options = [
     Option<"qTile", "q-tile", "int64_t", /*default=*/"128",
@@ -597,7 +600,8 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
 }
 
 def AttnPrefetchStreams : Pass<"attn-prefetch-streams"> {
-  let summary = "Prefetch the rows a cache-blocked register block streams from the L2";
+  let summary = "Prefetch the rows a cache-blocked register block streams "
+                "from the L2, and the attention's next key tiles";
   let description = [{
     A register block of a contraction blocked for the cache (a projection:
     `attn-parallelize-contractions`, then `attn-vectorize-tiles`, which
@@ -624,10 +628,34 @@ def AttnPrefetchStreams : Pass<"attn-prefetch-streams"> {
     without `inbounds`. Reads whose address does not change with the
     induction variable get no prefetch. The marker is removed whatever
     `distance`; `distance=0` prefetches nothing.
+
+    With `key-tiles`, each loop `attn-tile` marked `attn.key_tile_loop`
+    (its loops over key tiles) prefetches into the L2 (locality 2) the
+    tiles its next iteration will read: the static-shaped views at the top
+    of its body, innermost stride 1, of buffers defined outside it at
+    offsets that change with its induction variable (a packed K^T tile, a
+    V tile or its panels, a mask tile). Per head, K and V take the L2
+    (2 MiB each at S = 4096, D = 128), so each tile streams from the L3 or
+    memory, and the register blocks wait on the first reads of every
+    line. A tile's prefetches (one per 64-byte line of each row, the next
+    tile being the view with the induction variable one step on) are
+    spread evenly over the iterations of the loop nest that reads the
+    current tile: the first loop of the body that reads it, and the loops
+    nested in it while an iteration would otherwise issue more than 16
+    (never the innermost loop, the register block's own), at the end of
+    the innermost of them. A tile that would still need more than 64 per
+    iteration gets none (a burst would stall the loads it should hide),
+    and so does one that no loop with constant bounds reads. In the last
+    iteration the next tile lies past the keys (a hint, as above). The
+    marker is removed either way. (B1 H8 S4096 f32 on two cores: D128
+    4-5% faster, D64 2-3%; benchmarks/RESULTS.md, session 32.)
   }];
   let options = [
     Option<"distance", "distance", "int64_t", /*default=*/"2048",
            "Bytes of rows ahead of the row read to prefetch (0: none)">,
+    Option<"keyTiles", "key-tiles", "bool", /*default=*/"true",
+           "Prefetch the key and value tiles of a key-tile loop's next "
+           "iteration">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
