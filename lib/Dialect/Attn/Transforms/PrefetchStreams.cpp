@@ -243,8 +243,11 @@ static SmallVector<memref::SubViewOp> getKeyTiles(scf::ForOp loop) {
   return tiles;
 }
 
-/// The trip count of a loop with constant bounds and step, if positive.
-static std::optional<int64_t> getStaticTripCount(scf::ForOp loop) {
+/// The trip count of a loop whose bounds and step are all constants, if
+/// positive (the iteration number prefetchNextTile computes needs the
+/// constant lower bound and step too, which scf.for's own
+/// getStaticTripCount does not promise).
+static std::optional<int64_t> getConstantTripCount(scf::ForOp loop) {
   std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
@@ -286,9 +289,9 @@ getSpreadLoops(scf::ForOp keyLoop, memref::SubViewOp tile, int64_t lines) {
     return !loop.getBody()->getOps<scf::ForOp>().empty();
   };
   int64_t iterations = 1;
-  while (next && hasLoops(next) && getStaticTripCount(next)) {
+  while (next && hasLoops(next) && getConstantTripCount(next)) {
     nest.push_back(next);
-    iterations *= *getStaticTripCount(next);
+    iterations *= *getConstantTripCount(next);
     if (llvm::divideCeil(lines, iterations) <= kTilePrefetchesPerIteration)
       break;
     SmallVector<scf::ForOp> inner;
@@ -324,7 +327,7 @@ static void prefetchNextTile(RewriterBase &rewriter, scf::ForOp keyLoop,
     return;
   int64_t iterations = 1;
   for (scf::ForOp loop : nest)
-    iterations *= *getStaticTripCount(loop);
+    iterations *= *getConstantTripCount(loop);
   int64_t perIteration = llvm::divideCeil(lines, iterations);
   if (perIteration > kMaxTilePrefetchesPerIteration)
     return;
@@ -351,7 +354,7 @@ static void prefetchNextTile(RewriterBase &rewriter, scf::ForOp keyLoop,
   for (auto [position, loop] : llvm::enumerate(nest)) {
     int64_t lower = *getConstantIntValue(loop.getLowerBound());
     int64_t step = *getConstantIntValue(loop.getStep());
-    iteration = iteration * *getStaticTripCount(loop) +
+    iteration = iteration * *getConstantTripCount(loop) +
                 (getAffineDimExpr(position, context) - lower).floorDiv(step);
     ivs.push_back(loop.getInductionVar());
   }
