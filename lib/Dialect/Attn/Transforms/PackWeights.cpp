@@ -402,6 +402,15 @@ static bool keepsInnermost(ArrayRef<int64_t> perm) {
   return !perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1;
 }
 
+/// Whether reassociation `groups` merge only the last two dimensions
+/// ([.., N / panel, panel] into [.., N]).
+static bool isMergeOfLastTwo(ArrayRef<ReassociationIndices> groups) {
+  for (auto [i, group] : llvm::enumerate(groups))
+    if (group.size() != (i + 1 == groups.size() ? 2u : 1u))
+      return false;
+  return !groups.empty();
+}
+
 /// The contraction that produces `value` when it has no other use and is
 /// outside parallel loops (a product whose result layout is still free),
 /// else null.
@@ -431,12 +440,8 @@ struct WriteTransposedResult : OpRewritePattern<linalg::TransposeOp> {
     Value input = transpose.getInput();
     auto collapse = input.getDefiningOp<tensor::CollapseShapeOp>();
     if (collapse) {
-      // Only the last two dimensions merged: [.., N / panel, panel].
-      SmallVector<ReassociationIndices> groups =
-          collapse.getReassociationIndices();
-      for (auto [i, group] : llvm::enumerate(groups))
-        if (group.size() != (i + 1 == groups.size() ? 2u : 1u))
-          return rewriter.notifyMatchFailure(transpose, "other reshape");
+      if (!isMergeOfLastTwo(collapse.getReassociationIndices()))
+        return rewriter.notifyMatchFailure(transpose, "other reshape");
       if (!collapse->hasOneUse())
         return failure();
       input = collapse.getSrc();
@@ -596,6 +601,73 @@ struct ExpandBroadcastInput : OpRewritePattern<tensor::ExpandShapeOp> {
   }
 };
 
+/// `expand_shape(collapse_shape(product))` where the collapse merges the
+/// product's [.., N / panel, panel] and the expansion splits N into
+/// [.., D] with D a multiple of the panel (a head split, [N, L, 3E] to
+/// [N, L, 3, H, D], of panels narrower than a head), for a transpose that
+/// keeps the innermost dimension in place: as
+/// `collapse_shape(expand_shape(product))`, the panel index split into
+/// [.., D / panel] and [D / panel, panel] merged into D. The expansion then
+/// folds into the product and the transpose into its write, as they do where
+/// D is one panel.
+struct SplitPanelsAcrossHeads : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    auto collapse = expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>();
+    if (!collapse || !collapse->hasOneUse() || !expand->hasOneUse() ||
+        !getLoneProduct(collapse.getSrc()))
+      return rewriter.notifyMatchFailure(expand, "not a product's view");
+    auto transpose = dyn_cast<linalg::TransposeOp>(*expand->user_begin());
+    if (!transpose || !keepsInnermost(transpose.getPermutation()))
+      return rewriter.notifyMatchFailure(expand, "not for a transpose");
+    SmallVector<ReassociationIndices> collapseGroups =
+        collapse.getReassociationIndices();
+    SmallVector<ReassociationIndices> expandGroups =
+        expand.getReassociationIndices();
+    if (!isMergeOfLastTwo(collapseGroups) ||
+        !llvm::all_of(ArrayRef(expandGroups).drop_back(),
+                      [](const ReassociationIndices &group) {
+                        return group.size() == 1;
+                      }))
+      return rewriter.notifyMatchFailure(expand, "other reshapes");
+    RankedTensorType productType = collapse.getSrcType();
+    int64_t panels = productType.getShape().end()[-2];
+    int64_t panel = productType.getShape().back();
+    ArrayRef<int64_t> split =
+        expand.getResultType().getShape().take_back(expandGroups.back().size());
+    int64_t headDim = split.back();
+    if (ShapedType::isDynamic(panels) || ShapedType::isDynamic(panel) ||
+        ShapedType::isDynamic(headDim) || headDim <= panel ||
+        headDim % panel != 0)
+      return rewriter.notifyMatchFailure(expand, "heads are not whole panels");
+
+    // [.., N / panel, panel] -> [.., split.., D / panel, panel].
+    SmallVector<OpFoldResult> shape = expand.getMixedOutputShape();
+    shape.back() = rewriter.getIndexAttr(headDim / panel);
+    shape.push_back(rewriter.getIndexAttr(panel));
+    SmallVector<int64_t> staticShape(expand.getResultType().getShape());
+    staticShape.back() = headDim / panel;
+    staticShape.push_back(panel);
+    SmallVector<ReassociationIndices> panelGroups(expandGroups);
+    panelGroups.push_back({static_cast<int64_t>(staticShape.size()) - 1});
+    Location loc = expand.getLoc();
+    Value expanded = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(staticShape, productType.getElementType()),
+        collapse.getSrc(), panelGroups, shape);
+    SmallVector<ReassociationIndices> headGroups;
+    for (int64_t d = 0, e = staticShape.size() - 2; d < e; ++d)
+      headGroups.push_back({d});
+    headGroups.push_back({static_cast<int64_t>(staticShape.size()) - 2,
+                          static_cast<int64_t>(staticShape.size()) - 1});
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        expand, expand.getResultType(), expanded, headGroups);
+    return success();
+  }
+};
+
 /// Whether `fused` is the source of an expand_shape that splits dimensions
 /// of a lone packed product's result other than the innermost, for a
 /// transpose that keeps the innermost in place: Q, K and V projected
@@ -610,7 +682,16 @@ static bool isSplitForTranspose(OpOperand *fused) {
   if (!getLoneProduct(expand.getSrc()) ||
       expand.getReassociationIndices().back().size() != 1)
     return false;
-  auto transpose = dyn_cast<linalg::TransposeOp>(*expand->user_begin());
+  // The transpose may read it through [.., D / panel, panel] merged into D
+  // (SplitPanelsAcrossHeads).
+  Operation *user = *expand->user_begin();
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(user)) {
+    if (!collapse->hasOneUse() ||
+        !isMergeOfLastTwo(collapse.getReassociationIndices()))
+      return false;
+    user = *collapse->user_begin();
+  }
+  auto transpose = dyn_cast<linalg::TransposeOp>(user);
   return transpose && keepsInnermost(transpose.getPermutation());
 }
 
@@ -650,7 +731,7 @@ struct AttnPackWeightsPass
     MLIRContext *ctx = &getContext();
     RewritePatternSet layouts(ctx);
     layouts.add<WriteTransposedResult, ExpandBroadcastInput,
-                InsertTilesTransposed>(ctx);
+                InsertTilesTransposed, SplitPanelsAcrossHeads>(ctx);
     linalg::populateFoldReshapeOpsByExpansionPatterns(layouts,
                                                       isSplitForTranspose);
     tensor::CollapseShapeOp::getCanonicalizationPatterns(layouts, ctx);

@@ -99,13 +99,15 @@ static constexpr int64_t kMinRelayout = 16384;
 /// blocks are then parallel iterations too.
 static constexpr int64_t kMinRowBlocks = 16;
 
-/// The loop of the N dimension `op`'s column blocks split, and their size
-/// in its units: the dimension innermost in the result, or, when that is
-/// the column within a weight panel (attn-pack-weights: [.., N / panel,
-/// panel]), the nearest N dimension before it in the result (the panel
-/// index; the heads of a product writing [parts, N, H, L, D]),
-/// `columns / panel` panels at a time.
-static std::pair<unsigned, int64_t>
+/// The loops of the N dimensions `op`'s column blocks split, each with the
+/// block's size in its units: the dimension innermost in the result, or,
+/// when that is the column within a weight panel (attn-pack-weights:
+/// [.., N / panel, panel]), the N dimensions before it in the result,
+/// innermost first (the panel index; of a product writing
+/// [parts, N, H, L, D / panel, panel], the panels of a head, the heads, the
+/// parts), `columns / panel` panels at a time: the first of them a block
+/// does not cover whole is split, the ones outside it taken one at a time.
+static SmallVector<std::pair<unsigned, int64_t>>
 getColumnBlocks(linalg::LinalgOp op, const linalg::ContractionDimensions &dims,
                 int64_t columns) {
   SmallVector<int64_t> bounds = op.getStaticLoopRanges();
@@ -115,11 +117,23 @@ getColumnBlocks(linalg::LinalgOp op, const linalg::ContractionDimensions &dims,
     resultDims.push_back(cast<AffineDimExpr>(expr).getPosition());
   unsigned n = resultDims.back();
   if (ShapedType::isDynamic(bounds[n]) || bounds[n] > columns)
-    return {n, columns};
-  for (unsigned dim : llvm::reverse(ArrayRef(resultDims).drop_back()))
-    if (llvm::is_contained(dims.n, dim))
-      return {dim, std::max<int64_t>(1, columns / bounds[n])};
-  return {n, columns};
+    return {{n, columns}};
+  SmallVector<std::pair<unsigned, int64_t>> blocks;
+  // Units of the dimensions after `dim` a block covers (1 once split).
+  int64_t units = std::max<int64_t>(1, columns / bounds[n]);
+  bool split = false;
+  for (unsigned dim : llvm::reverse(ArrayRef(resultDims).drop_back())) {
+    if (!llvm::is_contained(dims.n, dim))
+      continue;
+    if (split || ShapedType::isDynamic(bounds[dim]) || bounds[dim] > units) {
+      blocks.push_back({dim, units});
+      units = 1;
+      split = true;
+      continue;
+    }
+    units = std::max<int64_t>(1, units / bounds[dim]);
+  }
+  return blocks;
 }
 
 struct AttnParallelizeContractionsPass
@@ -190,11 +204,10 @@ struct AttnParallelizeContractionsPass
       // per call (on an Emerald Rapids its median call went from 629 to
       // 521 ms with the session-26 changes; benchmarks/RESULTS.md).
       auto withColumnBlocks = [&](SmallVector<OpFoldResult> blocks) {
-        if (columns > 0 && countBlocks(bounds, blocks) < kMinRowBlocks) {
-          auto [n, size] = getColumnBlocks(op, *dims, columns);
-          if (!ShapedType::isDynamic(bounds[n]) && bounds[n] > size)
-            blocks[n] = rewriter.getIndexAttr(size);
-        }
+        if (columns > 0 && countBlocks(bounds, blocks) < kMinRowBlocks)
+          for (auto [n, size] : getColumnBlocks(op, *dims, columns))
+            if (!ShapedType::isDynamic(bounds[n]) && bounds[n] > size)
+              blocks[n] = rewriter.getIndexAttr(size);
         return blocks;
       };
       if (!ShapedType::isDynamic(innerRows))
@@ -370,10 +383,9 @@ struct AttnParallelizeContractionsPass
     };
     // N (unless the parallel loop blocked it already: then it is no
     // longer than its block), then K.
-    if (columns) {
-      auto [n, size] = getColumnBlocks(op, dims, columns);
-      block(n, size);
-    }
+    if (columns)
+      for (auto [n, size] : llvm::reverse(getColumnBlocks(op, dims, columns)))
+        block(n, size);
     block(dims.k.back(), depth);
     if (order.empty())
       return success();

@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-pack-weights="panel=64" --split-input-file --mlir-print-elementsattrs-with-hex-if-larger=1024 | FileCheck %s
 // RUN: attn-opt %s --attn-pack-weights="panel=64" --attn-lower-packs --split-input-file | FileCheck %s --check-prefix=LOWER
+// RUN: attn-opt %s --attn-pack-weights="panel=32" --split-input-file | FileCheck %s --check-prefix=PANEL32
 // RUN: not attn-opt %s --attn-pack-weights="panel=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: error: attn-pack-weights: panel must be positive, got 0
@@ -212,6 +213,20 @@ func.func @dynamic_heads(%x: tensor<?x?x128xf32>, %w: tensor<128x128xf32>, %bias
 // CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$PW]], #[[$PY]]], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "parallel"]} ins(%{{.*}}, %[[PANELS]] : tensor<2x10x128xf32>, tensor<3x2x128x64xf32>) outs(%[[INIT]] : tensor<3x2x2x10x64xf32>)
 // CHECK-NOT: linalg.transpose
 // CHECK: return %[[P]]
+// With panels of 32 columns a head (D = 64) is two panels: the panel index
+// splits into [3, H, 2] and the product writes [3, N, H, L, 2, 32], which
+// is [3, N, H, L, D] with its last two dimensions merged.
+// PANEL32-DAG: #[[$PW32:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3, d4, d5, d2, d6)>
+// PANEL32-DAG: #[[$PY32:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3, d0, d4, d1, d5, d6)>
+// PANEL32-LABEL: func.func @qkv_together
+// PANEL32: %[[PACK:.*]] = linalg.pack %{{.*}} inner_dims_pos = [0] inner_tiles = [32] into %{{.*}} : tensor<384x128xf32> -> tensor<12x128x32xf32>
+// PANEL32: %[[PANELS:.*]] = tensor.expand_shape %[[PACK]] {{\[}}[0, 1, 2], [3], [4]] output_shape [3, 2, 2, 128, 32]
+// PANEL32: %[[BIAS:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2, 3]] output_shape [3, 2, 2, 32] : tensor<384xf32> into tensor<3x2x2x32xf32>
+// PANEL32: %[[INIT:.*]] = linalg.broadcast ins(%[[BIAS]] : tensor<3x2x2x32xf32>) outs(%{{.*}} : tensor<3x2x2x10x2x32xf32>) dimensions = [1, 3]
+// PANEL32: %[[P:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$PW32]], #[[$PY32]]], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}}, %[[PANELS]] : tensor<2x10x128xf32>, tensor<3x2x2x128x32xf32>) outs(%[[INIT]] : tensor<3x2x2x10x2x32xf32>)
+// PANEL32: %[[HEADS:.*]] = tensor.collapse_shape %[[P]] {{\[}}[0], [1], [2], [3], [4, 5]] : tensor<3x2x2x10x2x32xf32> into tensor<3x2x2x10x64xf32>
+// PANEL32-NOT: linalg.transpose
+// PANEL32: return %[[HEADS]]
 #x = affine_map<(n, l, k, o) -> (n, l, k)>
 #w = affine_map<(n, l, k, o) -> (k, o)>
 #y = affine_map<(n, l, k, o) -> (n, l, o)>
@@ -230,6 +245,34 @@ func.func @qkv_together(%x: tensor<2x10x128xf32>, %wi: tensor<384x128xf32>, %bi:
   %es = tensor.empty() : tensor<3x2x2x10x64xf32>
   %s = linalg.transpose ins(%v : tensor<2x10x3x2x64xf32>) outs(%es : tensor<3x2x2x10x64xf32>) permutation = [2, 0, 3, 1, 4]
   return %s : tensor<3x2x2x10x64xf32>
+}
+
+// -----
+
+// Heads of 48 columns are not whole 32-column panels: the head split stays
+// a transpose of the packed product's result.
+// PANEL32-LABEL: func.func @qkv_heads_across_panels
+// PANEL32: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x10x9x32xf32>)
+// PANEL32: linalg.transpose ins(%{{.*}} : tensor<2x10x3x2x48xf32>) outs(%{{.*}} : tensor<3x2x2x10x48xf32>) permutation = [2, 0, 3, 1, 4]
+#x = affine_map<(n, l, k, o) -> (n, l, k)>
+#w = affine_map<(n, l, k, o) -> (k, o)>
+#y = affine_map<(n, l, k, o) -> (n, l, o)>
+func.func @qkv_heads_across_panels(%x: tensor<2x10x96xf32>, %wi: tensor<288x96xf32>) -> tensor<3x2x2x10x48xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x10x288xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x10x288xf32>) -> tensor<2x10x288xf32>
+  %et = tensor.empty() : tensor<96x288xf32>
+  %wt = linalg.transpose ins(%wi : tensor<288x96xf32>) outs(%et : tensor<96x288xf32>) permutation = [1, 0]
+  %p = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %wt : tensor<2x10x96xf32>, tensor<96x288xf32>) outs(%f : tensor<2x10x288xf32>) {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x10x288xf32>
+  %v = tensor.expand_shape %p [[0], [1], [2, 3, 4]] output_shape [2, 10, 3, 2, 48] : tensor<2x10x288xf32> into tensor<2x10x3x2x48xf32>
+  %es = tensor.empty() : tensor<3x2x2x10x48xf32>
+  %s = linalg.transpose ins(%v : tensor<2x10x3x2x48xf32>) outs(%es : tensor<3x2x2x10x48xf32>) permutation = [2, 0, 3, 1, 4]
+  return %s : tensor<3x2x2x10x48xf32>
 }
 
 // -----

@@ -207,11 +207,11 @@ func.func @short_rows(%x: tensor<32x10x512xf32>, %wt: tensor<512x512xf32>, %init
 
 // Q, K and V projected together into [3, N, H, L, D] (D = one 64-column
 // panel) with 8 row blocks: the column blocks that join them as parallel
-// iterations are blocks of heads, 128 / 64 = 2 at a time, with K in
-// blocks of 256 inside.
+// iterations are blocks of 128 columns, 128 / 64 = 2 heads of one of Q, K
+// and V at a time, with K in blocks of 256 inside.
 // CACHE-LABEL: func.func @heads_together
-// CACHE: scf.forall (%{{.*}}, %{{.*}}, %[[H:.*]]) = (0, 0, 0) to (1, 512, 12) step (1, 64, 2)
-// CACHE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x64x256xf32>, tensor<3x2x256x64xf32>) outs(%{{.*}} : tensor<3x1x2x64x64xf32>)
+// CACHE: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0, 0) to (1, 512, 3, 12) step (1, 64, 1, 2)
+// CACHE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x64x256xf32>, tensor<1x2x256x64xf32>) outs(%{{.*}} : tensor<1x1x2x64x64xf32>)
 func.func @heads_together(%x: tensor<1x512x768xf32>, %w: tensor<3x12x768x64xf32>, %init: tensor<3x1x12x512x64xf32>) -> tensor<3x1x12x512x64xf32> {
   %r = linalg.generic {indexing_maps = [affine_map<(n, l, k, s, h, c) -> (n, l, k)>, affine_map<(n, l, k, s, h, c) -> (s, h, k, c)>, affine_map<(n, l, k, s, h, c) -> (s, n, h, l, c)>], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "parallel"]} ins(%x, %w : tensor<1x512x768xf32>, tensor<3x12x768x64xf32>) outs(%init : tensor<3x1x12x512x64xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
@@ -220,6 +220,24 @@ func.func @heads_together(%x: tensor<1x512x768xf32>, %w: tensor<3x12x768x64xf32>
     linalg.yield %s : f32
   } -> tensor<3x1x12x512x64xf32>
   return %r : tensor<3x1x12x512x64xf32>
+}
+
+// -----
+
+// The same with heads of two 32-column panels ([3, N, H, L, D / 32, 32],
+// attn-pack-weights): a column block of 128 columns is both panels of each
+// of 2 heads of one of Q, K and V.
+// CACHE-LABEL: func.func @heads_of_two_panels
+// CACHE: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0, 0) to (1, 512, 3, 12) step (1, 64, 1, 2)
+// CACHE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x64x256xf32>, tensor<1x2x2x256x32xf32>) outs(%{{.*}} : tensor<1x1x2x64x2x32xf32>)
+func.func @heads_of_two_panels(%x: tensor<1x512x768xf32>, %w: tensor<3x12x2x768x32xf32>, %init: tensor<3x1x12x512x2x32xf32>) -> tensor<3x1x12x512x2x32xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(n, l, k, s, h, p, c) -> (n, l, k)>, affine_map<(n, l, k, s, h, p, c) -> (s, h, p, k, c)>, affine_map<(n, l, k, s, h, p, c) -> (s, n, h, l, p, c)>], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "parallel", "parallel"]} ins(%x, %w : tensor<1x512x768xf32>, tensor<3x12x2x768x32xf32>) outs(%init : tensor<3x1x12x512x2x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<3x1x12x512x2x32xf32>
+  return %r : tensor<3x1x12x512x2x32xf32>
 }
 
 // -----

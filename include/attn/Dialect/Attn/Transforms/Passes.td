@@ -748,7 +748,9 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     inside. A dimension no longer than its block is
     left whole; when the innermost N is the column within a weight panel
     (`attn-pack-weights`), the panels are blocked, `columns / panel` at a
-    time. The fill or bias broadcast a contraction starts from and
+    time, across the N dimensions before it innermost first (of Q, K and V
+    projected together into `[3, N, H, L, D / panel, panel]`: the panels of
+    a head, then heads, each block within one of Q, K and V). The fill or bias broadcast a contraction starts from and
     transposes of its operands are computed by each row block for its rows
     (tile-and-fuse); a transpose every row block would read whole (a weight
     packed on every call) gets a parallel loop of its own instead, over
@@ -799,6 +801,14 @@ def AttnPackWeights : Pass<"attn-pack-weights"> {
     per step (and L1 set conflicts for power-of-two N). A torch-layout
     weight is packed directly: no transpose first. A constant weight is
     packed at compile time.
+
+    A packed product whose result only a transpose that keeps rows whole
+    reads (the multihead head split `[N, L, H, D]` to `[N, H, L, D]`, Q, K
+    and V projected together as `[N, L, 3, H, D]` to `[3, N, H, L, D]`, the
+    sequence-first output) writes the transposed layout itself instead of a
+    serial copy after it, where a head is a whole number of panels: with
+    several, the panel index splits into `[.., D / panel]` and the product
+    writes `[.., D / panel, panel]`, which is `D` merged.
 
     When the weight is already panels, as `linalg.unpack` of a function
     argument (or rows of one that start and end on panel boundaries, such as
