@@ -389,12 +389,15 @@ struct AttnParallelizeContractionsPass
     block(dims.k.back(), depth);
     if (order.empty())
       return success();
-    // tileUsingSCF nests the loops in dimension order unless told; N, then
-    // K, whatever their positions.
+    // tileUsingSCF nests the loops in dimension order unless told; the N
+    // loops (outer first), then K, whatever their positions: the blocked
+    // dimensions' places in dimension order take them in that order.
     SmallVector<int64_t> interchange =
         llvm::to_vector(llvm::seq<int64_t>(0, op.getNumLoops()));
-    if (order.size() == 2 && order[0] > order[1])
-      std::swap(interchange[order[0]], interchange[order[1]]);
+    SmallVector<int64_t> places(order);
+    llvm::sort(places);
+    for (auto [place, dim] : llvm::zip_equal(places, order))
+      interchange[place] = dim;
     scf::SCFTilingOptions options;
     options.setTileSizes(sizes);
     options.setInterchange(interchange);

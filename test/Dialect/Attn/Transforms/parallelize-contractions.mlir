@@ -242,6 +242,33 @@ func.func @heads_of_two_panels(%x: tensor<1x512x768xf32>, %w: tensor<3x12x2x768x
 
 // -----
 
+// With 16 row blocks the column blocks stay inside a row block: loops over
+// Q/K/V, then over 2 heads (128 columns) at a time, then K, in that order
+// whatever the dimensions' positions.
+// CACHE-LABEL: func.func @heads_of_two_panels_long
+// CACHE: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 1024) step (1, 64)
+// CACHE-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CACHE-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CACHE-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CACHE-DAG: %[[C12:.*]] = arith.constant 12 : index
+// CACHE-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CACHE-DAG: %[[C768:.*]] = arith.constant 768 : index
+// CACHE: scf.for %{{.*}} = %{{.*}} to %[[C3]] step %[[C1]] iter_args(%{{.*}} = %{{.*}}) -> (tensor<3x1x12x64x2x32xf32>)
+// CACHE-NEXT: scf.for %{{.*}} = %{{.*}} to %[[C12]] step %[[C2]] iter_args
+// CACHE-NEXT: scf.for %{{.*}} = %{{.*}} to %[[C768]] step %[[C256]] iter_args
+// CACHE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x64x256xf32>, tensor<1x2x2x256x32xf32>) outs(%{{.*}} : tensor<1x1x2x64x2x32xf32>)
+func.func @heads_of_two_panels_long(%x: tensor<1x1024x768xf32>, %w: tensor<3x12x2x768x32xf32>, %init: tensor<3x1x12x1024x2x32xf32>) -> tensor<3x1x12x1024x2x32xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(n, l, k, s, h, p, c) -> (n, l, k)>, affine_map<(n, l, k, s, h, p, c) -> (s, h, p, k, c)>, affine_map<(n, l, k, s, h, p, c) -> (s, n, h, l, p, c)>], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "parallel", "parallel"]} ins(%x, %w : tensor<1x1024x768xf32>, tensor<3x12x2x768x32xf32>) outs(%init : tensor<3x1x12x1024x2x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<3x1x12x1024x2x32xf32>
+  return %r : tensor<3x1x12x1024x2x32xf32>
+}
+
+// -----
+
 // A reduction outside parallel loops (multi-head attention's mean of the
 // weights over the heads) is distributed over about 16 blocks of its
 // result's leading dimensions: 8 batches, then 2 halves of the 128 rows;
