@@ -8,6 +8,7 @@
 #
 # ===----------------------------------------------------------------------=== #
 
+import math
 import os
 import sys
 
@@ -106,6 +107,30 @@ _NUMPY_RESULT_TYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
                        "bf16": _NP_BF16}
 
 
+# Results of at least this many bytes come from the compiled code's caching
+# allocator (lib/Runtime/CpuAllocator.cpp caches blocks from 64 KiB): from
+# malloc, a training step's outputs of a few MiB each grew the heap and
+# gave it back to the system on every step, faulting in (and zeroing) fresh
+# pages each time.
+_CACHED_RESULT_BYTES = 64 << 10
+
+
+def _empty(shape, dtype):
+    """A result array of `shape` and `dtype`: filled with NaN under
+    ATTN_MLIR_ALLOCATOR_POISON, else unfilled; a block of the caching
+    allocator when it is large (the block returns to the cache when the
+    array, and any tensor made from it, is freed)."""
+    dtype = np.dtype(dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < _CACHED_RESULT_BYTES:
+        return np.full(shape, np.nan, dtype) if _POISON else np.empty(shape, dtype)
+    from . import _native
+    array = _native.cpu_empty(nbytes).view(dtype).reshape(shape)
+    if _POISON:
+        array.fill(np.nan)
+    return array
+
+
 def new_result(reference, shape, elem):
     """A new output of `shape` and element `elem` as (what the native call
     writes, what the caller gets): a torch tensor when `reference` is one,
@@ -117,11 +142,11 @@ def new_result(reference, shape, elem):
     competes with the compiled code's for the cores."""
     if reference is not None and is_torch(reference):
         torch = _torch()
-        if not _POISON and elem != "bf16" and reference.device.type == "cpu":
+        if elem != "bf16" and reference.device.type == "cpu":
             # A NumPy array's memory as the tensor: the native call writes
             # the array (the buffer protocol, faster than a tensor's
             # attributes) and this costs half of torch.empty.
-            array = np.empty(shape, dtype=_NUMPY_RESULT_TYPES[elem])
+            array = _empty(shape, _NUMPY_RESULT_TYPES[elem])
             return array, torch.from_numpy(array)
         dtype = {"f32": torch.float32, "f16": torch.float16,
                  "bf16": torch.bfloat16, "f64": torch.float64}[elem]
@@ -131,8 +156,7 @@ def new_result(reference, shape, elem):
         else:
             tensor = torch.empty(tuple(shape), dtype=dtype, device=reference.device)
         return tensor, tensor
-    dtype = _NUMPY_RESULT_TYPES[elem]
-    array = np.full(shape, np.nan, dtype=dtype) if _POISON else np.empty(shape, dtype=dtype)
+    array = _empty(shape, _NUMPY_RESULT_TYPES[elem])
     return as_array(array, "result"), array
 
 

@@ -688,6 +688,25 @@ NB_MODULE(_native, m) {
       },
       "The caching allocator's counters: blocks reused, blocks taken from "
       "the system, bytes of free blocks it holds.");
+  m.def(
+      "cpu_empty",
+      [](size_t bytes) {
+        void *block = attnCpuAlloc(bytes);
+        if (!block)
+          throw std::bad_alloc();
+        // The block goes back to the cache when the array and every view
+        // of it (a torch tensor made by torch.from_numpy included) are gone.
+        nb::capsule owner(block, [](void *p) noexcept { attnCpuFree(p); });
+        return nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(block, {bytes},
+                                                            owner);
+      },
+      nb::arg("bytes"),
+      "A writable NumPy uint8 array of `bytes` bytes, 64-byte aligned, from "
+      "the caching allocator (filled with 0xff under "
+      "ATTN_MLIR_ALLOCATOR_POISON); the block returns to the cache when the "
+      "array is freed. Large results of compiled calls live here, so that "
+      "a loop of calls reuses their memory instead of faulting in fresh "
+      "pages.");
   m.def("cpu_allocator_release", &attnCpuAllocatorRelease,
         "Gives the caching allocator's free blocks back to the system.");
   m.def("explain_sparsity", &explainSparsity, nb::arg("source"),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import attn_mlir
-from conftest import TINY_SDPA
+from conftest import TINY_SDPA, require
 
 
 def test_same_configuration_compiles_once(rng):
@@ -144,6 +144,52 @@ def test_temporaries_reuse_the_previous_calls_blocks(rng, monkeypatch):
         assert after["allocator_reused"] >= first["allocator_reused"] + 3, disk
         attn_mlir.empty_cache()
         assert attn_mlir.stats()["allocator_cached_bytes"] == 0
+
+
+def test_large_results_are_cached_blocks(rng):
+    # A result of 64 KiB or more (here 256 KiB) is a block of the caching
+    # allocator: once the previous call's result is freed, the next call
+    # reuses it and takes nothing fresh from the system. A result still
+    # held keeps its block: the next call writes another one.
+    a = rng.standard_normal((256, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 256)).astype(np.float32) / 16
+    want = (a.astype(np.float64) @ b) @ b
+    f = attn_mlir.compile(CHAIN)
+    held = f(a, b)
+    assert held.flags.writeable and held.flags.c_contiguous
+    assert held.ctypes.data % 64 == 0
+    kept = held.copy()
+    first = attn_mlir.stats()
+    for _ in range(3):
+        np.testing.assert_allclose(f(a, b), want, rtol=1e-4, atol=1e-4)
+    after = attn_mlir.stats()
+    assert after["allocator_fresh"] <= first["allocator_fresh"] + 1
+    # Each call: its temporary and its result from the cache.
+    assert after["allocator_reused"] >= first["allocator_reused"] + 5
+    other = f(2 * a, b)
+    np.testing.assert_array_equal(held, kept)
+    np.testing.assert_allclose(other, 2 * want, rtol=1e-4, atol=1e-4)
+    before = attn_mlir.stats()["allocator_cached_bytes"]
+    del held, other
+    assert attn_mlir.stats()["allocator_cached_bytes"] >= before + 2 * 256 * 256 * 4
+
+
+def test_large_torch_results_are_cached_blocks(rng):
+    # The same through torch: the tensor owns the block.
+    torch = require("torch")
+    a = torch.from_numpy(rng.standard_normal((256, 256)).astype(np.float32))
+    b = torch.from_numpy(rng.standard_normal((256, 256)).astype(np.float32) / 16)
+    want = (a.double() @ b.double()) @ b.double()
+    f = attn_mlir.compile(CHAIN)
+    out = f(a, b)
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float32
+    torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-4)
+    before = attn_mlir.stats()["allocator_cached_bytes"]
+    del out
+    assert attn_mlir.stats()["allocator_cached_bytes"] >= before + 256 * 256 * 4
+    fresh = attn_mlir.stats()["allocator_fresh"]
+    torch.testing.assert_close(f(a, b).double(), want, rtol=1e-4, atol=1e-4)
+    assert attn_mlir.stats()["allocator_fresh"] == fresh
 
 
 @pytest.mark.parametrize("value, poisoned", [(None, False), ("", False), ("0", False),
