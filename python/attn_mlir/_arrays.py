@@ -14,6 +14,8 @@ import sys
 
 import numpy as np
 
+from . import _native
+
 try:  # optional: NumPy has no bfloat16 of its own
     import ml_dtypes
 
@@ -124,7 +126,6 @@ def _empty(shape, dtype):
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < _CACHED_RESULT_BYTES:
         return np.full(shape, np.nan, dtype) if _POISON else np.empty(shape, dtype)
-    from . import _native
     array = _native.cpu_empty(nbytes).view(dtype).reshape(shape)
     if _POISON:
         array.fill(np.nan)

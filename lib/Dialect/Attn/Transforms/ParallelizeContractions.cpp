@@ -119,19 +119,18 @@ getColumnBlocks(linalg::LinalgOp op, const linalg::ContractionDimensions &dims,
   if (ShapedType::isDynamic(bounds[n]) || bounds[n] > columns)
     return {{n, columns}};
   SmallVector<std::pair<unsigned, int64_t>> blocks;
-  // Units of the dimensions after `dim` a block covers (1 once split).
+  // Units of the dimensions after `dim` a block covers (1 once one is
+  // split: the ones outside it are then blocked one at a time).
   int64_t units = std::max<int64_t>(1, columns / bounds[n]);
-  bool split = false;
   for (unsigned dim : llvm::reverse(ArrayRef(resultDims).drop_back())) {
     if (!llvm::is_contained(dims.n, dim))
       continue;
-    if (split || ShapedType::isDynamic(bounds[dim]) || bounds[dim] > units) {
+    if (ShapedType::isDynamic(bounds[dim]) || bounds[dim] > units) {
       blocks.push_back({dim, units});
       units = 1;
-      split = true;
-      continue;
+    } else {
+      units = std::max<int64_t>(1, units / bounds[dim]);
     }
-    units = std::max<int64_t>(1, units / bounds[dim]);
   }
   return blocks;
 }
