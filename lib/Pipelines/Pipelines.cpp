@@ -154,6 +154,13 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
            "contraction-m-block");
   override(config.contractionNBlock, options.contractionNBlock,
            "contraction-n-block");
+  // 0 is a choice here (no copies); -1 leaves the target's.
+  if (options.contractionConflictStride >= 0 &&
+      options.contractionConflictStride != config.contractionConflictStride) {
+    config.contractionConflictStride = options.contractionConflictStride;
+    why << "  contraction-conflict-stride=" << config.contractionConflictStride
+        << ": given explicitly\n";
+  }
   // 0 is a choice here (no prefetch); -1 leaves the target's.
   if (options.contractionPrefetch >= 0 &&
       options.contractionPrefetch != config.contractionPrefetch) {
@@ -235,7 +242,7 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   pm.addPass(
       createAttnParallelizeContractions(AttnParallelizeContractionsOptions{
           kProjectionRows, config.contractionColumns, config.contractionDepth,
-          kMaxProjectionRows}));
+          kMaxProjectionRows, config.contractionConflictStride}));
   if (options.vectorize)
     pm.addPass(createAttnVectorizeTiles(AttnVectorizeTilesOptions{
         config.mBlock, config.nBlock, config.maxRowElements, config.bf16Dot,

@@ -114,6 +114,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "contraction, and the width of the weight panels it "
                      "reads (0: two of the target's vectors)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionConflictStride{
+      *this, "contraction-conflict-stride",
+      llvm::cl::desc("Bytes: a row block of such a contraction copies its "
+                     "left operand's rows to a stride one cache line longer "
+                     "where their stride is a multiple of this (rows that "
+                     "share L1 sets; 0: never; -1: from the target)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> contractionPrefetch{
       *this, "contraction-prefetch",
       llvm::cl::desc("Bytes of weight rows ahead that such a contraction's "

@@ -29,10 +29,12 @@ using namespace mlir::attn;
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Per-core L1d and L2 and the shared L3 of a CPU, in KiB.
+/// Per-core L1d and L2 and the shared L3 of a CPU, in KiB, and the L1d's
+/// associativity.
 struct CacheSizes {
   const char *cpu;
   uint64_t l1d, l2, l3;
+  unsigned l1dWays;
 };
 } // namespace
 
@@ -40,27 +42,27 @@ struct CacheSizes {
 /// documentation (L3 per socket of a common part). CPUs not listed get the
 /// generic model's sizes.
 static const CacheSizes kKnownCaches[] = {
-    {"haswell", 32, 256, 8 * 1024},
-    {"skylake", 32, 256, 8 * 1024},
-    {"skylake-avx512", 32, 1024, 27 * 1024},
-    {"cascadelake", 32, 1024, 27 * 1024},
-    {"icelake-server", 48, 1280, 36 * 1024},
-    {"sapphirerapids", 48, 2048, 60 * 1024},
-    {"emeraldrapids", 48, 2048, 160 * 1024},
-    {"graniterapids", 48, 2048, 256 * 1024},
-    {"znver2", 32, 512, 16 * 1024},
-    {"znver3", 32, 512, 32 * 1024},
-    {"znver4", 32, 1024, 32 * 1024},
-    {"znver5", 48, 1024, 32 * 1024},
-    {"neoverse-n1", 64, 1024, 32 * 1024},
-    {"neoverse-v1", 64, 1024, 32 * 1024},
-    {"neoverse-n2", 64, 1024, 32 * 1024},
-    {"neoverse-v2", 64, 1024, 114 * 1024},
-    {"apple-m1", 128, 4096, 8 * 1024},
+    {"haswell", 32, 256, 8 * 1024, 8},
+    {"skylake", 32, 256, 8 * 1024, 8},
+    {"skylake-avx512", 32, 1024, 27 * 1024, 8},
+    {"cascadelake", 32, 1024, 27 * 1024, 8},
+    {"icelake-server", 48, 1280, 36 * 1024, 12},
+    {"sapphirerapids", 48, 2048, 60 * 1024, 12},
+    {"emeraldrapids", 48, 2048, 160 * 1024, 12},
+    {"graniterapids", 48, 2048, 256 * 1024, 12},
+    {"znver2", 32, 512, 16 * 1024, 8},
+    {"znver3", 32, 512, 32 * 1024, 8},
+    {"znver4", 32, 1024, 32 * 1024, 8},
+    {"znver5", 48, 1024, 32 * 1024, 12},
+    {"neoverse-n1", 64, 1024, 32 * 1024, 4},
+    {"neoverse-v1", 64, 1024, 32 * 1024, 4},
+    {"neoverse-n2", 64, 1024, 32 * 1024, 4},
+    {"neoverse-v2", 64, 1024, 114 * 1024, 4},
+    {"apple-m1", 128, 4096, 8 * 1024, 8},
 };
 
 /// The generic model's caches (KiB).
-static constexpr CacheSizes kGenericCaches = {"generic", 32, 512, 16 * 1024};
+static constexpr CacheSizes kGenericCaches = {"generic", 32, 512, 16 * 1024, 8};
 
 /// Parses a sysfs cache size ("48K", "1024K", "32M").
 static uint64_t parseCacheSize(StringRef text) {
@@ -98,9 +100,13 @@ static bool readHostCaches(CpuTargetModel &model) {
     if (type == "Instruction")
       continue;
     uint64_t size = parseCacheSize(readSysfs(dir + "/size"));
-    if (level == "1")
+    if (level == "1") {
       model.l1dBytes = size;
-    else if (level == "2")
+      unsigned ways = 0;
+      if (!StringRef(readSysfs(dir + "/ways_of_associativity"))
+               .getAsInteger(10, ways))
+        model.l1dWays = ways;
+    } else if (level == "2")
       model.l2Bytes = size;
     else if (level == "3")
       model.l3Bytes = size;
@@ -110,6 +116,7 @@ static bool readHostCaches(CpuTargetModel &model) {
 
 static void setCaches(CpuTargetModel &model, const CacheSizes &sizes) {
   model.l1dBytes = sizes.l1d * 1024;
+  model.l1dWays = sizes.l1dWays;
   model.l2Bytes = sizes.l2 * 1024;
   model.l3Bytes = sizes.l3 * 1024;
 }
@@ -278,9 +285,9 @@ void CpuTargetModel::print(llvm::raw_ostream &os) const {
     dots.push_back(sveText);
   os << "  dot-product extensions: "
      << (dots.empty() ? std::string("none") : llvm::join(dots, ", ")) << "\n";
-  os << llvm::formatv("  caches: L1d {0} KiB, L2 {1} KiB, L3 {2} KiB (from "
-                      "{3})\n",
-                      l1dBytes / 1024, l2Bytes / 1024, l3Bytes / 1024,
+  os << llvm::formatv("  caches: L1d {0} KiB {1}-way, L2 {2} KiB, L3 {3} KiB "
+                      "(from {4})\n",
+                      l1dBytes / 1024, l1dWays, l2Bytes / 1024, l3Bytes / 1024,
                       cacheSource);
 }
 
@@ -301,12 +308,13 @@ void CpuKernelConfig::print(llvm::raw_ostream &os) const {
                       "small-head-kv-tile={6} contraction-depth={7} "
                       "contraction-columns={8} max-m-block={9} "
                       "contraction-m-block={10} contraction-n-block={11} "
+                      "contraction-conflict-stride={14} "
                       "contraction-prefetch={12} exp2-scalef={13}\n",
                       qTile, kvTile, mBlock, nBlock, maxRowElements,
                       bf16Dot ? "true" : "false", smallHeadKvTile,
                       contractionDepth, contractionColumns, maxMBlock,
                       contractionMBlock, contractionNBlock, contractionPrefetch,
-                      exp2Scalef ? "true" : "false");
+                      exp2Scalef ? "true" : "false", contractionConflictStride);
   os << reasons;
 }
 
@@ -479,6 +487,41 @@ CpuKernelConfig attn::chooseCpuKernelConfig(const CpuTargetModel &target) {
       CpuKernelConfig::getLiveRegisters(config.contractionMBlock,
                                         config.contractionNBlock, target),
       registers, kMaxContractionRows);
+  // A register block broadcasts from contractionMBlock rows of the left
+  // operand at each K step. Rows whose stride is a multiple of g cache
+  // lines fall in at most sets / g of the L1's sets; when that puts as
+  // many of them in one set as it has ways, they evict each other (and
+  // the weight row and accumulator lines they share the L1 with). The
+  // smallest such stride (a power of two) is the one at which a product
+  // copies its left operand to rows one line longer first: 4 KiB on Zen 4
+  // (32 KiB, 8 ways, 64 sets; 12 rows) and on an Emerald Rapids (48 KiB,
+  // 12 ways), a product with K = 1024 f32 or a multiple; none with AVX2's
+  // 6 rows on 8 ways. Measured on Zen 4 (benchmarks/RESULTS.md, session
+  // 34): 2048 x 1024 x 1024 188 -> 200 GFLOP/s; K = 512 (6 rows per set)
+  // lost 5% to the copy instead.
+  int64_t lineBytes = 64;
+  int64_t sets = static_cast<int64_t>(target.l1dBytes) /
+                 (static_cast<int64_t>(target.l1dWays) * lineBytes);
+  config.contractionConflictStride = 0;
+  for (int64_t lines = 1; lines <= sets; lines *= 2)
+    if (llvm::divideCeil(config.contractionMBlock * lines, sets) >=
+        target.l1dWays) {
+      config.contractionConflictStride = lines * lineBytes;
+      break;
+    }
+  if (config.contractionConflictStride)
+    why << llvm::formatv(
+        "  contraction-conflict-stride: {0}: left-operand rows this many "
+        "bytes apart (or a multiple) put at least {1} lines of a {2}-row "
+        "register block in one of the L1d's {3} sets of {1} ways: such an "
+        "operand is copied to rows one line longer first\n",
+        config.contractionConflictStride, target.l1dWays,
+        config.contractionMBlock, sets);
+  else
+    why << llvm::formatv(
+        "  contraction-conflict-stride: 0: no row stride puts {0} lines of a "
+        "{1}-row register block in one of the L1d's {2} sets of {0} ways\n",
+        target.l1dWays, config.contractionMBlock, sets);
   constexpr int64_t kContractionDepth = 256;
   config.contractionDepth = kContractionDepth;
   int64_t weightBudget = static_cast<int64_t>(target.l2Bytes / 4);

@@ -19,6 +19,9 @@
 // Projections: 6 x 16 register blocks too, their cache blocks from the L2
 // (512 KiB: a 128 KiB weight block).
 // ZNVER3: contraction-m-block x contraction-n-block: 6 x 16: 12 accumulators + 2 row vectors + 1 broadcast = 15 of 16 vector registers (at most 12 rows); weight panels of 16 columns
+// Its 6-row register blocks leave a row stride nowhere to put 8 lines in
+// one set: no left operand is copied.
+// ZNVER3: contraction-conflict-stride: 0: no row stride puts 8 lines of a 6-row register block in one of the L1d's 64 sets of 8 ways
 // ZNVER3: contraction-depth x contraction-columns: 256 x 128: a weight block of 128 KiB, at most a quarter of the L2 (128 KiB)
 // ZNVER3-NOT: exp2:
 // RUN: attnc %s --emit=asm --mtriple=x86_64-linux-gnu --mcpu=znver3 -o %t.znver3.s
@@ -44,20 +47,29 @@
 // RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids 2>&1 | FileCheck %s --check-prefixes=AVX512,SPR
 // AVX512: vectors: 32 x 512 bits (16 f32 lanes), FMA yes
 // SPR: dot-product extensions: avx512bf16, amx-bf16
+// SPR: caches: L1d 48 KiB 12-way, L2 2048 KiB
 // AVX512: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=64 row-elements=256
 // Projections stream their weight block from the L2: 12 x 32 blocks, two
 // row loads per 24 FMAs.
 // AVX512: contraction-m-block x contraction-n-block: 12 x 32: 24 accumulators + 2 row vectors + 1 broadcast = 27 of 32 vector registers (at most 12 rows); weight panels of 32 columns
+// 12 rows 4 KiB apart fill one set of its 12-way L1d (and of Zen 4's
+// 8-way one): products with K = 1024 f32 copy their left operand first.
+// SPR: contraction-conflict-stride: 4096: left-operand rows this many bytes apart (or a multiple) put at least 12 lines of a 12-row register block in one of the L1d's 64 sets of 12 ways
 // SPR: contraction-depth x contraction-columns: 256 x 512: a weight block of 512 KiB, at most a quarter of the L2 (512 KiB)
 // SPR: contraction-prefetch: 2048: bytes of weight rows ahead a projection's K loop prefetches
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=znver4 2>&1 | FileCheck %s --check-prefix=ZNVER4
+// ZNVER4: caches: L1d 32 KiB 8-way, L2 1024 KiB
+// ZNVER4: kernel: {{.*}} contraction-conflict-stride=4096 contraction-prefetch=2048
+// ZNVER4: contraction-conflict-stride: 4096: left-operand rows this many bytes apart (or a multiple) put at least 8 lines of a 12-row register block in one of the L1d's 64 sets of 8 ways
 // The softmax's exp2 rounds down and scales with AVX-512 instructions.
 // AVX512: exp2: vrndscaleps and vscalefps (avx512f)
 // Given explicitly, the cache blocks are those (32 panels of 32 columns,
 // 128 steps of K per block).
-// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="contraction-depth=128 contraction-columns=1024 contraction-prefetch=0" 2>&1 | FileCheck %s --check-prefix=GIVEN
+// RUN: attnc --print-target --mtriple=x86_64-linux-gnu --mcpu=sapphirerapids --cpu-pipeline="contraction-depth=128 contraction-columns=1024 contraction-prefetch=0 contraction-conflict-stride=0" 2>&1 | FileCheck %s --check-prefix=GIVEN
 // GIVEN: kernel: {{.*}} contraction-depth=128 contraction-columns=1024 {{.*}} contraction-prefetch=0 exp2-scalef=true{{$}}
 // GIVEN: contraction-depth=128: given explicitly
 // GIVEN: contraction-columns=1024: given explicitly
+// GIVEN: contraction-conflict-stride=0: given explicitly
 // GIVEN: contraction-prefetch=0: given explicitly
 // RUN: attn-opt %S/Inputs/matmul-1024x512x1536.mlir --attn-cpu-pipeline="target-cpu=sapphirerapids contraction-depth=128 contraction-columns=1024" --mlir-print-ir-after=attn-parallelize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=GIVEN-IR
 // (Row blocks of 128 rows: 8 of them, by 2 column blocks, make 16
@@ -125,6 +137,8 @@
 // NV2: dot-product extensions: bf16, i8mm, sve{{$}}
 // NV2: kernel: q-tile=128 kv-tile=64 m-block=4 n-block=16 row-elements=64
 // NV2: contraction-m-block x contraction-n-block: 12 x 8: 24 accumulators
+// A 64 KiB 4-way L1d has 256 sets: rows 8 KiB apart put 4 in one.
+// NV2: contraction-conflict-stride: 8192: left-operand rows this many bytes apart (or a multiple) put at least 4 lines of a 12-row register block in one of the L1d's 256 sets of 4 ways
 // RUN: attnc %S/Inputs/matmul-1024x512x1536.mlir --emit=asm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 -o %t.mm.nv2.s
 // RUN: %python %attn_src_root/test/lib/check_spills.py %t.mm.nv2.s --block-fmas 24 | FileCheck %s --check-prefix=MM24-NEON
 // MM24-NEON: hot loop BB{{[0-9_]+}} depth {{[0-9]+}}: 24 fma, 0 spills, 0 reloads, 1 prefetches

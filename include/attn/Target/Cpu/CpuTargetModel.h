@@ -66,6 +66,8 @@ struct CpuTargetModel {
 
   /// Per-core data caches and the shared last level, in bytes.
   uint64_t l1dBytes = 0, l2Bytes = 0, l3Bytes = 0;
+  /// The L1d's associativity (8 where the OS gives a size but not this).
+  unsigned l1dWays = 8;
   /// Where the cache sizes come from (the OS, a per-CPU table, defaults).
   std::string cacheSource;
 
@@ -116,6 +118,10 @@ struct CpuKernelConfig {
   /// right operand streams from the L2: contractionNBlock is also the
   /// width of the weight panels (attn-pack-weights).
   int64_t contractionMBlock = 0, contractionNBlock = 0;
+  /// Rows of those contractions' left operand whose stride is a multiple
+  /// of this many bytes are copied to a padded stride first: a register
+  /// block's rows would otherwise share L1 sets (0: never).
+  int64_t contractionConflictStride = 0;
   /// Bytes of weight rows ahead of the one those register blocks read
   /// that their K loops prefetch (attn-prefetch-streams; 0: none).
   int64_t contractionPrefetch = 0;

@@ -6,6 +6,7 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -135,6 +136,53 @@ getColumnBlocks(linalg::LinalgOp op, const linalg::ContractionDimensions &dims,
   return blocks;
 }
 
+/// Bytes of one cache line: copied rows of a left operand whose rows
+/// share L1 sets are this much longer than their data (see
+/// padConflictingRows).
+static constexpr int64_t kCacheLineBytes = 64;
+
+/// Columns of N a product must have for a copy of its left operand to pay:
+/// the copy reads and writes each element once, the product uses it once
+/// per column.
+static constexpr int64_t kMinPaddedColumns = 128;
+
+/// The distance in elements between consecutive rows of `value`'s second
+/// innermost dimension in the buffer it will read from: a slice's source's
+/// row (times the slice's stride), else its own; nullopt where not static.
+static std::optional<int64_t> getRowStride(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() < 2)
+    return std::nullopt;
+  auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice)
+    return ShapedType::isDynamic(type.getShape().back())
+               ? std::nullopt
+               : std::optional<int64_t>(type.getShape().back());
+  // The source dimension the slice's second innermost one is: dropped unit
+  // dimensions (rank-reducing slices) are skipped.
+  RankedTensorType source = slice.getSourceType();
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  int64_t resultDim = type.getRank() - 2, dim = -1;
+  for (int64_t d = 0, seen = -1; d < source.getRank(); ++d)
+    if (!dropped.test(d) && ++seen == resultDim) {
+      dim = d;
+      break;
+    }
+  if (dim < 0)
+    return std::nullopt;
+  int64_t stride = 1;
+  for (int64_t inner : source.getShape().drop_front(dim + 1)) {
+    if (ShapedType::isDynamic(inner))
+      return std::nullopt;
+    stride *= inner;
+  }
+  std::optional<int64_t> step =
+      getConstantIntValue(slice.getMixedStrides()[dim]);
+  if (!step)
+    return std::nullopt;
+  return stride * *step;
+}
+
 struct AttnParallelizeContractionsPass
     : attn::impl::AttnParallelizeContractionsBase<
           AttnParallelizeContractionsPass> {
@@ -151,7 +199,9 @@ struct AttnParallelizeContractionsPass
       return signalPassFailure();
     }
     if (failed(attn::verifyOptionAtLeast(getOperation(), getArgument(),
-                                         "max-rows", maxRows, 0)))
+                                         "max-rows", maxRows, 0)) ||
+        failed(attn::verifyOptionAtLeast(getOperation(), getArgument(),
+                                         "conflict-stride", conflictStride, 0)))
       return signalPassFailure();
     if (failed(distributeRelayouts(/*leftovers=*/false)))
       return signalPassFailure();
@@ -222,6 +272,8 @@ struct AttnParallelizeContractionsPass
       // The blocks keep the marker (tiling clones the op with its
       // attributes) for attn-vectorize-tiles' register blocks.
       op->setAttr(attn::kCacheBlockedAttr, rewriter.getUnitAttr());
+      if (failed(padConflictingRows(rewriter, op, *dims)))
+        return signalPassFailure();
       FailureOr<scf::SCFTileAndFuseResult> tiled = distributeWithProducers(
           rewriter, cast<TilingInterface>(op.getOperation()), sizes);
       if (failed(tiled)) {
@@ -363,6 +415,88 @@ struct AttnParallelizeContractionsPass
     if (!split)
       return std::nullopt;
     return sizes;
+  }
+
+  /// Copies the left operand of the contraction `op` (the input indexed by
+  /// M and K, a K innermost) into a buffer whose rows are one cache line
+  /// longer, when their stride is a multiple of `conflictStride` bytes, and
+  /// makes `op` read the copy: a register block broadcasts from several
+  /// rows at each K step, and rows that far apart fall in the same sets of
+  /// the L1, more of them than a set has ways (12 rows of a product with
+  /// K = 1024 f32 are 4 KiB apart: all in one set; the target model
+  /// derives the stride). The copy is one pass over the operand, in a
+  /// parallel loop of its own like a weight's transpose: made by each row
+  /// block instead, it was made again for each of its column blocks. Not
+  /// for an operand a row block computes itself (a fused transpose), nor
+  /// for a product of fewer than kMinPaddedColumns columns.
+  LogicalResult padConflictingRows(RewriterBase &rewriter, linalg::LinalgOp op,
+                                   const linalg::ContractionDimensions &dims) {
+    if (conflictStride <= 0)
+      return success();
+    SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+    int64_t columns = 1;
+    for (unsigned n : dims.n)
+      if (!ShapedType::isDynamic(bounds[n]))
+        columns *= bounds[n];
+    if (columns < kMinPaddedColumns &&
+        llvm::none_of(
+            dims.n,
+            [&](unsigned n) { return ShapedType::isDynamic(bounds[n]); }))
+      return success();
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      Value value = input->get();
+      AffineMap map = op.getMatchingIndexingMap(input);
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      if (!type || map.getNumResults() < 2 ||
+          isa_and_present<linalg::FillOp, linalg::BroadcastOp,
+                          linalg::TransposeOp>(value.getDefiningOp()))
+        continue;
+      auto inner = dyn_cast<AffineDimExpr>(map.getResults().back());
+      if (!type.getElementType().isIntOrFloat() || !inner ||
+          !llvm::is_contained(dims.k, inner.getPosition()) ||
+          llvm::none_of(dims.m,
+                        [&](unsigned m) { return map.isFunctionOfDim(m); }) ||
+          llvm::any_of(dims.n,
+                       [&](unsigned n) { return map.isFunctionOfDim(n); }) ||
+          ShapedType::isDynamic(type.getShape().back()))
+        continue;
+      int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      std::optional<int64_t> stride = getRowStride(value);
+      if (!stride || (*stride * elementBytes) % conflictStride != 0 ||
+          kCacheLineBytes % elementBytes != 0)
+        continue;
+      std::optional<SmallVector<OpFoldResult>> sizes =
+          getRelayoutBlocks(rewriter, type);
+      if (!sizes)
+        continue;
+      Location loc = value.getLoc();
+      rewriter.setInsertionPoint(op);
+      SmallVector<int64_t> padded(type.getShape());
+      padded.back() += kCacheLineBytes / elementBytes;
+      SmallVector<Value> dynamicSizes;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          dynamicSizes.push_back(
+              tensor::DimOp::create(rewriter, loc, value, d));
+      Value buffer = bufferization::AllocTensorOp::create(
+          rewriter, loc, type.clone(padded), dynamicSizes);
+      SmallVector<OpFoldResult> zeros(type.getRank(), rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> ones(type.getRank(), rewriter.getIndexAttr(1));
+      Value rows = tensor::ExtractSliceOp::create(
+          rewriter, loc, buffer, zeros,
+          tensor::getMixedSizes(rewriter, loc, value), ones);
+      auto copy = linalg::CopyOp::create(rewriter, loc, value, rows);
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(copy.getOperation()),
+          forallTiling(*sizes));
+      if (failed(tiled))
+        return copy.emitError("attn-parallelize-contractions: cannot "
+                              "distribute this copy");
+      rewriter.replaceOp(copy, tiled->replacements);
+      rewriter.modifyOpInPlace(
+          op, [&] { input->set(tiled->replacements.front()); });
+    }
+    return success();
   }
 
   /// Loops over `columns` x `depth` blocks of the (innermost) N and K

@@ -6,6 +6,10 @@
 // RUN: not attn-opt %s --attn-parallelize-contractions="depth=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADDEPTH
 // RUN: attn-opt %s --attn-parallelize-contractions="columns=128 depth=256 max-rows=256" --split-input-file | FileCheck %s --check-prefix=TALL
 // RUN: not attn-opt %s --attn-parallelize-contractions="max-rows=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADMAX
+// RUN: attn-opt %s --attn-parallelize-contractions="columns=128 depth=256 conflict-stride=4096" --split-input-file | FileCheck %s --check-prefix=CONFLICT
+// RUN: not attn-opt %s --attn-parallelize-contractions="conflict-stride=-64" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADCONFLICT
+
+// BADCONFLICT: error: attn-parallelize-contractions: conflict-stride must be non-negative, got -64
 
 // BADMAX: error: attn-parallelize-contractions: max-rows must be non-negative, got -1
 
@@ -306,4 +310,53 @@ func.func @small_head_mean(%p: tensor<2x8x10x10xf32>) -> tensor<2x10x10xf32> {
       linalg.yield %s : f32
     }
   return %r : tensor<2x10x10xf32>
+}
+
+// -----
+
+// Rows of the left operand 4 KiB apart (K = 1024 f32) share L1 sets: with
+// conflict-stride=4096 the operand is first copied, in a parallel loop of
+// its own over 16 blocks of rows, into a buffer whose rows are one cache
+// line (16 f32) longer, and the product's row blocks read that copy. The
+// default run (CHECK) copies nothing.
+// CONFLICT-LABEL: func.func @conflicting_rows
+// CONFLICT: %[[BUF:.*]] = bufferization.alloc_tensor() : tensor<256x1040xf32>
+// CONFLICT: %[[ROWS:.*]] = tensor.extract_slice %[[BUF]][0, 0] [256, 1024] [1, 1] : tensor<256x1040xf32> to tensor<256x1024xf32>
+// CONFLICT: %[[COPY:.*]] = scf.forall (%[[I:.*]]) = (0) to (256) step (16) shared_outs(%[[O:.*]] = %[[ROWS]])
+// CONFLICT: %[[SRC:.*]] = tensor.extract_slice %{{.*}}[%[[I]], 0] [16, 1024]
+// CONFLICT: %[[DST:.*]] = tensor.extract_slice %[[O]][%[[I]], 0] [16, 1024]
+// CONFLICT: linalg.copy ins(%[[SRC]] : tensor<16x1024xf32>) outs(%[[DST]] : tensor<16x1024xf32>)
+// CONFLICT: scf.forall (%[[R:.*]], %{{.*}}) = (0, 0) to (256, 256) step (64, 128)
+// CONFLICT: tensor.extract_slice %[[COPY]][%[[R]], 0] [64, 1024]
+// CONFLICT: linalg.matmul {attn.cache_blocked}
+// CHECK-LABEL: func.func @conflicting_rows
+// CHECK-NOT: alloc_tensor
+// CHECK: return
+func.func @conflicting_rows(%x: tensor<256x1024xf32>, %w: tensor<1024x256xf32>, %init: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %r = linalg.matmul ins(%x, %w : tensor<256x1024xf32>, tensor<1024x256xf32>) outs(%init : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %r : tensor<256x256xf32>
+}
+
+// -----
+
+// The stride is the buffer's, not the product's K: 1024 columns of rows of
+// 2048 (8 KiB apart) are copied; of rows of 1280 (5 KiB) they are not, nor
+// are rows of 768 (3 KiB: 4 sets for 12 rows), nor the left operand of a
+// product of fewer than 128 columns (the copy would cost more than the
+// conflicts).
+// CONFLICT-LABEL: func.func @strides
+// CONFLICT: %[[WIDE:.*]] = tensor.extract_slice %{{.*}}[0, 512] [256, 1024] [1, 1] : tensor<256x2048xf32> to tensor<256x1024xf32>
+// CONFLICT: bufferization.alloc_tensor() : tensor<256x1040xf32>
+// CONFLICT: linalg.copy ins(%{{.*}} : tensor<16x1024xf32>)
+// CONFLICT-NOT: alloc_tensor
+// CONFLICT: return
+func.func @strides(%wide: tensor<256x2048xf32>, %odd: tensor<256x1280xf32>, %short: tensor<256x768xf32>, %w: tensor<1024x256xf32>, %w768: tensor<768x256xf32>, %narrow: tensor<1024x64xf32>, %init: tensor<256x256xf32>, %init64: tensor<256x64xf32>) -> (tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x64xf32>) {
+  %a = tensor.extract_slice %wide[0, 512] [256, 1024] [1, 1] : tensor<256x2048xf32> to tensor<256x1024xf32>
+  %r0 = linalg.matmul ins(%a, %w : tensor<256x1024xf32>, tensor<1024x256xf32>) outs(%init : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %b = tensor.extract_slice %odd[0, 0] [256, 1024] [1, 1] : tensor<256x1280xf32> to tensor<256x1024xf32>
+  %r1 = linalg.matmul ins(%b, %w : tensor<256x1024xf32>, tensor<1024x256xf32>) outs(%init : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %r2 = linalg.matmul ins(%short, %w768 : tensor<256x768xf32>, tensor<768x256xf32>) outs(%init : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %c = tensor.extract_slice %wide[0, 0] [256, 1024] [1, 1] : tensor<256x2048xf32> to tensor<256x1024xf32>
+  %r3 = linalg.matmul ins(%c, %narrow : tensor<256x1024xf32>, tensor<1024x64xf32>) outs(%init64 : tensor<256x64xf32>) -> tensor<256x64xf32>
+  return %r0, %r1, %r2, %r3 : tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x64xf32>
 }

@@ -760,7 +760,16 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     16384 elements). Reductions (`linalg.reduce`) left outside parallel
     loops, such as multi-head attention's average of the weights over the
     heads, get such a loop over blocks of their result's leading dimensions
-    too, each block reducing its part whole. Contractions already inside a
+    too, each block reducing its part whole. With `conflict-stride` set, a
+    contraction's left operand (indexed by M and K, a K innermost) whose
+    rows are a multiple of that many bytes apart is first copied, in a
+    parallel loop over about 16 blocks of rows, into a buffer whose rows
+    are one cache line longer, and the contraction reads the copy: a
+    register block broadcasts from each of its rows at every K step, and
+    rows that far apart fall in the same L1 sets (the CPU pipeline takes the
+    stride from the target model's L1d and register block); not for
+    products of fewer than 128 columns, nor for operands the row blocks
+    compute themselves. Contractions already inside a
     parallel loop (the tiled attention's) are left alone. Runs before
     `attn-vectorize-tiles`, which register-blocks each block; the blocks
     are marked `attn.cache_blocked` for it (its `contraction-m-block` and
@@ -776,9 +785,14 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"0",
            "Most rows per parallel iteration of a long product: `rows` "
            "doubled while the iterations stay at least 16 (0: `rows`)">,
+    Option<"conflictStride", "conflict-stride", "int64_t", /*default=*/"0",
+           "Copy a row block's left-operand rows to a stride one cache line "
+           "longer when their stride is a multiple of this many bytes "
+           "(rows that far apart share L1 sets; 0: never)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];
