@@ -452,7 +452,8 @@ struct AttnParallelizeContractionsPass
                           linalg::TransposeOp>(value.getDefiningOp()))
         continue;
       auto inner = dyn_cast<AffineDimExpr>(map.getResults().back());
-      if (!type.getElementType().isIntOrFloat() || !inner ||
+      if (!type.getElementType().isIntOrFloat() ||
+          type.getElementTypeBitWidth() % 8 != 0 || !inner ||
           !llvm::is_contained(dims.k, inner.getPosition()) ||
           llvm::none_of(dims.m,
                         [&](unsigned m) { return map.isFunctionOfDim(m); }) ||
@@ -460,7 +461,7 @@ struct AttnParallelizeContractionsPass
                        [&](unsigned n) { return map.isFunctionOfDim(n); }) ||
           ShapedType::isDynamic(type.getShape().back()))
         continue;
-      int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      int64_t elementBytes = type.getElementTypeBitWidth() / 8;
       std::optional<int64_t> stride = getRowStride(value);
       if (!stride || (*stride * elementBytes) % conflictStride != 0 ||
           kCacheLineBytes % elementBytes != 0)
