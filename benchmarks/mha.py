@@ -62,12 +62,12 @@ def matmul_source(M, K, N):
             f"  return %r : {c}\n}}\n")
 
 
-def gemms(attn_mlir, torch, repeat, burst):
+def gemms(attn_mlir, torch, repeat, burst, shapes=GEMMS):
     print("| M x K x N | attn-mlir GFLOP/s | NumPy GFLOP/s | torch GFLOP/s | "
           "attn-mlir / NumPy | attn-mlir / torch |")
     print("|---|---|---|---|---|---|", flush=True)
     rng = np.random.default_rng(0)
-    for M, K, N in GEMMS:
+    for M, K, N in shapes:
         f = attn_mlir.compile(matmul_source(M, K, N))
         a = rng.standard_normal((M, K)).astype(np.float32)
         b = rng.standard_normal((K, N)).astype(np.float32)
@@ -152,6 +152,8 @@ def main():
                    help="calls per timed burst (1: single calls after an idle spell)")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--no-gemm", action="store_true")
+    p.add_argument("--gemms", nargs="+", metavar="MxKxN",
+                   help="products to run instead of the default list")
     p.add_argument("--no-mha", action="store_true")
     p.add_argument("--only", help="run only the MHA configs whose name contains this "
                    "(e.g. BERT, 'N8 L128'); implies --no-gemm")
@@ -170,7 +172,9 @@ def main():
           + (f"MHA: median of {args.loop} calls in alternating runs of 20"
              if args.loop else f"bursts of {args.burst}"))
     if not args.no_gemm and not args.only:
-        gemms(attn_mlir, torch, args.repeat, args.burst)
+        shapes = ([tuple(int(x) for x in s.split("x")) for s in args.gemms]
+                  if args.gemms else GEMMS)
+        gemms(attn_mlir, torch, args.repeat, args.burst, shapes)
     if not args.no_mha:
         mhas(attn_mlir, torch, args.repeat, args.burst, args.only, args.loop)
 
