@@ -31,6 +31,10 @@
 // RUN: attn-run %s --check --entry=conflicting_batched_rows --cpu-pipeline=contraction-conflict-stride=4096 | FileCheck %s
 // RUN: attn-run %s --check --entry=conflicting_rows --mcpu=x86-64 --cpu-pipeline=contraction-conflict-stride=4096 | FileCheck %s
 // RUN: attn-run %s --check --entry=conflicting_wide_rows --cpu-pipeline=contraction-conflict-stride=4096 | FileCheck %s
+// A sequence-first input transposed into rows 4 KiB apart: the transpose
+// writes them padded (static and run-time sequence lengths).
+// RUN: attn-run %s --check --entry=conflicting_sequence_first --cpu-pipeline=contraction-conflict-stride=4096 | FileCheck %s
+// RUN: attn-run %s --check --entry=conflicting_sequence_first_dynamic --input-shapes=75x3x1024,1024x160 --cpu-pipeline=contraction-conflict-stride=4096 | FileCheck %s
 // The copy is there (and not without the option's stride):
 // RUN: attn-opt %s --attn-cpu-pipeline="contraction-conflict-stride=4096" --mlir-print-ir-after=attn-parallelize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=COPY
 // COPY-LABEL: func.func @conflicting_rows
@@ -41,6 +45,10 @@
 // COPY: bufferization.alloc_tensor() : tensor<3x10x1040xf32>
 // COPY-LABEL: func.func @conflicting_wide_rows
 // COPY: bufferization.alloc_tensor() : tensor<50x1040xf32>
+// COPY-LABEL: func.func @conflicting_sequence_first
+// COPY: bufferization.alloc_tensor() : tensor<3x75x1040xf32>
+// COPY-LABEL: func.func @conflicting_sequence_first_dynamic
+// COPY: bufferization.alloc_tensor(%{{.*}}) : tensor<3x?x1040xf32>
 // RUN: attn-opt %s --attn-cpu-pipeline="contraction-conflict-stride=0" --mlir-print-ir-after=attn-parallelize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOCOPY
 // NOCOPY-NOT: alloc_tensor
 // CHECK: result #0 {{.*}} ok
@@ -137,4 +145,36 @@ func.func @conflicting_wide_rows(%a: tensor<50x2048xf32>, %b: tensor<1024x128xf3
   %s = tensor.extract_slice %a[0, 1024] [50, 1024] [1, 1] : tensor<50x2048xf32> to tensor<50x1024xf32>
   %r = linalg.matmul ins(%s, %b : tensor<50x1024xf32>, tensor<1024x128xf32>) outs(%f : tensor<50x128xf32>) -> tensor<50x128xf32>
   return %r : tensor<50x128xf32>
+}
+
+func.func @conflicting_sequence_first(%x: tensor<75x3x1024xf32>, %w: tensor<1024x160xf32>) -> tensor<3x75x160xf32> {
+  %z = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<3x75x1024xf32>
+  %t = linalg.transpose ins(%x : tensor<75x3x1024xf32>) outs(%et : tensor<3x75x1024xf32>) permutation = [1, 0, 2]
+  %e = tensor.empty() : tensor<3x75x160xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<3x75x160xf32>) -> tensor<3x75x160xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, l, n, k) -> (b, l, k)>, affine_map<(b, l, n, k) -> (k, n)>, affine_map<(b, l, n, k) -> (b, l, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%t, %w : tensor<3x75x1024xf32>, tensor<1024x160xf32>) outs(%f : tensor<3x75x160xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<3x75x160xf32>
+  return %r : tensor<3x75x160xf32>
+}
+
+func.func @conflicting_sequence_first_dynamic(%x: tensor<?x3x1024xf32>, %w: tensor<1024x160xf32>) -> tensor<3x?x160xf32> {
+  %z = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %l = tensor.dim %x, %c0 : tensor<?x3x1024xf32>
+  %et = tensor.empty(%l) : tensor<3x?x1024xf32>
+  %t = linalg.transpose ins(%x : tensor<?x3x1024xf32>) outs(%et : tensor<3x?x1024xf32>) permutation = [1, 0, 2]
+  %e = tensor.empty(%l) : tensor<3x?x160xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<3x?x160xf32>) -> tensor<3x?x160xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, l, n, k) -> (b, l, k)>, affine_map<(b, l, n, k) -> (k, n)>, affine_map<(b, l, n, k) -> (b, l, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%t, %w : tensor<3x?x1024xf32>, tensor<1024x160xf32>) outs(%f : tensor<3x?x160xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<3x?x160xf32>
+  return %r : tensor<3x?x160xf32>
 }

@@ -24,15 +24,17 @@ using namespace mlir;
 namespace {
 
 /// Producers a row block computes its own slice of: the fill or broadcast
-/// bias it starts from, and layout changes of its operands (the sequence-
-/// first input made batch-first). Serial and whole outside the parallel
-/// loop, they were one pass over memory each on one core. Not a producer
-/// every row block reads whole (a weight packed on every call): each block
-/// would compute all of it again.
+/// bias it starts from, and, with `relayouts`, layout changes of its
+/// operands (the sequence-first input made batch-first). Serial and whole
+/// outside the parallel loop, they were one pass over memory each on one
+/// core. Not a producer every row block reads whole (a weight packed on
+/// every call): each block would compute all of it again.
 static std::optional<scf::SCFTileAndFuseOptions::ControlFnResult>
-fuseIntoRowBlocks(tensor::ExtractSliceOp slice, OpResult producer, bool) {
-  if (!isa<linalg::FillOp, linalg::BroadcastOp, linalg::TransposeOp>(
-          producer.getOwner()))
+fuseIntoRowBlocks(tensor::ExtractSliceOp slice, OpResult producer,
+                  bool relayouts) {
+  Operation *op = producer.getOwner();
+  if (!isa<linalg::FillOp, linalg::BroadcastOp>(op) &&
+      !(relayouts && isa<linalg::TransposeOp>(op)))
     return std::nullopt;
   auto type = cast<RankedTensorType>(producer.getType());
   bool whole = type.hasStaticShape() &&
@@ -52,14 +54,18 @@ static scf::SCFTilingOptions forallTiling(ArrayRef<OpFoldResult> sizes) {
 }
 
 /// Replaces `op` by an `scf.forall` over blocks of `sizes` that also
-/// compute the producers fuseIntoRowBlocks picks for their part; the
-/// tiling's result (its blocks' ops), or failure with `op` untouched.
+/// compute the producers fuseIntoRowBlocks picks for their part (operand
+/// transposes with `relayouts`); the tiling's result (its blocks' ops), or
+/// failure with `op` untouched.
 static FailureOr<scf::SCFTileAndFuseResult>
 distributeWithProducers(RewriterBase &rewriter, TilingInterface op,
-                        ArrayRef<OpFoldResult> sizes) {
+                        ArrayRef<OpFoldResult> sizes, bool relayouts = true) {
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(forallTiling(sizes));
-  options.setFusionControlFn(fuseIntoRowBlocks);
+  options.setFusionControlFn(
+      [relayouts](tensor::ExtractSliceOp slice, OpResult producer, bool) {
+        return fuseIntoRowBlocks(slice, producer, relayouts);
+      });
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTileAndFuseResult> tiled =
       scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
@@ -69,6 +75,17 @@ distributeWithProducers(RewriterBase &rewriter, TilingInterface op,
     if (Value replacement = tiled->replacements.lookup(result))
       rewriter.replaceAllUsesWith(result, replacement);
   rewriter.eraseOp(op);
+  // A fused producer's whole result is still sliced by the blocks (the
+  // slice fusion replaced, now unused): without those, one read by nothing
+  // else goes, instead of being computed whole as well (distributeRelayouts
+  // would give it a parallel loop of its own).
+  for (Operation *producer : tiled->fusedProducers) {
+    for (Operation *user : llvm::make_early_inc_range(producer->getUsers()))
+      if (isa<tensor::ExtractSliceOp>(user) && user->use_empty())
+        rewriter.eraseOp(user);
+    if (producer->use_empty())
+      rewriter.eraseOp(producer);
+  }
   return tiled;
 }
 
@@ -272,10 +289,20 @@ struct AttnParallelizeContractionsPass
       // The blocks keep the marker (tiling clones the op with its
       // attributes) for attn-vectorize-tiles' register blocks.
       op->setAttr(attn::kCacheBlockedAttr, rewriter.getUnitAttr());
-      if (failed(padConflictingRows(rewriter, op, *dims)))
+      FailureOr<bool> paddedRelayout = padConflictingRows(rewriter, op, *dims);
+      if (failed(paddedRelayout))
         return signalPassFailure();
+      // A row block computes its rows of an operand transpose (a
+      // sequence-first input) itself, unless the parallel loop also splits
+      // the columns (each of a row's column blocks would transpose the rows
+      // again: 12 times at N4 L256 E1024 H16) or the transpose writes rows
+      // padded against L1 set conflicts: then it is a parallel loop of its
+      // own (distributeRelayouts), one pass over the operand.
+      bool columnBlocked = llvm::any_of(
+          dims->n, [&](unsigned n) { return !isZeroInteger(sizes[n]); });
       FailureOr<scf::SCFTileAndFuseResult> tiled = distributeWithProducers(
-          rewriter, cast<TilingInterface>(op.getOperation()), sizes);
+          rewriter, cast<TilingInterface>(op.getOperation()), sizes,
+          /*relayouts=*/!columnBlocked && !*paddedRelayout);
       if (failed(tiled)) {
         op.emitError("attn-parallelize-contractions: cannot distribute this "
                      "contraction");
@@ -426,13 +453,16 @@ struct AttnParallelizeContractionsPass
   /// K = 1024 f32 are 4 KiB apart: all in one set; the target model
   /// derives the stride). The copy is one pass over the operand, in a
   /// parallel loop of its own like a weight's transpose: made by each row
-  /// block instead, it was made again for each of its column blocks. Not
-  /// for an operand a row block computes itself (a fused transpose), nor
-  /// for a product of fewer than kMinPaddedColumns columns.
-  LogicalResult padConflictingRows(RewriterBase &rewriter, linalg::LinalgOp op,
-                                   const linalg::ContractionDimensions &dims) {
+  /// block instead, it was made again for each of its column blocks. An
+  /// operand transposed for `op` alone (a sequence-first input) is not
+  /// copied: the transpose writes the padded rows itself, and is then not
+  /// for the row blocks to compute (true is returned). Not for a product of
+  /// fewer than kMinPaddedColumns columns.
+  FailureOr<bool>
+  padConflictingRows(RewriterBase &rewriter, linalg::LinalgOp op,
+                     const linalg::ContractionDimensions &dims) {
     if (conflictStride <= 0)
-      return success();
+      return false;
     SmallVector<int64_t> bounds = op.getStaticLoopRanges();
     int64_t columns = 1;
     for (unsigned n : dims.n)
@@ -442,14 +472,19 @@ struct AttnParallelizeContractionsPass
         llvm::none_of(
             dims.n,
             [&](unsigned n) { return ShapedType::isDynamic(bounds[n]); }))
-      return success();
+      return false;
+    bool paddedRelayout = false;
     for (OpOperand *input : op.getDpsInputOperands()) {
       Value value = input->get();
       AffineMap map = op.getMatchingIndexingMap(input);
       auto type = dyn_cast<RankedTensorType>(value.getType());
       if (!type || map.getNumResults() < 2 ||
-          isa_and_present<linalg::FillOp, linalg::BroadcastOp,
-                          linalg::TransposeOp>(value.getDefiningOp()))
+          isa_and_present<linalg::FillOp, linalg::BroadcastOp>(
+              value.getDefiningOp()))
+        continue;
+      auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+      if (transpose &&
+          (!transpose.hasPureTensorSemantics() || !value.hasOneUse()))
         continue;
       auto inner = dyn_cast<AffineDimExpr>(map.getResults().back());
       if (!type.getElementType().isIntOrFloat() ||
@@ -471,21 +506,31 @@ struct AttnParallelizeContractionsPass
       if (!sizes)
         continue;
       Location loc = value.getLoc();
-      rewriter.setInsertionPoint(op);
+      rewriter.setInsertionPoint(transpose ? transpose.getOperation()
+                                           : op.getOperation());
+      // Sizes from a value defined before the insertion point: a
+      // transpose's init, not its result.
+      Value shape = transpose ? transpose.getInit() : value;
       SmallVector<int64_t> padded(type.getShape());
       padded.back() += kCacheLineBytes / elementBytes;
       SmallVector<Value> dynamicSizes;
       for (int64_t d = 0; d < type.getRank(); ++d)
         if (type.isDynamicDim(d))
           dynamicSizes.push_back(
-              tensor::DimOp::create(rewriter, loc, value, d));
+              tensor::DimOp::create(rewriter, loc, shape, d));
       Value buffer = bufferization::AllocTensorOp::create(
           rewriter, loc, type.clone(padded), dynamicSizes);
       SmallVector<OpFoldResult> zeros(type.getRank(), rewriter.getIndexAttr(0));
       SmallVector<OpFoldResult> ones(type.getRank(), rewriter.getIndexAttr(1));
       Value rows = tensor::ExtractSliceOp::create(
           rewriter, loc, buffer, zeros,
-          tensor::getMixedSizes(rewriter, loc, value), ones);
+          tensor::getMixedSizes(rewriter, loc, shape), ones);
+      if (transpose) {
+        rewriter.modifyOpInPlace(
+            transpose, [&] { transpose.getInitMutable().assign(rows); });
+        paddedRelayout = true;
+        continue;
+      }
       auto copy = linalg::CopyOp::create(rewriter, loc, value, rows);
       FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
           rewriter, cast<TilingInterface>(copy.getOperation()),
@@ -497,7 +542,7 @@ struct AttnParallelizeContractionsPass
       rewriter.modifyOpInPlace(
           op, [&] { input->set(tiled->replacements.front()); });
     }
-    return success();
+    return paddedRelayout;
   }
 
   /// Loops over `columns` x `depth` blocks of the (innermost) N and K

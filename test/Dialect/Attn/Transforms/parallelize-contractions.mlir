@@ -360,3 +360,64 @@ func.func @strides(%wide: tensor<256x2048xf32>, %odd: tensor<256x1280xf32>, %sho
   %r3 = linalg.matmul ins(%c, %narrow : tensor<256x1024xf32>, tensor<1024x64xf32>) outs(%init64 : tensor<256x64xf32>) -> tensor<256x64xf32>
   return %r0, %r1, %r2, %r3 : tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x64xf32>
 }
+
+// -----
+
+// A sequence-first input [S, B, K] made batch-first for the product: each
+// row block transposes its own rows (the default run: no column blocks) unless the
+// parallel loop also splits the columns (columns=128: 8 row blocks by 4 column
+// blocks, each of which would transpose its rows again): then the
+// transpose is one parallel loop of its own before the product's.
+// CHECK-LABEL: func.func @sequence_first
+// CHECK: scf.forall (%[[B:.*]], %[[S:.*]]) = (0, 0) to (2, 256) step (1, 64)
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<64x1x512xf32>) outs(%{{.*}} : tensor<1x64x512xf32>) permutation = [1, 0, 2]
+// CHECK: linalg.generic
+// CHECK-NOT: scf.forall (
+// CHECK: return
+// CACHE-LABEL: func.func @sequence_first
+// CACHE: %[[T:.*]] = scf.forall
+// CACHE: linalg.transpose ins(%{{.*}} : tensor<{{[0-9]+}}x1x512xf32>)
+// CACHE: scf.forall (%[[B:.*]], %[[S:.*]], %[[N:.*]]) = (0, 0, 0) to (2, 256, 512) step (1, 64, 128)
+// CACHE-NOT: linalg.transpose
+// CACHE: tensor.extract_slice %[[T]][%[[B]], %[[S]], 0] [1, 64, 512]
+// CACHE-NOT: linalg.transpose
+// CACHE: return
+func.func @sequence_first(%x: tensor<256x2x512xf32>, %w: tensor<512x512xf32>, %init: tensor<2x256x512xf32>) -> tensor<2x256x512xf32> {
+  %e = tensor.empty() : tensor<2x256x512xf32>
+  %t = linalg.transpose ins(%x : tensor<256x2x512xf32>) outs(%e : tensor<2x256x512xf32>) permutation = [1, 0, 2]
+  %r = linalg.generic {indexing_maps = [affine_map<(b, s, k, n) -> (b, s, k)>, affine_map<(b, s, k, n) -> (k, n)>, affine_map<(b, s, k, n) -> (b, s, n)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%t, %w : tensor<2x256x512xf32>, tensor<512x512xf32>) outs(%init : tensor<2x256x512xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x256x512xf32>
+  return %r : tensor<2x256x512xf32>
+}
+
+// -----
+
+// Its rows 4 KiB apart (K = 1024): the transpose writes them padded (no
+// copy after it), in a parallel loop of its own, and the product reads them
+// there, whether or not the columns are split.
+// CONFLICT-LABEL: func.func @sequence_first_conflict
+// CONFLICT: %[[BUF:.*]] = bufferization.alloc_tensor() : tensor<2x256x1040xf32>
+// CONFLICT: %[[ROWS:.*]] = tensor.extract_slice %[[BUF]][0, 0, 0] [2, 256, 1024] [1, 1, 1]
+// CONFLICT: %[[T:.*]] = scf.forall {{.*}} shared_outs(%[[O:.*]] = %[[ROWS]])
+// CONFLICT: linalg.transpose
+// CONFLICT-NOT: linalg.copy
+// CONFLICT: scf.forall
+// CONFLICT-NOT: linalg.transpose
+// CONFLICT: tensor.extract_slice %[[T]]
+// CONFLICT-NOT: linalg.transpose
+// CONFLICT: return
+func.func @sequence_first_conflict(%x: tensor<256x2x1024xf32>, %w: tensor<1024x512xf32>, %init: tensor<2x256x512xf32>) -> tensor<2x256x512xf32> {
+  %e = tensor.empty() : tensor<2x256x1024xf32>
+  %t = linalg.transpose ins(%x : tensor<256x2x1024xf32>) outs(%e : tensor<2x256x1024xf32>) permutation = [1, 0, 2]
+  %r = linalg.generic {indexing_maps = [affine_map<(b, s, k, n) -> (b, s, k)>, affine_map<(b, s, k, n) -> (k, n)>, affine_map<(b, s, k, n) -> (b, s, n)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%t, %w : tensor<2x256x1024xf32>, tensor<1024x512xf32>) outs(%init : tensor<2x256x512xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x256x512xf32>
+  return %r : tensor<2x256x512xf32>
+}
