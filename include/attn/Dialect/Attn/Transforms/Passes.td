@@ -752,7 +752,10 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     projected together into `[3, N, H, L, D / panel, panel]`: the panels of
     a head, then heads, each block within one of Q, K and V). The fill or bias broadcast a contraction starts from and
     transposes of its operands are computed by each row block for its rows
-    (tile-and-fuse); a transpose every row block would read whole (a weight
+    (tile-and-fuse), a transpose only where the parallel loop does not
+    split the columns too (each of a row's column blocks would transpose
+    its rows again) and its rows are not padded (below): otherwise it is a
+    parallel loop of its own, one pass over the operand; a transpose every row block would read whole (a weight
     packed on every call) gets a parallel loop of its own instead, over
     about 16 blocks of its leading dimensions, and so do the transposes
     left outside parallel loops once the contractions are distributed (the
@@ -764,7 +767,8 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     contraction's left operand (indexed by M and K, a K innermost) whose
     rows are a multiple of that many bytes apart is first copied, in a
     parallel loop over about 16 blocks of rows, into a buffer whose rows
-    are one cache line longer, and the contraction reads the copy: a
+    are one cache line longer (an operand transposed for it alone is
+    written there by the transpose), and the contraction reads the copy: a
     register block broadcasts from each of its rows at every K step, and
     rows that far apart fall in the same L1 sets (the CPU pipeline takes the
     stride from the target model's L1d and register block); not for
