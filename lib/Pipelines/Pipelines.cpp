@@ -154,20 +154,18 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
            "contraction-m-block");
   override(config.contractionNBlock, options.contractionNBlock,
            "contraction-n-block");
-  // 0 is a choice here (no copies); -1 leaves the target's.
-  if (options.contractionConflictStride >= 0 &&
-      options.contractionConflictStride != config.contractionConflictStride) {
-    config.contractionConflictStride = options.contractionConflictStride;
-    why << "  contraction-conflict-stride=" << config.contractionConflictStride
-        << ": given explicitly\n";
-  }
-  // 0 is a choice here (no prefetch); -1 leaves the target's.
-  if (options.contractionPrefetch >= 0 &&
-      options.contractionPrefetch != config.contractionPrefetch) {
-    config.contractionPrefetch = options.contractionPrefetch;
-    why << "  contraction-prefetch=" << config.contractionPrefetch
-        << ": given explicitly\n";
-  }
+  // Options for which 0 is a choice (none); -1 leaves the target's.
+  auto overrideOrNone = [&](int64_t &value, int64_t given, StringRef name) {
+    if (given < 0 || given == value)
+      return;
+    value = given;
+    why << "  " << name << "=" << given << ": given explicitly\n";
+  };
+  overrideOrNone(config.contractionConflictStride,
+                 options.contractionConflictStride,
+                 "contraction-conflict-stride");
+  overrideOrNone(config.contractionPrefetch, options.contractionPrefetch,
+                 "contraction-prefetch");
   config.maxMBlock = config.mBlock;
   while (!options.mBlock &&
          CpuKernelConfig::getLiveRegisters(config.maxMBlock + 1, config.nBlock,

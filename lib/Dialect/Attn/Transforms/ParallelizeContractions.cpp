@@ -501,9 +501,10 @@ struct AttnParallelizeContractionsPass
       if (!stride || (*stride * elementBytes) % conflictStride != 0 ||
           kCacheLineBytes % elementBytes != 0)
         continue;
+      // The copy's parallel blocks (a transpose gets its own later).
       std::optional<SmallVector<OpFoldResult>> sizes =
           getRelayoutBlocks(rewriter, type);
-      if (!sizes)
+      if (!transpose && !sizes)
         continue;
       Location loc = value.getLoc();
       rewriter.setInsertionPoint(transpose ? transpose.getOperation()
