@@ -73,6 +73,22 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     loop's consumer instead: each block multiplies its probabilities while
     they are in the cache, and the loop yields both. The probabilities are
     the same; `attn.weights` still returns the whole matrix.
+
+    Where the probabilities' other user is a `linalg.reduce` over the heads
+    alone (the mean `attn-decompose-multihead` makes for `need_weights`
+    with averaged weights), no `[B, H, Sq, Skv]` tensor is made at all: the
+    parallel loop is over (batch, block of query rows), and each block
+    loops over the heads (`scf.for`), computing the head's probabilities
+    for its rows, their product with V and their share of the mean,
+    accumulated into the block's `[rows, Skv]` tile (upstream tile-and-fuse
+    of the product, then consumer fusion of the mean, at both levels). Each
+    block reads all of its sequence's keys and values, so a block keeps at
+    least 16 rows; R is halved (down to 16) while a static loop would have
+    fewer than 16 blocks, and where it would have fewer even then (one
+    short sequence), the heads stay a parallel dimension and the mean is
+    taken after the loop. In every row-block loop the steps' intermediate
+    tiles (scores, exponentials) are tensors of their own, not slices of a
+    whole `[B, H, Sq, Skv]` tensor nothing else reads.
   }];
   let options = [
     Option<"weightsRows", "weights-rows", "int64_t", /*default=*/"0",

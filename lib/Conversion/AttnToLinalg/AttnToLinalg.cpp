@@ -22,10 +22,13 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include <cmath>
 #include <limits>
@@ -1241,6 +1244,218 @@ static bool hasPlainIndexing(linalg::GenericOp probabilities,
   });
 }
 
+/// Makes the sizes taken from `probabilities` (a product's init, a loop's
+/// bounds) come from their init instead: the loop that replaces them comes
+/// after those uses.
+static void sizeFromInit(RewriterBase &rewriter,
+                         DestinationStyleOpInterface probabilities) {
+  for (OpOperand &use : llvm::make_early_inc_range(probabilities->getUses()))
+    if (auto dim = dyn_cast<tensor::DimOp>(use.getOwner()))
+      rewriter.modifyOpInPlace(
+          dim, [&] { use.set(probabilities.getDpsInitOperand(0)->get()); });
+}
+
+/// The mean over the heads that attn-decompose-multihead takes of
+/// `probabilities` (their user that reduces [B, H, Sq, Skv] over the heads
+/// alone), or null.
+static linalg::ReduceOp getHeadMean(linalg::GenericOp probabilities) {
+  for (Operation *user : probabilities->getUsers()) {
+    auto reduce = dyn_cast<linalg::ReduceOp>(user);
+    if (reduce && reduce.getNumDpsInputs() == 1 &&
+        reduce.getInputs()[0] == probabilities->getResult(0) &&
+        reduce.getDimensions() == ArrayRef<int64_t>{1})
+      return reduce;
+  }
+  return nullptr;
+}
+
+/// Fewest query rows in a block of the head-mean loop: below that, each
+/// block's reads of every head's keys and values cost more than the
+/// probabilities it no longer stores.
+constexpr int64_t kMinHeadMeanRows = 16;
+
+/// The query rows of a block of the loop that accumulates the mean over
+/// the heads of [B, H, Sq, Skv] probabilities (all of a head's rows where
+/// there are at most `rows`, static): `rows`, halved down to
+/// kMinHeadMeanRows while a static loop would have fewer than
+/// kMinGroupedBlocks blocks; none where it would have fewer even then (a
+/// loop over the blocks of one short sequence cannot keep the threads
+/// busy: the heads are the parallel dimension there).
+static std::optional<int64_t> getHeadMeanRows(ShapedType probabilities,
+                                              int64_t rows) {
+  int64_t batch = probabilities.getDimSize(0);
+  int64_t queries = probabilities.getDimSize(2);
+  if (ShapedType::isDynamic(batch) || ShapedType::isDynamic(queries))
+    return rows;
+  auto blocks = [&](int64_t r) { return batch * llvm::divideCeil(queries, r); };
+  if (queries <= rows)
+    rows = queries;
+  else
+    while (rows / 2 >= kMinHeadMeanRows && blocks(rows) < kMinGroupedBlocks)
+      rows /= 2;
+  if (blocks(rows) < kMinGroupedBlocks)
+    return std::nullopt;
+  return rows;
+}
+
+/// The op whose result `loop` (a tiling loop) assembles into its result
+/// `index`: the source of that result's tensor.parallel_insert_slice or of
+/// the tensor.insert_slice it yields.
+static Operation *getTileOf(LoopLikeOpInterface loop, unsigned index) {
+  if (auto forall = dyn_cast<scf::ForallOp>(loop.getOperation())) {
+    BlockArgument destination = forall.getRegionIterArgs()[index];
+    for (Operation &op : forall.getTerminator().getYieldingOps())
+      if (auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(op))
+        if (insert.getDest() == destination)
+          return insert.getSource().getDefiningOp();
+    return nullptr;
+  }
+  auto yield = cast<scf::YieldOp>(
+      cast<scf::ForOp>(loop.getOperation()).getBody()->getTerminator());
+  auto insert = yield.getOperand(index).getDefiningOp<tensor::InsertSliceOp>();
+  return insert ? insert.getSource().getDefiningOp() : nullptr;
+}
+
+/// A loop of tileWithHeadMean and the tiles in its body.
+struct HeadMeanTiles {
+  LoopLikeOpInterface loop;
+  Operation *product, *probabilities, *mean;
+};
+
+/// Tiles `product` (P V; tiles of `sizes`, in a loop of `loopType`), fuses
+/// the steps of the probabilities it reads into the loop, then `mean`, the
+/// other user of the probabilities, so that both use each tile of them
+/// where it is computed. The loop is left assembling every tile of the
+/// probabilities, which nothing reads: fuseHeadMean stops that.
+static FailureOr<HeadMeanTiles>
+tileWithHeadMean(RewriterBase &rewriter, Operation *product,
+                 Operation *probabilities, Operation *mean,
+                 ArrayRef<OpFoldResult> sizes,
+                 scf::SCFTilingOptions::LoopType loopType) {
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(sizes);
+  tiling.setLoopType(loopType);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  // The probabilities' steps, not V's producers or loops computed once
+  // (K^T's transpose); the probabilities themselves are also yielded, for
+  // the mean.
+  Operation *valueProducer = product->getOperand(1).getDefiningOp();
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult producer,
+          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!isa<linalg::LinalgOp>(producer.getOwner()) ||
+            producer.getOwner() == valueProducer)
+          return std::nullopt;
+        scf::SCFTileAndFuseOptions::ControlFnResult result;
+        result.yieldProducerReplacement = producer.getOwner() == probabilities;
+        return result;
+      });
+  rewriter.setInsertionPoint(product);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(product), options);
+  if (failed(fused))
+    return failure();
+  HeadMeanTiles tiles;
+  tiles.loop = fused->loops.front();
+  // Tiling sized the product's tiles by the probabilities it reads.
+  sizeFromInit(rewriter, cast<DestinationStyleOpInterface>(probabilities));
+  for (Operation *replaced : {product, probabilities}) {
+    Value replacement = fused->replacements.lookup(replaced->getResult(0));
+    if (!replacement)
+      return failure();
+    // (Its dead untiled copy may still read it inside the loop.)
+    rewriter.replaceUsesWithIf(replaced->getResult(0), replacement,
+                               [&](OpOperand &use) {
+                                 return !tiles.loop->isAncestor(use.getOwner());
+                               });
+    Operation *tile =
+        getTileOf(tiles.loop, cast<OpResult>(replacement).getResultNumber());
+    if (!tile)
+      return failure();
+    (replaced == product ? tiles.product : tiles.probabilities) = tile;
+  }
+  rewriter.eraseOp(product);
+  SmallVector<LoopLikeOpInterface> loops = fused->loops;
+  // Consumer fusion wants the mean's init defined before the loop.
+  if (failed(moveValueDefinitions(
+          rewriter, cast<DestinationStyleOpInterface>(mean).getDpsInits(),
+          tiles.loop)))
+    return failure();
+  FailureOr<scf::SCFFuseConsumerOfSliceResult> fusedMean =
+      scf::tileAndFuseConsumer(rewriter, mean, loops);
+  if (failed(fusedMean))
+    return failure();
+  rewriter.eraseOp(mean);
+  tiles.loop = loops.front();
+  tiles.mean = fusedMean->tiledOps.front();
+  return tiles;
+}
+
+/// need_weights' mean over the heads, fused: an scf.forall over (batch,
+/// block of query rows) whose iteration loops over the heads (scf.for),
+/// computing each head's probabilities for its rows, their product with V
+/// and their share of the mean, accumulated in the block's [rows, Skv]
+/// tile. No [B, H, Sq, Skv] tensor is written or read back: the per-head
+/// probabilities live in a tile of one head's rows. Every block reads all
+/// of its batch's keys and values, hence blocks of at least
+/// kMinHeadMeanRows rows.
+static FailureOr<Operation *>
+fuseHeadMean(RewriterBase &rewriter, linalg::GenericOp probabilities,
+             linalg::GenericOp product, linalg::ReduceOp mean, int64_t rows) {
+  // The product's tiles have its loops: sizes for its (batch, head, query)
+  // dimensions, the others whole.
+  AffineMap map = product.getMatchingIndexingMap(product.getDpsInputOperand(0));
+  unsigned numLoops = product.getNumLoops();
+  auto sizesFor = [&](ArrayRef<int64_t> perDim) {
+    SmallVector<OpFoldResult> sizes(numLoops, rewriter.getIndexAttr(0));
+    for (auto [result, size] : llvm::zip(map.getResults(), perDim))
+      sizes[cast<AffineDimExpr>(result).getPosition()] =
+          rewriter.getIndexAttr(size);
+    return sizes;
+  };
+  FailureOr<HeadMeanTiles> blocks = tileWithHeadMean(
+      rewriter, product, probabilities, mean, sizesFor({1, 0, rows}),
+      scf::SCFTilingOptions::LoopType::ForallOp);
+  if (failed(blocks))
+    return failure();
+  // The block loop need not assemble the probabilities (and fusing the
+  // mean into the head loop needs them used by the mean alone).
+  auto blockLoop = cast<scf::ForallOp>(blocks->loop.getOperation());
+  for (Operation &op :
+       llvm::make_early_inc_range(blockLoop.getTerminator().getYieldingOps()))
+    if (cast<tensor::ParallelInsertSliceOp>(op).getSource() ==
+        blocks->probabilities->getResult(0))
+      rewriter.eraseOp(&op);
+
+  FailureOr<HeadMeanTiles> heads = tileWithHeadMean(
+      rewriter, blocks->product, blocks->probabilities, blocks->mean,
+      sizesFor({0, 1, 0}), scf::SCFTilingOptions::LoopType::ForOp);
+  if (failed(heads))
+    return failure();
+  // Nor need the head loop: each head's tile gets a tensor of its own and
+  // the loop yields the iteration argument it was inserted into unchanged,
+  // for canonicalization to drop.
+  auto tile = cast<DestinationStyleOpInterface>(heads->probabilities);
+  OpOperand &tileInit = *tile.getDpsInitOperand(0);
+  rewriter.setInsertionPoint(tile);
+  Value own = tensor::EmptyOp::create(
+      rewriter, tile->getLoc(),
+      tensor::getMixedSizes(rewriter, tile->getLoc(), tileInit.get()),
+      getElementTypeOrSelf(tileInit.get().getType()));
+  rewriter.modifyOpInPlace(tile, [&] { tileInit.set(own); });
+  auto headLoop = cast<scf::ForOp>(heads->loop.getOperation());
+  auto yield = cast<scf::YieldOp>(headLoop.getBody()->getTerminator());
+  for (OpOperand &yielded : yield->getOpOperands())
+    if (auto insert = yielded.get().getDefiningOp<tensor::InsertSliceOp>())
+      if (insert.getSource() == tile->getResult(0))
+        rewriter.modifyOpInPlace(yield, [&] {
+          yielded.set(headLoop.getRegionIterArgs()[yielded.getOperandNumber()]);
+        });
+  return blockLoop.getOperation();
+}
+
 struct AttnLowerToLinalgPass
     : attn::impl::AttnLowerToLinalgBase<AttnLowerToLinalgPass> {
   using Base::Base;
@@ -1287,6 +1502,8 @@ struct AttnLowerToLinalgPass
                                    !isWholeHeadBlock(shape, weightsRows))))
         return signalPassFailure();
     }
+    // The row-block loops made below.
+    SmallVector<Operation *> rowLoops;
     for (linalg::GenericOp op : probabilities) {
       // [B, H, Sq, Skv]: one (batch, head) and weightsRows rows per
       // iteration, every key; the producers (scores, masks, row max, exp,
@@ -1295,6 +1512,26 @@ struct AttnLowerToLinalgPass
       // consumer: each block's probabilities are multiplied while they are
       // in the cache, and also stored for the weights.
       linalg::GenericOp product = getProbabilitiesProduct(op);
+      linalg::ReduceOp mean = product ? getHeadMean(op) : nullptr;
+      std::optional<int64_t> meanRows =
+          mean
+              ? getHeadMeanRows(cast<ShapedType>(op.getDpsInits()[0].getType()),
+                                weightsRows)
+              : std::nullopt;
+      if (meanRows && llvm::all_of(op->getUsers(), [&](Operation *user) {
+            return user == product || user == mean || isa<tensor::DimOp>(user);
+          })) {
+        Location loc = op.getLoc();
+        FailureOr<Operation *> loop =
+            fuseHeadMean(rewriter, op, product, mean, *meanRows);
+        if (failed(loop)) {
+          emitError(loc, "attn-lower-to-linalg: cannot fuse the mean over "
+                         "the heads into row blocks");
+          return signalPassFailure();
+        }
+        rowLoops.push_back(*loop);
+        continue;
+      }
       Operation *consumer = product ? product.getOperation() : op;
       AffineMap probsMap =
           product
@@ -1337,13 +1574,8 @@ struct AttnLowerToLinalgPass
                        "into row blocks");
         return signalPassFailure();
       }
-      // Sizes taken from the probabilities (the product's init, the loop's
-      // bounds) come from their init: the loop that replaces them comes
-      // after those uses.
-      for (OpOperand &use : llvm::make_early_inc_range(op->getUses()))
-        if (auto dim = dyn_cast<tensor::DimOp>(use.getOwner()))
-          rewriter.modifyOpInPlace(
-              dim, [&] { use.set(op.getDpsInitOperand(0)->get()); });
+      sizeFromInit(rewriter, op);
+      rowLoops.push_back(fused->loops.front());
       SmallVector<Operation *> replacedOps = {consumer};
       if (product)
         replacedOps.push_back(op);
@@ -1361,6 +1593,19 @@ struct AttnLowerToLinalgPass
     // left dead for the canonicalizer.)
     DominanceInfo dominance;
     eliminateCommonSubExpressions(rewriter, dominance, getOperation());
+    // The steps' intermediate tiles (scores, exponentials) are slices of
+    // whole-tensor inits nothing else reads: as tensors of their own, each
+    // block's live in a buffer of a block (on the stack), not in a
+    // [B, H, Sq, Skv] buffer written block by block.
+    SmallVector<Operation *> slicesOfEmpty;
+    for (Operation *loop : rowLoops)
+      loop->walk([&](tensor::ExtractSliceOp slice) {
+        if (slice.getSource().getDefiningOp<tensor::EmptyOp>())
+          slicesOfEmpty.push_back(slice);
+      });
+    RewritePatternSet folds(&getContext());
+    tensor::populateFoldTensorEmptyPatterns(folds);
+    (void)applyOpPatternsGreedily(slicesOfEmpty, std::move(folds));
   }
 };
 

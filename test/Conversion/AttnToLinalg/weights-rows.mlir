@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-lower-to-linalg="weights-rows=16" --canonicalize --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-lower-to-linalg --split-input-file | FileCheck %s --check-prefix=WHOLE
+// RUN: attn-opt %s --attn-lower-to-linalg="weights-rows=64" --canonicalize --split-input-file | FileCheck %s --check-prefix=ROWS64
 
 // attn.weights with weights-rows: one parallel loop over (batch, head,
 // 16-row block), and inside it, for those rows only, every step: the
@@ -205,4 +206,173 @@ func.func @grouped_heads_shared_mask(%q: tensor<8x6x5x8xf32>, %k: tensor<8x6x7x8
   %e = tensor.empty() : tensor<8x6x5x7xf32>
   %w = attn.weights %q, %k mask(%m : tensor<8x1x5x7xi1>) outs(%e) : tensor<8x6x5x8xf32>, tensor<8x6x7x8xf32> -> tensor<8x6x5x7xf32>
   return %w : tensor<8x6x5x7xf32>
+}
+
+// -----
+
+// The mean over the heads of need_weights (attn-decompose-multihead's
+// linalg.reduce over dimension 1) joins the product in the row blocks: one
+// parallel loop over (batch, 16-row block), and in each block a loop over
+// the heads that computes the head's probabilities for those rows (the
+// causal mask at the block's rows), their product with V and their share
+// of the mean, accumulated into the block's [16, Skv] tile. No
+// [B, H, Sq, Skv] tensor is left: each head's probabilities are a tensor of
+// their own.
+// CHECK-LABEL: func.func @head_mean
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<4x3x64x8xf32>
+// CHECK-NOT: tensor<4x3x64x24xf32>
+// CHECK: %[[R:.*]]:2 = scf.forall (%[[B:.*]], %[[I:.*]]) = (0, 0) to (4, 64) step (1, 16) shared_outs(%[[O:.*]] = %{{.*}}, %[[W:.*]] = %{{.*}}) -> (tensor<4x3x64x16xf32>, tensor<4x64x24xf32>)
+// CHECK: %[[QB:.*]] = tensor.extract_slice %[[Q]][%[[B]], 0, %[[I]], 0] [1, 3, 16, 8]
+// CHECK: %[[WB:.*]] = tensor.extract_slice %[[W]][%[[B]], %[[I]], 0] [1, 16, 24]
+// CHECK: %[[H:.*]]:2 = scf.for %[[HEAD:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[OA:.*]] = %{{.*}}, %[[WA:.*]] = %[[WB]]) -> (tensor<1x3x16x16xf32>, tensor<1x16x24xf32>)
+// CHECK: tensor.extract_slice %[[QB]][0, %[[HEAD]], 0, 0] [1, 1, 16, 8]
+// CHECK: tensor.empty() : tensor<1x1x16x24xf32>
+// CHECK: linalg.index 2
+// CHECK: affine.apply #{{.*}}(%[[I]])
+// CHECK: linalg.reduce
+// CHECK: linalg.reduce
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x16x24xf32>, tensor<1x1x16xf32>) outs(%{{.*}} : tensor<1x1x16x24xf32>)
+// CHECK: %[[PV:.*]] = linalg.generic {{.*}} ins(%[[P]], %{{.*}} : tensor<1x1x16x24xf32>, tensor<1x1x24x16xf32>)
+// CHECK: %[[OS:.*]] = tensor.insert_slice %[[PV]] into %[[OA]][0, %[[HEAD]], 0, 0] [1, 1, 16, 16]
+// CHECK: %[[MEAN:.*]] = linalg.reduce ins(%[[P]] : tensor<1x1x16x24xf32>) outs(%[[WA]] : tensor<1x16x24xf32>) dimensions = [1]
+// CHECK: scf.yield %[[OS]], %[[MEAN]]
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[H]]#0 into %[[O]][%[[B]], 0, %[[I]], 0] [1, 3, 16, 16]
+// CHECK-NEXT: tensor.parallel_insert_slice %[[H]]#1 into %[[W]][%[[B]], %[[I]], 0] [1, 16, 24]
+// CHECK-NOT: linalg.reduce
+// CHECK: return %[[R]]#1, %[[R]]#0
+func.func @head_mean(%q: tensor<4x3x64x8xf32>, %k: tensor<4x3x24x8xf32>, %v: tensor<4x3x24x16xf32>) -> (tensor<4x64x24xf32>, tensor<4x3x64x16xf32>) {
+  %e = tensor.empty() : tensor<4x3x64x24xf32>
+  %w = attn.weights %q, %k outs(%e) causal : tensor<4x3x64x8xf32>, tensor<4x3x24x8xf32> -> tensor<4x3x64x24xf32>
+  %z = arith.constant 0.0 : f32
+  %eo = tensor.empty() : tensor<4x3x64x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%eo : tensor<4x3x64x16xf32>) -> tensor<4x3x64x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, j)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%w, %v : tensor<4x3x64x24xf32>, tensor<4x3x24x16xf32>) outs(%f : tensor<4x3x64x16xf32>) {
+  ^bb0(%p: f32, %x: f32, %acc: f32):
+    %m = arith.mulf %p, %x : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3x64x16xf32>
+  %em = tensor.empty() : tensor<4x64x24xf32>
+  %fm = linalg.fill ins(%z : f32) outs(%em : tensor<4x64x24xf32>) -> tensor<4x64x24xf32>
+  %mean = linalg.reduce ins(%w : tensor<4x3x64x24xf32>) outs(%fm : tensor<4x64x24xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %c = arith.constant 0.33333334 : f32
+      %x = arith.mulf %in, %c : f32
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %mean, %o : tensor<4x64x24xf32>, tensor<4x3x64x16xf32>
+}
+
+// -----
+
+// A loop over the row blocks of one short sequence (1 x 40 rows: 3 blocks)
+// would leave threads idle: the heads stay a parallel dimension, and the
+// mean is taken after the loop from the stored probabilities.
+// CHECK-LABEL: func.func @head_mean_few_blocks
+// CHECK: %[[R:.*]]:2 = scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (3, 40) step (1, 16) {{.*}} -> (tensor<1x3x40x16xf32>, tensor<1x3x40x24xf32>)
+// CHECK-NOT: scf.for %
+// CHECK: linalg.reduce ins(%[[R]]#1 : tensor<1x3x40x24xf32>) {{.*}} dimensions = [1]
+func.func @head_mean_few_blocks(%q: tensor<1x3x40x8xf32>, %k: tensor<1x3x24x8xf32>, %v: tensor<1x3x24x16xf32>) -> (tensor<1x40x24xf32>, tensor<1x3x40x16xf32>) {
+  %e = tensor.empty() : tensor<1x3x40x24xf32>
+  %w = attn.weights %q, %k outs(%e) : tensor<1x3x40x8xf32>, tensor<1x3x24x8xf32> -> tensor<1x3x40x24xf32>
+  %z = arith.constant 0.0 : f32
+  %eo = tensor.empty() : tensor<1x3x40x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%eo : tensor<1x3x40x16xf32>) -> tensor<1x3x40x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, j)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%w, %v : tensor<1x3x40x24xf32>, tensor<1x3x24x16xf32>) outs(%f : tensor<1x3x40x16xf32>) {
+  ^bb0(%p: f32, %x: f32, %acc: f32):
+    %m = arith.mulf %p, %x : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x3x40x16xf32>
+  %em = tensor.empty() : tensor<1x40x24xf32>
+  %fm = linalg.fill ins(%z : f32) outs(%em : tensor<1x40x24xf32>) -> tensor<1x40x24xf32>
+  %mean = linalg.reduce ins(%w : tensor<1x3x40x24xf32>) outs(%fm : tensor<1x40x24xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %c = arith.constant 0.33333334 : f32
+      %x = arith.mulf %in, %c : f32
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %mean, %o : tensor<1x40x24xf32>, tensor<1x3x40x16xf32>
+}
+
+// -----
+
+// One sequence of 600 rows: blocks of 64 rows would be 10, too few to
+// balance; halved to 32 (19 blocks). The last block is partial.
+// CHECK-LABEL: func.func @head_mean_one_sequence
+// CHECK: scf.forall (%{{.*}}) = (0) to (600) step (16)
+// CHECK: scf.for %
+// ROWS64-LABEL: func.func @head_mean_one_sequence
+// ROWS64: scf.forall (%{{.*}}) = (0) to (600) step (32)
+// ROWS64: affine.min
+// ROWS64: scf.for %
+// ROWS64: linalg.reduce ins(%{{.*}} : tensor<1x1x?x24xf32>) outs(%{{.*}} : tensor<1x?x24xf32>) dimensions = [1]
+func.func @head_mean_one_sequence(%q: tensor<1x3x600x8xf32>, %k: tensor<1x3x24x8xf32>, %v: tensor<1x3x24x16xf32>) -> (tensor<1x600x24xf32>, tensor<1x3x600x16xf32>) {
+  %e = tensor.empty() : tensor<1x3x600x24xf32>
+  %w = attn.weights %q, %k outs(%e) : tensor<1x3x600x8xf32>, tensor<1x3x24x8xf32> -> tensor<1x3x600x24xf32>
+  %z = arith.constant 0.0 : f32
+  %eo = tensor.empty() : tensor<1x3x600x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%eo : tensor<1x3x600x16xf32>) -> tensor<1x3x600x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, j)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%w, %v : tensor<1x3x600x24xf32>, tensor<1x3x24x16xf32>) outs(%f : tensor<1x3x600x16xf32>) {
+  ^bb0(%p: f32, %x: f32, %acc: f32):
+    %m = arith.mulf %p, %x : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x3x600x16xf32>
+  %em = tensor.empty() : tensor<1x600x24xf32>
+  %fm = linalg.fill ins(%z : f32) outs(%em : tensor<1x600x24xf32>) -> tensor<1x600x24xf32>
+  %mean = linalg.reduce ins(%w : tensor<1x3x600x24xf32>) outs(%fm : tensor<1x600x24xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %c = arith.constant 0.33333334 : f32
+      %x = arith.mulf %in, %c : f32
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %mean, %o : tensor<1x600x24xf32>, tensor<1x3x600x16xf32>
+}
+
+// -----
+
+// Shape-generic: the row count is not known, so the loop cannot be judged
+// too short; blocks of 16 rows, their sizes taken from the probabilities'
+// init.
+// CHECK-LABEL: func.func @head_mean_dynamic
+// CHECK: %[[R:.*]]:2 = scf.forall {{.*}} step (1, 16) {{.*}} -> (tensor<?x3x?x16xf32>, tensor<?x?x?xf32>)
+// CHECK: scf.for %
+// CHECK: linalg.reduce {{.*}} dimensions = [1]
+// CHECK: return %[[R]]#1, %[[R]]#0
+func.func @head_mean_dynamic(%q: tensor<?x3x?x8xf32>, %k: tensor<?x3x?x8xf32>, %v: tensor<?x3x?x16xf32>) -> (tensor<?x?x?xf32>, tensor<?x3x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %b = tensor.dim %q, %c0 : tensor<?x3x?x8xf32>
+  %l = tensor.dim %q, %c2 : tensor<?x3x?x8xf32>
+  %sk = tensor.dim %k, %c2 : tensor<?x3x?x8xf32>
+  %e = tensor.empty(%b, %l, %sk) : tensor<?x3x?x?xf32>
+  %w = attn.weights %q, %k outs(%e) : tensor<?x3x?x8xf32>, tensor<?x3x?x8xf32> -> tensor<?x3x?x?xf32>
+  %wb = tensor.dim %w, %c0 : tensor<?x3x?x?xf32>
+  %wl = tensor.dim %w, %c2 : tensor<?x3x?x?xf32>
+  %c3 = arith.constant 3 : index
+  %ws = tensor.dim %w, %c3 : tensor<?x3x?x?xf32>
+  %z = arith.constant 0.0 : f32
+  %eo = tensor.empty(%wb, %wl) : tensor<?x3x?x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%eo : tensor<?x3x?x16xf32>) -> tensor<?x3x?x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, j)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%w, %v : tensor<?x3x?x?xf32>, tensor<?x3x?x16xf32>) outs(%f : tensor<?x3x?x16xf32>) {
+  ^bb0(%p: f32, %x: f32, %acc: f32):
+    %m = arith.mulf %p, %x : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x3x?x16xf32>
+  %em = tensor.empty(%wb, %wl, %ws) : tensor<?x?x?xf32>
+  %fm = linalg.fill ins(%z : f32) outs(%em : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %mean = linalg.reduce ins(%w : tensor<?x3x?x?xf32>) outs(%fm : tensor<?x?x?xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %c = arith.constant 0.33333334 : f32
+      %x = arith.mulf %in, %c : f32
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %mean, %o : tensor<?x?x?xf32>, tensor<?x3x?x16xf32>
 }

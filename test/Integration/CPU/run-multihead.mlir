@@ -13,6 +13,17 @@
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 16 --heads 4 --Sq 5 --Skv 7 --bias --add-bias-kv --add-zero-attn --key-padding-mask bool:2 --attn-mask f32:3 --need-weights --per-head-weights | FileCheck %s
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --dtype bf16 --E 16 --heads 2 --Sq 6 --Skv 6 --unbatched | FileCheck %s
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 8 --heads 2 --B 3 --Sq 7 --Skv 5 --dynamic | FileCheck %s
+// need_weights' mean over the heads accumulated in row blocks (a loop over
+// (batch, row block) with the heads inside, where it has at least 16
+// blocks): whole short heads of 16 sequences; one long sequence with both
+// masks, causal and a partial last block; dropout (kept at the global
+// row); bf16 and f16 with kdim/vdim; shape-generic.
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 16 --heads 4 --B 16 --Sq 5 --Skv 7 --batch-first --need-weights | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 32 --heads 4 --B 1 --Sq 300 --Skv 40 --batch-first --need-weights --causal --key-padding-mask bool:2 --attn-mask f32:3 | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 32 --heads 4 --B 2 --Sq 130 --Skv 130 --batch-first --need-weights --dropout 0.2 | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --dtype bf16 --E 32 --heads 4 --B 1 --Sq 260 --Skv 260 --need-weights --self-attention | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --dtype f16 --E 32 --heads 4 --B 2 --Sq 140 --Skv 50 --kdim 24 --vdim 40 --need-weights | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 16 --heads 2 --B 3 --Sq 70 --Skv 20 --need-weights --dynamic | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // CHECK-NOT: FAIL
 
