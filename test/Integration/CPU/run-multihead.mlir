@@ -24,6 +24,10 @@
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --dtype bf16 --E 32 --heads 4 --B 1 --Sq 260 --Skv 260 --need-weights --self-attention | FileCheck %s
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --dtype f16 --E 32 --heads 4 --B 2 --Sq 140 --Skv 50 --kdim 24 --vdim 40 --need-weights | FileCheck %s
 // RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 16 --heads 2 --B 3 --Sq 70 --Skv 20 --need-weights --dynamic | FileCheck %s
+// Shape-generic rows of keys longer than a vector (attn-vectorize-tiles
+// takes rows of no constant bound in masked chunks):
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op multihead --E 16 --heads 2 --B 3 --Sq 70 --Skv 150 --need-weights --dynamic | FileCheck %s
+// RUN: %python %attn_src_root/test/lib/attn_check.py --attn-run attn-run --op weights --dtype bf16 --B 2 --Hq 2 --Hkv 2 --Sq 33 --Skv 150 --causal --dynamic | FileCheck %s
 // CHECK: relative error {{.*}} ok
 // CHECK-NOT: FAIL
 

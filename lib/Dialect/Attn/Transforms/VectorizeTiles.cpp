@@ -497,10 +497,9 @@ static bool isInductionVariable(Value value, std::optional<int64_t>,
 }
 
 /// Upper bounds of `op`'s loops, from the shapes of its operands (a dynamic
-/// tile size such as `min(64, n - i)` is bounded by 64); nullopt where some
-/// loop has no constant bound.
-static std::optional<SmallVector<int64_t>>
-getLoopUpperBounds(linalg::LinalgOp op) {
+/// tile size such as `min(64, n - i)` is bounded by 64); kDynamic for a
+/// loop with no constant bound.
+static SmallVector<int64_t> getLoopUpperBoundsOrDynamic(linalg::LinalgOp op) {
   SmallVector<int64_t> bounds(op.getNumLoops(), ShapedType::kDynamic);
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
@@ -518,6 +517,13 @@ getLoopUpperBounds(linalg::LinalgOp op) {
       known = ShapedType::isDynamic(known) ? *bound : std::min(known, *bound);
     }
   }
+  return bounds;
+}
+
+/// getLoopUpperBoundsOrDynamic where every loop has a bound, else nullopt.
+static std::optional<SmallVector<int64_t>>
+getLoopUpperBounds(linalg::LinalgOp op) {
+  SmallVector<int64_t> bounds = getLoopUpperBoundsOrDynamic(op);
   if (llvm::any_of(bounds, ShapedType::isDynamic))
     return std::nullopt;
   return bounds;
@@ -605,21 +611,24 @@ static bool tileTransposeIntoBlocks(RewriterBase &rewriter,
   return true;
 }
 
-/// The elementwise and row-reduction ops of a tile (isRowOp) whose rows
-/// are bounded by a constant, tiled one row at a time and marked with the
-/// vector size of a row, which covers a partial row through masking. A row
-/// longer than `maxRow` elements (the probabilities of `attn.weights` span
-/// every key) is taken `chunk` elements at a time, a reduction carrying its
-/// accumulator from chunk to chunk.
+/// The elementwise and row-reduction ops of a tile (isRowOp), tiled one
+/// row at a time and marked with the vector size of a row, which covers a
+/// partial row through masking. A row longer than `maxRow` elements, or of
+/// a length with no constant bound (the probabilities of `attn.weights`
+/// span every key; a shape-generic function's keys are any number), is
+/// taken `chunk` elements at a time, a reduction carrying its accumulator
+/// from chunk to chunk. (Left unbounded, such rows were scalar loops that
+/// kept a row maximum's accumulator in memory: a shape-generic
+/// need_weights ran its softmax 6x slower than a static one.)
 static void tileIntoRows(RewriterBase &rewriter, linalg::LinalgOp op,
                          int64_t maxRow, int64_t chunk) {
   if (!op.hasPureTensorSemantics() || isa<linalg::FillOp>(op) ||
       readsSubByteElements(op) || !isRowOp(op))
     return;
-  std::optional<SmallVector<int64_t>> bounds = getLoopUpperBounds(op);
-  if (!bounds)
-    return;
-  int64_t row = bounds->back() > maxRow ? chunk : 0;
+  // The outer loops are tiled at 1, whatever their bounds.
+  SmallVector<int64_t> bounds = getLoopUpperBoundsOrDynamic(op);
+  int64_t last = bounds.back();
+  int64_t row = ShapedType::isDynamic(last) || last > maxRow ? chunk : 0;
   Operation *tiledOp = op;
   if (op.getNumLoops() > 1 || row) {
     SmallVector<OpFoldResult> sizes(op.getNumLoops() - 1,
@@ -629,11 +638,11 @@ static void tileIntoRows(RewriterBase &rewriter, linalg::LinalgOp op,
     if (failed(tiled))
       return;
     tiledOp = tiled->tiledOps.front();
-    std::fill(bounds->begin(), bounds->end() - 1, 1);
+    std::fill(bounds.begin(), bounds.end() - 1, 1);
     if (row)
-      bounds->back() = row;
+      bounds.back() = row;
   }
-  tiledOp->setAttr(kRowMarker, rewriter.getDenseI64ArrayAttr(*bounds));
+  tiledOp->setAttr(kRowMarker, rewriter.getDenseI64ArrayAttr(bounds));
 }
 
 /// Replaces `op` by its vectorisation (`vectorSizes` empty for a static

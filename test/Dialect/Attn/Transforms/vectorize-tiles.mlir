@@ -202,9 +202,15 @@ func.func @bool_mask(%s: tensor<8x16xf32>, %mask: tensor<16xi1>) -> tensor<8x16x
 
 // -----
 
+// Rows with no constant bound (a shape-generic function's keys): one row
+// at a time, n-block elements at a time, the last chunk masked.
 // CHECK-LABEL: func.func @unbounded
-// CHECK: linalg.generic
-// CHECK-NOT: vector.
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
+// CHECK: %[[N:.*]] = affine.min
+// CHECK: vector.create_mask %[[N]] : vector<32xi1>
+// CHECK: arith.mulf {{.*}} : vector<32xf32>
+// CHECK-NOT: linalg.generic
 func.func @unbounded(%s: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} outs(%s : tensor<?x?xf32>) {
   ^bb0(%x: f32):
@@ -212,6 +218,29 @@ func.func @unbounded(%s: tensor<?x?xf32>) -> tensor<?x?xf32> {
     linalg.yield %y : f32
   } -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// A row maximum over such rows carries its accumulator in a register from
+// chunk to chunk; the masked-off lanes of the last chunk read -inf.
+// CHECK-LABEL: func.func @unbounded_row_max
+// CHECK: %[[NINF:.*]] = arith.constant dense<0xFF800000> : vector<32xf32>
+// CHECK: scf.for
+// CHECK: %[[ROW:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32 iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<1xf32>)
+// CHECK: %[[MASK:.*]] = vector.create_mask
+// CHECK: %[[X:.*]] = vector.transfer_read {{.*}}, %[[MASK]]
+// CHECK: arith.select %{{.*}}, %[[X]], %[[NINF]] : vector<32xi1>, vector<32xf32>
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: scf.yield %{{.*}} : vector<1xf32>
+// CHECK-NOT: linalg.generic
+func.func @unbounded_row_max(%s: tensor<?x?xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%s : tensor<?x?xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%x: f32, %m: f32):
+    %y = arith.maximumf %x, %m : f32
+    linalg.yield %y : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
 }
 
 // -----

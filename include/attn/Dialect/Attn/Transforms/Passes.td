@@ -515,13 +515,14 @@ def AttnVectorizeTiles : Pass<"attn-vectorize-tiles"> {
       the whole tile, no separate pass over it.
     - Elementwise and row-reduction ops (rank 1; rank 2 with a parallel
       outer loop; higher ranks with every loop but the last parallel and
-      each operand indexed by all loops or all but the last) whose rows are
-      bounded by a constant (value-bounds analysis: a tile size
-      `min(64, n - i)` is bounded by 64) are tiled one row at a time and
-      vectorised with masks, so that partial rows need no scalar remainder.
-      A row of at most `row-elements` is one vector; a longer one (the
-      probabilities of `attn.weights`, a row per key) is taken `n-block`
-      elements at a time, a reduction carrying its accumulator. Ops reading i1 (bool
+      each operand indexed by all loops or all but the last) are tiled one
+      row at a time and vectorised with masks, so that partial rows need no
+      scalar remainder. A row bounded by a constant of at most
+      `row-elements` (value-bounds analysis: a tile size `min(64, n - i)`
+      is bounded by 64) is one vector; a longer one (the probabilities of
+      `attn.weights`, a row per key), or one with no constant bound (a
+      shape-generic function's keys), is taken `n-block` elements at a
+      time, a reduction carrying its accumulator. Ops reading i1 (bool
       masks) stay scalar: memory holds one i1 per byte, a vector of i1 is
       packed bits. A row maximum marked `attn.softmax_max` (attn-tile's
       running maximum, only a bound for the exponentials) is a tree of
