@@ -1244,6 +1244,25 @@ static bool hasPlainIndexing(linalg::GenericOp probabilities,
   });
 }
 
+/// The tile-and-fuse control of the row blocks: the linalg steps that
+/// compute the probabilities are fused, not V's producer (every block of a
+/// head reads all of V) nor loops computed once (K^T's transpose in a
+/// parallel loop of its own); the probabilities themselves are also yielded
+/// by the loop, for their users outside it.
+static scf::SCFTileAndFuseOptions::ControlFnTy
+fuseProbabilitySteps(Operation *probabilities, Operation *valueProducer) {
+  return
+      [=](tensor::ExtractSliceOp, OpResult producer,
+          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        Operation *owner = producer.getOwner();
+        if (!isa<linalg::LinalgOp>(owner) || owner == valueProducer)
+          return std::nullopt;
+        scf::SCFTileAndFuseOptions::ControlFnResult result;
+        result.yieldProducerReplacement = owner == probabilities;
+        return result;
+      };
+}
+
 /// Makes the sizes taken from `probabilities` (a product's init, a loop's
 /// bounds) come from their init instead: the loop that replaces them comes
 /// after those uses.
@@ -1303,11 +1322,10 @@ static std::optional<int64_t> getHeadMeanRows(ShapedType probabilities,
 /// the tensor.insert_slice it yields.
 static Operation *getTileOf(LoopLikeOpInterface loop, unsigned index) {
   if (auto forall = dyn_cast<scf::ForallOp>(loop.getOperation())) {
-    BlockArgument destination = forall.getRegionIterArgs()[index];
-    for (Operation &op : forall.getTerminator().getYieldingOps())
+    for (Operation *op :
+         forall.getCombiningOps(forall.getRegionIterArgs()[index]))
       if (auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(op))
-        if (insert.getDest() == destination)
-          return insert.getSource().getDefiningOp();
+        return insert.getSource().getDefiningOp();
     return nullptr;
   }
   auto yield = cast<scf::YieldOp>(
@@ -1337,20 +1355,9 @@ tileWithHeadMean(RewriterBase &rewriter, Operation *product,
   tiling.setLoopType(loopType);
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
-  // The probabilities' steps, not V's producers or loops computed once
-  // (K^T's transpose); the probabilities themselves are also yielded, for
-  // the mean.
-  Operation *valueProducer = product->getOperand(1).getDefiningOp();
-  options.setFusionControlFn(
-      [&](tensor::ExtractSliceOp, OpResult producer,
-          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (!isa<linalg::LinalgOp>(producer.getOwner()) ||
-            producer.getOwner() == valueProducer)
-          return std::nullopt;
-        scf::SCFTileAndFuseOptions::ControlFnResult result;
-        result.yieldProducerReplacement = producer.getOwner() == probabilities;
-        return result;
-      });
+  // The probabilities are also yielded, for the mean.
+  options.setFusionControlFn(fuseProbabilitySteps(
+      probabilities, product->getOperand(1).getDefiningOp()));
   rewriter.setInsertionPoint(product);
   FailureOr<scf::SCFTileAndFuseResult> fused =
       scf::tileConsumerAndFuseProducersUsingSCF(
@@ -1554,17 +1561,7 @@ struct AttnLowerToLinalgPass
       options.setTilingOptions(tiling);
       Operation *valueProducer =
           product ? product.getDpsInputs()[1].getDefiningOp() : nullptr;
-      options.setFusionControlFn(
-          [&](tensor::ExtractSliceOp, OpResult producer, bool)
-              -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-            // V: every block of a head reads all of it.
-            if (valueProducer && producer.getOwner() == valueProducer)
-              return std::nullopt;
-            scf::SCFTileAndFuseOptions::ControlFnResult result;
-            result.yieldProducerReplacement =
-                producer.getOwner() == op.getOperation();
-            return result;
-          });
+      options.setFusionControlFn(fuseProbabilitySteps(op, valueProducer));
       rewriter.setInsertionPoint(consumer);
       FailureOr<scf::SCFTileAndFuseResult> fused =
           scf::tileConsumerAndFuseProducersUsingSCF(
