@@ -618,8 +618,8 @@ static bool tileTransposeIntoBlocks(RewriterBase &rewriter,
 /// span every key; a shape-generic function's keys are any number), is
 /// taken `chunk` elements at a time, a reduction carrying its accumulator
 /// from chunk to chunk. (Left unbounded, such rows were scalar loops that
-/// kept a row maximum's accumulator in memory: a shape-generic
-/// need_weights ran its softmax 6x slower than a static one.)
+/// kept a row maximum's accumulator in memory: a shape-generic N8 L128
+/// multihead with need_weights ran 13.2-13.6 ms against 12.1 static.)
 static void tileIntoRows(RewriterBase &rewriter, linalg::LinalgOp op,
                          int64_t maxRow, int64_t chunk) {
   if (!op.hasPureTensorSemantics() || isa<linalg::FillOp>(op) ||
