@@ -212,6 +212,9 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
                                          const CpuPipelineOptions &options,
                                          const CpuTargetModel &target) {
   CpuKernelConfig config = getCpuKernelConfig(options, target);
+  // The sizes the buffers must agree on, which only the ops on tensors
+  // tell; attn-check-abi compares them on every call.
+  pm.addPass(createAttnRecordAbiSizes());
   // The attention lowering; everything after it works on any
   // linalg/scf-on-tensors form.
   std::optional<AttnTileOptions> tile;

@@ -460,7 +460,7 @@ attn::autotune(ModuleOp module, const CpuTargetOptions &target,
   FailureOr<SmallVector<FunctionAbi>> abis = getModuleAbi(module);
   if (failed(abis))
     return llvm::createStringError("the module's functions have no C ABI");
-  SmallVector<TimedFunction> functions;
+  SmallVector<TimedFunction, 1> functions;
   for (const FunctionAbi &abi : *abis) {
     SmallVector<SmallVector<int64_t>> shapes;
     for (auto [i, param] : llvm::enumerate(abi.params)) {

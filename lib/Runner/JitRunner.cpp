@@ -312,8 +312,22 @@ llvm::Error JitFunction::call(ArrayRef<Buffer> buffers) {
     descriptorPtrs[i] = desc.data();
     args.push_back(&descriptorPtrs[i]);
   }
-  if (!checksAbi)
+  if (!checksAbi) {
+    // Code without attn-check-abi's checks (CUDA): the sizes that must
+    // agree are compared here.
+    SmallVector<SmallVector<int64_t>> shapes;
+    for (const Buffer &buffer : buffers)
+      shapes.emplace_back(buffer.shape);
+    if (const AbiSizeEquality *equality = abi.findUnequalSizes(shapes))
+      return llvm::createStringError(
+          "@" + abi.name + " refused its buffers: " +
+          abi.describeUnequalSizes(
+              *equality, shapes[equality->param][equality->dimension],
+              equality->isConstant()
+                  ? equality->otherDimension
+                  : shapes[equality->otherParam][equality->otherDimension]));
     return engine->invokePacked(abi.getCInterfaceSymbol(), args);
+  }
   // The packed wrapper writes the status through one more pointer.
   int32_t status = 0;
   args.push_back(&status);

@@ -62,8 +62,9 @@ public:
 
   /// Calls the function on `buffers`: one per ABI parameter, inputs then
   /// outputs. Fails, without calling, if a buffer's element kind or a
-  /// static dimension disagrees with the ABI; fails with the compiled
-  /// code's own report (attn_abi_error) if it refused the buffers.
+  /// static dimension disagrees with the ABI, or, for CUDA code, if sizes
+  /// the ABI says must agree do not; fails with the compiled CPU code's own
+  /// report (attn_abi_error) if it refused the buffers.
   llvm::Error call(ArrayRef<Buffer> buffers);
   llvm::Error call(MutableArrayRef<HostArray> arrays);
 

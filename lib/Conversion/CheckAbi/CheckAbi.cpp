@@ -5,11 +5,13 @@
 // A compiled function reads the sizes and strides of its buffers from its
 // type: a caller passing a buffer of other sizes (a C program with a
 // wrong length, a header from another compile) gets memory read or
-// written out of bounds. This pass makes each public function take its
+// written out of bounds. attn-check-abi makes each public function take its
 // buffers as fully dynamic memrefs, compare what it is given with what it
 // was compiled for, and only then view them as their compiled types and run; a
-// mismatch is recorded for `attn_abi_error` and the function returns. See the
-// pass description in Passes.td.
+// mismatch is recorded for `attn_abi_error` and the function returns. What
+// it was compiled for includes sizes of several buffers that must agree,
+// which only the ops on tensors tell: attn-record-abi-sizes writes them down
+// before the lowering. See the pass descriptions in Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNCHECKABI
+#define GEN_PASS_DEF_ATTNRECORDABISIZES
 #include "attn/Conversion/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
@@ -129,6 +132,39 @@ bool isAbiBuffer(Type type) {
   return memref && memref.getLayout().isIdentity();
 }
 
+/// Whether `fn`'s recorded equalities name dimensions of its buffer
+/// arguments (the attribute may come from a hand-written module).
+LogicalResult verifySizeEqualities(func::FuncOp fn) {
+  Attribute attr = fn->getAttr(kSizeEqualitiesAttr);
+  if (!attr)
+    return success();
+  auto equalities = dyn_cast<DenseI64ArrayAttr>(attr);
+  if (!equalities || equalities.size() % 4 != 0)
+    return fn.emitOpError("attn-check-abi: ")
+           << kSizeEqualitiesAttr
+           << " must be an i64 array of (param, dimension, other param, other "
+              "dimension) quadruples, got "
+           << attr;
+  ArrayRef<int64_t> flat = equalities.asArrayRef();
+  auto isDimension = [&](int64_t param, int64_t dim) {
+    if (param < 0 || param >= static_cast<int64_t>(fn.getNumArguments()))
+      return false;
+    Type type = fn.getArgumentTypes()[param];
+    return isAbiBuffer(type) && dim >= 0 &&
+           dim < cast<MemRefType>(type).getRank();
+  };
+  for (size_t i = 0; i < flat.size(); i += 4)
+    if (!isDimension(flat[i], flat[i + 1]) ||
+        (flat[i + 2] >= 0 ? !isDimension(flat[i + 2], flat[i + 3])
+                          : flat[i + 2] != -1 || flat[i + 3] < 0))
+      return fn.emitOpError("attn-check-abi: ")
+             << kSizeEqualitiesAttr << " entry " << i / 4 << " (" << flat[i]
+             << ", " << flat[i + 1] << ", " << flat[i + 2] << ", "
+             << flat[i + 3]
+             << ") is not two buffer dimensions, or one and a size";
+  return success();
+}
+
 /// Makes `fn` (one block, ending in a return of nothing) take its buffers
 /// dynamically, check them, and run its body, inside an scf.if, only with
 /// the buffers reinterpreted as their compiled types and when every check
@@ -159,6 +195,12 @@ void addChecks(func::FuncOp fn) {
     return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(kind), 64);
   };
 
+  // The sizes each buffer argument is given, for the equalities.
+  SmallVector<ValueRange> givenSizes(numArgs);
+  auto sizeOf = [&](int64_t position, int64_t dim) -> Value {
+    return givenSizes[position][dim];
+  };
+
   SmallVector<Type> argTypes;
   for (unsigned position = 0; position < numArgs; ++position) {
     BlockArgument arg = body->getArgument(position);
@@ -173,6 +215,7 @@ void addChecks(func::FuncOp fn) {
     argTypes.push_back(dynamic);
     Value given = body->addArgument(dynamic, arg.getLoc());
     auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, given);
+    givenSizes[position] = metadata.getSizes();
     Value argument = arith::ConstantIntOp::create(b, loc, position, 64);
     int64_t rank = compiled.getRank();
     // Sizes the type fixes, then dense row-major strides of the sizes
@@ -260,6 +303,25 @@ void addChecks(func::FuncOp fn) {
     arg.replaceAllUsesWith(memref::ReinterpretCastOp::create(
         b, loc, compiled, given, b.getIndexAttr(0), sizes, strides));
   }
+  // Sizes of two buffers that must agree, compared once each buffer passed
+  // its own checks (a negative size never reaches a comparison that matters:
+  // the first failure is the one recorded).
+  if (auto equalities =
+          fn->getAttrOfType<DenseI64ArrayAttr>(kSizeEqualitiesAttr)) {
+    ArrayRef<int64_t> flat = equalities.asArrayRef();
+    for (size_t i = 0; i + 3 < flat.size(); i += 4) {
+      Value size = sizeOf(flat[i], flat[i + 1]);
+      Value other = flat[i + 2] < 0 ? index(flat[i + 3])
+                                    : sizeOf(flat[i + 2], flat[i + 3]);
+      Value differs =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, size, other);
+      mismatch.check(b, loc, differs,
+                     {arith::ConstantIntOp::create(b, loc, flat[i], 64),
+                      arith::ConstantIntOp::create(b, loc, flat[i + 1], 64),
+                      kindValue(AbiMismatch::Equality), i64(other), i64(size)});
+    }
+    fn->removeAttr(kSizeEqualitiesAttr);
+  }
   body->eraseArguments(0, numArgs);
 
   // The old body (from its first op to the return) runs in the `else`
@@ -279,6 +341,25 @@ void addChecks(func::FuncOp fn) {
   ret->setOperands(ValueRange{status});
   fn.setFunctionType(FunctionType::get(ctx, argTypes, {b.getI32Type()}));
 }
+
+struct AttnRecordAbiSizesPass
+    : attn::impl::AttnRecordAbiSizesBase<AttnRecordAbiSizesPass> {
+  void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isExternal() || !fn.isPublic())
+        continue;
+      SmallVector<int64_t> flat;
+      for (const AbiSizeEquality &equality : getAbiSizeEqualities(fn))
+        flat.append({equality.param, equality.dimension, equality.otherParam,
+                     equality.otherDimension});
+      if (flat.empty())
+        fn->removeAttr(kSizeEqualitiesAttr);
+      else
+        fn->setAttr(kSizeEqualitiesAttr,
+                    DenseI64ArrayAttr::get(&getContext(), flat));
+    }
+  }
+};
 
 struct AttnCheckAbiPass : attn::impl::AttnCheckAbiBase<AttnCheckAbiPass> {
   void runOnOperation() override {
@@ -303,6 +384,8 @@ struct AttnCheckAbiPass : attn::impl::AttnCheckAbiBase<AttnCheckAbiPass> {
                        "control flow) in a public function's body");
         return signalPassFailure();
       }
+      if (failed(verifySizeEqualities(fn)))
+        return signalPassFailure();
       addChecks(fn);
       checked = true;
     }

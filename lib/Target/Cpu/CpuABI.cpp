@@ -6,6 +6,11 @@
 
 #include "attn/Target/Cpu/CpuABI.h"
 
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -157,6 +162,7 @@ FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
     abi.params.push_back(*param);
   }
   abi.numInputs = abi.params.size();
+  abi.sizeEqualities = getAbiSizeEqualities(func);
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
     FailureOr<AbiParam> param = getParam(func, type, "result #" + Twine(i));
     if (failed(param))
@@ -193,6 +199,208 @@ FailureOr<SmallVector<FunctionAbi>> attn::getModuleAbi(ModuleOp module) {
   return abis;
 }
 
+//===----------------------------------------------------------------------===//
+// Sizes that must agree
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A size as the caller gives it: dimension `dim` of parameter `param`, or
+/// the constant `dim` when `param` is -1.
+struct ParamSize {
+  int64_t param, dim;
+
+  bool operator==(const ParamSize &other) const {
+    return param == other.param && dim == other.dim;
+  }
+};
+
+/// Traces sizes inside one function back to its parameters.
+class SizeTracer {
+public:
+  explicit SizeTracer(func::FuncOp func) : entry(&func.getBody().front()) {}
+
+  /// Dimension `dim` of `value`.
+  std::optional<ParamSize> traceDim(Value value, int64_t dim,
+                                    unsigned depth = 0);
+  /// An index value.
+  std::optional<ParamSize> traceIndex(Value value, unsigned depth);
+  std::optional<ParamSize> traceFoldResult(OpFoldResult size, unsigned depth);
+
+private:
+  /// Deeper chains are not followed (a long chain of ops that each pass a
+  /// size on is not one a function has).
+  static constexpr unsigned kMaxDepth = 64;
+  Block *entry;
+};
+} // namespace
+
+std::optional<ParamSize> SizeTracer::traceDim(Value value, int64_t dim,
+                                              unsigned depth) {
+  auto type = cast<ShapedType>(value.getType());
+  if (!type.isDynamicDim(dim))
+    return ParamSize{-1, type.getDimSize(dim)};
+  if (depth > kMaxDepth)
+    return std::nullopt;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner() != entry)
+      return std::nullopt;
+    return ParamSize{arg.getArgNumber(), dim};
+  }
+  Operation *op = value.getDefiningOp();
+  auto result = cast<OpResult>(value);
+  if (auto cast = dyn_cast<tensor::CastOp>(op))
+    return traceDim(cast.getSource(), dim, depth + 1);
+  if (auto empty = dyn_cast<tensor::EmptyOp>(op))
+    return traceIndex(empty.getDynamicSize(dim), depth + 1);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    return traceFoldResult(expand.getMixedOutputShape()[dim], depth + 1);
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    if (OpOperand *init = dps.getTiedOpOperand(result))
+      return traceDim(init->get(), dim, depth + 1);
+  // A result of an attn op that is not in destination style (multihead):
+  // the operand dimension its lowering sizes it by.
+  SmallVector<attn::SizeEquality> equalities;
+  attn::getSizeEqualities(op, equalities);
+  for (const attn::SizeEquality &equality : equalities)
+    if (equality.size.value == value && equality.size.dim == dim)
+      return traceDim(equality.other.value, equality.other.dim, depth + 1);
+  return std::nullopt;
+}
+
+std::optional<ParamSize> SizeTracer::traceIndex(Value value, unsigned depth) {
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return ParamSize{-1, *constant};
+  if (auto dimOp = value.getDefiningOp<tensor::DimOp>())
+    if (std::optional<int64_t> dim = getConstantIntValue(dimOp.getIndex()))
+      return traceDim(dimOp.getSource(), *dim, depth + 1);
+  return std::nullopt;
+}
+
+std::optional<ParamSize> SizeTracer::traceFoldResult(OpFoldResult size,
+                                                     unsigned depth) {
+  if (auto value = dyn_cast<Value>(size))
+    return traceIndex(value, depth);
+  return ParamSize{-1, cast<IntegerAttr>(cast<Attribute>(size)).getInt()};
+}
+
+/// The loops of a linalg op are bounded by the first operand dimension
+/// indexed by each; every other dimension indexed by the loop alone is read
+/// up to that bound.
+static void addLoopEqualities(linalg::LinalgOp op,
+                              SmallVectorImpl<attn::SizeEquality> &result) {
+  SmallVector<std::optional<attn::TensorDim>> bound(op.getNumLoops());
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [d, expr] : llvm::enumerate(map.getResults())) {
+      auto loop = dyn_cast<AffineDimExpr>(expr);
+      if (!loop)
+        continue;
+      attn::TensorDim here{operand.get(), static_cast<int64_t>(d)};
+      std::optional<attn::TensorDim> &first = bound[loop.getPosition()];
+      if (!first)
+        first = here;
+      else
+        result.push_back({here, *first});
+    }
+  }
+}
+
+SmallVector<AbiSizeEquality> attn::getAbiSizeEqualities(func::FuncOp func) {
+  SmallVector<AbiSizeEquality> result;
+  if (func.isExternal())
+    return result;
+  SizeTracer tracer(func);
+  auto add = [&](std::optional<ParamSize> size,
+                 std::optional<ParamSize> other) {
+    if (!size || !other || *size == *other)
+      return;
+    // The dynamic side is the one checked; two constants are the verifier's.
+    if (size->param < 0)
+      std::swap(size, other);
+    if (size->param < 0)
+      return;
+    for (const AbiSizeEquality &known : result) {
+      ParamSize a{known.param, known.dimension};
+      ParamSize b{known.otherParam, known.otherDimension};
+      if ((a == *size && b == *other) || (a == *other && b == *size))
+        return;
+    }
+    result.push_back({static_cast<unsigned>(size->param), size->dim,
+                      other->param, other->dim});
+  };
+  // Only the entry block's ops: each runs on every call.
+  Block &entry = func.getBody().front();
+  SmallVector<attn::SizeEquality> equalities;
+  for (Operation &op : entry) {
+    attn::getSizeEqualities(&op, equalities);
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      addLoopEqualities(linalgOp, equalities);
+  }
+  for (const attn::SizeEquality &equality : equalities)
+    add(tracer.traceDim(equality.size.value, equality.size.dim),
+        tracer.traceDim(equality.other.value, equality.other.dim));
+  // Outputs: the caller sizes them as the function computes them.
+  auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
+  if (!ret)
+    return result;
+  int64_t numInputs = func.getNumArguments();
+  for (auto [r, value] : llvm::enumerate(ret.getOperands())) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      continue;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        add(ParamSize{numInputs + static_cast<int64_t>(r), d},
+            tracer.traceDim(value, d));
+  }
+  return result;
+}
+
+const AbiSizeEquality *
+FunctionAbi::findUnequalSizes(ArrayRef<SmallVector<int64_t>> shapes) const {
+  for (const AbiSizeEquality &equality : sizeEqualities) {
+    if (equality.param >= shapes.size() ||
+        (!equality.isConstant() &&
+         equality.otherParam >= (int64_t)shapes.size()))
+      continue;
+    int64_t size = shapes[equality.param][equality.dimension];
+    int64_t other = equality.isConstant()
+                        ? equality.otherDimension
+                        : shapes[equality.otherParam][equality.otherDimension];
+    if (size != other)
+      return &equality;
+  }
+  return nullptr;
+}
+
+/// "input #2 (tensor<?x4xf32>)" or "output #0 (...)".
+static std::string describeParam(const FunctionAbi &abi, unsigned index) {
+  const AbiParam &param = abi.params[index];
+  return ((param.isOutput ? "output #" : "input #") +
+          Twine(param.isOutput ? index - abi.numInputs : index) + " (" +
+          formatTensorType(param.shape, param.element) + ")")
+      .str();
+}
+
+std::string FunctionAbi::describeUnequalSizes(const AbiSizeEquality &equality,
+                                              int64_t size,
+                                              int64_t otherSize) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << describeParam(*this, equality.param) << ": dimension "
+     << equality.dimension << " has size " << size << ", ";
+  if (equality.isConstant())
+    os << "the function reads it as " << equality.otherDimension
+       << " (another buffer's static size)";
+  else
+    os << describeParam(*this, equality.otherParam) << " dimension "
+       << equality.otherDimension << " has " << otherSize
+       << "; the function needs them equal";
+  return text;
+}
+
 std::string attn::describeAbiMismatch(const FunctionAbi &abi,
                                       ArrayRef<int64_t> info) {
   int64_t argument = info[0], dimension = info[1], kind = info[2];
@@ -204,11 +412,16 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
        << ")";
     return text;
   }
+  if (static_cast<AbiMismatch>(kind) == AbiMismatch::Equality) {
+    // The record holds the other side's size, not which it is: the first
+    // equality of this dimension it fits.
+    for (const AbiSizeEquality &equality : abi.sizeEqualities)
+      if (equality.param == argument && equality.dimension == dimension &&
+          (!equality.isConstant() || equality.otherDimension == expected))
+        return abi.describeUnequalSizes(equality, actual, expected);
+  }
   const AbiParam &param = abi.params[argument];
-  unsigned index = argument;
-  os << (param.isOutput ? "output #" : "input #")
-     << (param.isOutput ? index - abi.numInputs : index) << " ("
-     << formatTensorType(param.shape, param.element) << "): ";
+  os << describeParam(abi, argument) << ": ";
   switch (static_cast<AbiMismatch>(kind)) {
   case AbiMismatch::Size:
     if (param.getRank() > dimension &&
@@ -228,6 +441,10 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
   case AbiMismatch::Offset:
     os << "the offset is " << actual << " elements, the function reads "
        << "buffers from their aligned pointer (offset 0)";
+    break;
+  case AbiMismatch::Equality:
+    os << "dimension " << dimension << " has size " << actual
+       << ", the function's other buffers need " << expected;
     break;
   }
   return text;

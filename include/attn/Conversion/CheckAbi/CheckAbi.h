@@ -13,6 +13,7 @@ namespace mlir {
 namespace attn {
 
 #define GEN_PASS_DECL_ATTNCHECKABI
+#define GEN_PASS_DECL_ATTNRECORDABISIZES
 #include "attn/Conversion/Passes.h.inc"
 
 /// The entry point the pass exports and the fields it reports are part of

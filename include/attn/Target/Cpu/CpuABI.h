@@ -45,12 +45,38 @@ struct AbiParam {
   bool accepts(ArrayRef<int64_t> sizes) const;
 };
 
+/// A dynamic dimension of a buffer parameter that the compiled code takes
+/// to equal another parameter's dimension or a constant size: the key
+/// lengths of key and value, a mask's `?` and the query's rows, an output
+/// and what the function computes it from (getAbiSizeEqualities).
+struct AbiSizeEquality {
+  unsigned param;
+  int64_t dimension;
+  /// The other parameter, or -1 when `otherDimension` is a constant size.
+  int64_t otherParam;
+  int64_t otherDimension;
+
+  bool isConstant() const { return otherParam < 0; }
+};
+
 /// The C view of one public function.
 struct FunctionAbi {
   std::string name;
   /// Inputs in argument order, then one output per result.
   SmallVector<AbiParam> params;
   unsigned numInputs = 0;
+  /// Sizes the caller's buffers must agree on.
+  SmallVector<AbiSizeEquality> sizeEqualities;
+
+  /// The first equality that buffers of `shapes` (one per parameter, in
+  /// order; the parameters accept them) break, or null.
+  const AbiSizeEquality *
+  findUnequalSizes(ArrayRef<SmallVector<int64_t>> shapes) const;
+  /// What `equality`, broken, means, with the parameters' names and types:
+  /// "input #3 (tensor<2x?xf32>): dimension 1 has size 5, input #1
+  /// (tensor<2x?xf32>) dimension 1 has 7; the function needs them equal".
+  std::string describeUnequalSizes(const AbiSizeEquality &equality,
+                                   int64_t size, int64_t otherSize) const;
 
   /// The exported symbol taking memref descriptors.
   std::string getCInterfaceSymbol() const { return "_mlir_ciface_" + name; }
@@ -79,6 +105,22 @@ std::string formatTensorType(ArrayRef<int64_t> shape, AbiElement element);
 /// boundary (an unranked tensor, a vector, ...).
 FailureOr<FunctionAbi> getFunctionAbi(func::FuncOp func);
 
+/// The sizes a call of `func` (a function on tensors, before bufferization)
+/// must agree on, with its inputs numbered first and its results after them
+/// (`numInputs` of them): what the attn ops' lowerings assume
+/// (attn::getSizeEqualities) and the loops of linalg ops take from one
+/// operand for all, in the function's entry block, and each dynamic
+/// dimension of a result, each traced back to a dimension of a parameter or
+/// a constant (through casts, destinations, tensor.empty, tensor.dim and
+/// expand_shape). Sizes computed otherwise (products, quotients) are not
+/// listed: nothing checks them.
+SmallVector<AbiSizeEquality> getAbiSizeEqualities(func::FuncOp func);
+
+/// The attribute attn-record-abi-sizes puts the equalities of a public
+/// function in for attn-check-abi: a flat i64 array of (param, dimension,
+/// otherParam, otherDimension) quadruples.
+constexpr llvm::StringLiteral kSizeEqualitiesAttr = "attn.abi_size_equalities";
+
 /// The ABI of every public function defined in `module`, in order; fails
 /// (with diagnostics) if one cannot be described or there is none.
 FailureOr<SmallVector<FunctionAbi>> getModuleAbi(ModuleOp module);
@@ -89,7 +131,15 @@ FailureOr<SmallVector<FunctionAbi>> getModuleAbi(ModuleOp module);
 constexpr llvm::StringLiteral kAbiErrorFunction = "attn_abi_error";
 
 /// The kinds of mismatch attn_abi_error reports.
-enum class AbiMismatch : int64_t { Size = 0, Stride = 1, Null = 2, Offset = 3 };
+/// `Equality`: the size `actual` of (argument, dimension) breaks one of
+/// the function's size equalities, whose other side is `expected`.
+enum class AbiMismatch : int64_t {
+  Size = 0,
+  Stride = 1,
+  Null = 2,
+  Offset = 3,
+  Equality = 4
+};
 
 /// What `attn_abi_error` reported for a call of `abi` (its five fields:
 /// argument, dimension, kind, expected, actual; docs/CpuABI.md), in words

@@ -729,5 +729,138 @@ LogicalResult MultiheadOp::verify() {
                      layout);
 }
 
+//===----------------------------------------------------------------------===//
+// Sizes the lowerings assume equal
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Collects the equalities of one op, dropping pairs with no dynamic side
+/// (the verifier compared those).
+struct EqualityList {
+  SmallVectorImpl<SizeEquality> &result;
+
+  void add(TensorDim size, TensorDim other) {
+    auto isDynamic = [](TensorDim d) {
+      return cast<ShapedType>(d.value.getType()).isDynamicDim(d.dim);
+    };
+    if (size.value && other.value && (isDynamic(size) || isDynamic(other)))
+      result.push_back({size, other});
+  }
+  /// Every dimension of `value` against the same dimension of `like`.
+  void addAll(Value value, Value like) {
+    if (!value)
+      return;
+    for (int64_t d = 0, e = cast<ShapedType>(value.getType()).getRank(); d < e;
+         ++d)
+      add({value, d}, {like, d});
+  }
+  /// The dimensions of `value` against `dims`, one for one.
+  void addEach(Value value, ArrayRef<TensorDim> dims) {
+    if (!value)
+      return;
+    for (auto [d, other] : llvm::enumerate(dims))
+      add({value, static_cast<int64_t>(d)}, other);
+  }
+};
+} // namespace
+
+/// What attn.sdpa, attn.weights and attn.sdpa_grad share (verifyScoreOp):
+/// key against query, the mask and the lengths against [B, Hq, Sq, Skv].
+template <typename OpTy>
+static void addScoreEqualities(OpTy op, EqualityList &list) {
+  Value q = op.getQuery(), k = op.getKey();
+  list.add({k, 0}, {q, 0});
+  list.add({k, 3}, {q, 3});
+  const TensorDim full[4] = {{q, 0}, {q, 1}, {q, 2}, {k, 2}};
+  if (Value mask = op.getMask()) {
+    auto type = cast<RankedTensorType>(mask.getType());
+    for (int64_t i = 0, rank = type.getRank(); i < rank; ++i)
+      if (type.getDimSize(i) != 1)
+        list.add({mask, i}, full[4 - rank + i]);
+  }
+  list.addEach(op.getKvLens(), {full[0]});
+}
+
+/// value [B, Hkv, Skv, Dv] against key.
+static void addValueEqualities(Value value, Value key, EqualityList &list) {
+  for (int64_t d = 0; d < 3; ++d)
+    list.add({value, d}, {key, d});
+}
+
+static void addMultiheadEqualities(MultiheadOp op, EqualityList &list) {
+  Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+  int64_t rank = op.getQuery().getType().getRank();
+  bool batched = rank == 3;
+  int64_t seqDim = batched && op.getBatchFirst() ? 1 : 0;
+  TensorDim embed{query, rank - 1}, kdim{key, rank - 1}, vdim{value, rank - 1};
+  TensorDim tgtLen{query, seqDim}, srcLen{key, seqDim};
+  if (batched) {
+    int64_t batchDim = op.getBatchFirst() ? 0 : 1;
+    list.add({key, batchDim}, {query, batchDim});
+    list.add({value, batchDim}, {query, batchDim});
+    list.addEach(op.getKeyPaddingMask(), {{query, batchDim}, srcLen});
+  } else {
+    list.addEach(op.getKeyPaddingMask(), {srcLen});
+  }
+  list.add({value, seqDim}, srcLen);
+  if (Value inProj = op.getInProjWeight()) {
+    list.add(kdim, embed);
+    list.add(vdim, embed);
+    list.add({inProj, 1}, embed);
+  }
+  list.addEach(op.getQProjWeight(), {embed, embed});
+  list.addEach(op.getKProjWeight(), {embed, kdim});
+  list.addEach(op.getVProjWeight(), {embed, vdim});
+  list.addEach(op.getOutProjWeight(), {embed, embed});
+  list.addEach(op.getOutProjBias(), {embed});
+  for (Value bias : {op.getBiasK(), op.getBiasV()})
+    if (bias)
+      list.add({bias, 2}, embed);
+  if (Value mask = op.getAttnMask()) {
+    int64_t maskRank = cast<RankedTensorType>(mask.getType()).getRank();
+    list.add({mask, maskRank - 2}, tgtLen);
+    list.add({mask, maskRank - 1}, srcLen);
+  }
+  list.addAll(op.getOutput(), query);
+  if (Value weights = op.getWeights()) {
+    int64_t weightsRank = cast<RankedTensorType>(weights.getType()).getRank();
+    if (batched)
+      list.add({weights, 0}, {query, op.getBatchFirst() ? 0 : 1});
+    list.add({weights, weightsRank - 2}, tgtLen);
+    // bias_kv and add_zero_attn lengthen the rows by a key each.
+    if (!op.getBiasK() && !op.getAddZeroAttn())
+      list.add({weights, weightsRank - 1}, srcLen);
+  }
+}
+
+void attn::getSizeEqualities(Operation *op,
+                             SmallVectorImpl<SizeEquality> &result) {
+  EqualityList list{result};
+  if (auto sdpa = dyn_cast<SdpaOp>(op)) {
+    Value q = sdpa.getQuery(), v = sdpa.getValue();
+    addScoreEqualities(sdpa, list);
+    addValueEqualities(v, sdpa.getKey(), list);
+    list.addEach(sdpa.getResult(), {{q, 0}, {q, 1}, {q, 2}, {v, 3}});
+    list.addEach(sdpa.getLse(), {{q, 0}, {q, 1}, {q, 2}});
+  } else if (auto weights = dyn_cast<WeightsOp>(op)) {
+    Value q = weights.getQuery();
+    addScoreEqualities(weights, list);
+    list.addEach(weights.getResult(),
+                 {{q, 0}, {q, 1}, {q, 2}, {weights.getKey(), 2}});
+  } else if (auto grad = dyn_cast<SdpaGradOp>(op)) {
+    Value q = grad.getQuery(), v = grad.getValue();
+    addScoreEqualities(grad, list);
+    addValueEqualities(v, grad.getKey(), list);
+    list.addEach(grad.getOut(), {{q, 0}, {q, 1}, {q, 2}, {v, 3}});
+    list.addAll(grad.getOutGrad(), grad.getOut());
+    list.addEach(grad.getLse(), {{q, 0}, {q, 1}, {q, 2}});
+    list.addAll(grad.getQueryGrad(), q);
+    list.addAll(grad.getKeyGrad(), grad.getKey());
+    list.addAll(grad.getValueGrad(), v);
+  } else if (auto multihead = dyn_cast<MultiheadOp>(op)) {
+    addMultiheadEqualities(multihead, list);
+  }
+}
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"

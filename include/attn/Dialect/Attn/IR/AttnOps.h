@@ -41,6 +41,27 @@ struct PageCacheDims {
 inline PageCacheDims getPageCacheDims(PageLayout layout) {
   return layout == PageLayout::nhd ? PageCacheDims{1, 2} : PageCacheDims{2, 1};
 }
+
+/// Dimension `dim` of the tensor `value`.
+struct TensorDim {
+  Value value;
+  int64_t dim;
+};
+
+/// Two dimensions the lowering of an op takes to have one extent: the
+/// verifier accepts a `?` against any extent, and the code then reads both
+/// tensors with the one loop bound.
+struct SizeEquality {
+  TensorDim size, other;
+};
+
+/// The equalities of sizes the lowering of `op` (an attn op) assumes where
+/// its verifier cannot check them: pairs of dimensions with a dynamic side,
+/// `other` the dimension the op's loops are bounded by (query, key, the
+/// embedding). A mask dimension that is not a static 1 is one the lowering
+/// reads at full extent. Extents in products (3 * embed, ceil(Sq / bq)) and
+/// the attn ops on pages are not listed.
+void getSizeEqualities(Operation *op, SmallVectorImpl<SizeEquality> &result);
 } // namespace attn
 } // namespace mlir
 
