@@ -612,8 +612,10 @@ void attn::emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard,
        << "/* Why the last call of the library that returned 1 refused its\n"
        << " * buffers: returns 1 and fills info (if not null) with (argument,\n"
        << " * dimension, kind, expected, actual), kind 0 a size, 1 a stride\n"
-       << " * (in elements), 2 a null data pointer, 3 an offset other than 0;\n"
-       << " * 0 when no call was refused\n"
+       << " * (in elements), 2 a null data pointer, 3 an offset other than 0,\n"
+       << " * 4 a size unequal to another buffer's that must equal it "
+          "(expected:\n"
+       << " * that size); 0 when no call was refused\n"
        << " * since the last query (docs/CpuABI.md). */\n"
        << "int " << kAbiErrorFunction << "(int64_t info[5]);\n"
        << "#endif\n\n";

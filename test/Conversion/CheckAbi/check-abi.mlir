@@ -61,3 +61,25 @@ func.func @strided(%a: memref<4xf32, strided<[2]>>) {
 func.func @scalars(%x: f32) {
   return
 }
+
+// -----
+
+// Recorded equalities (the value's keys against the key's, a size against
+// the constant 4) are compared after each buffer's own checks, with the
+// other side's size as the expected one and kind 4; the attribute goes.
+// CHECK-LABEL: func.func @equal_sizes
+// CHECK-NOT: attn.abi_size_equalities
+// CHECK: %{{.*}}, %{{.*}}, %[[K:.*]]:2, %{{.*}}:2 = memref.extract_strided_metadata %arg0
+// CHECK: %{{.*}}, %{{.*}}, %[[V:.*]]:2, %{{.*}}:2 = memref.extract_strided_metadata %arg1
+// CHECK: %[[DIFFERS:.*]] = arith.cmpi ne, %[[V]]#0, %[[K]]#0 : index
+// CHECK: %[[EXPECTED:.*]] = arith.index_cast %[[K]]#0 : index to i64
+// CHECK: %[[ACTUAL:.*]] = arith.index_cast %[[V]]#0 : index to i64
+// CHECK: arith.select %{{.*}}, %c4_i64, %{{.*}} : i64
+// CHECK: arith.select %{{.*}}, %[[EXPECTED]], %{{.*}} : i64
+// CHECK: arith.select %{{.*}}, %[[ACTUAL]], %{{.*}} : i64
+// CHECK: arith.cmpi ne, %[[V]]#1, %c4 : index
+// CHECK: scf.if
+func.func @equal_sizes(%k: memref<?x8xf32>, %v: memref<?x?xf32>)
+    attributes {attn.abi_size_equalities = array<i64: 1, 0, 0, 0, 1, 1, -1, 4>} {
+  return
+}

@@ -182,6 +182,29 @@ int main(void) {
     printf("refused negative: status %d\n",
            attn_dynamic(q, qs, k, ks, v, vs, o, bad));
     attn_abi_error(NULL);
+    /* Sizes that must agree and do not: five values for six keys, an
+     * output of eight rows for nine queries. Refused before anything is
+     * read (the value buffer holds six keys) or written. */
+    const int64_t fewer_values[4] = {3, 2, 5, 4}, fewer_rows[4] = {3, 2, 8, 4};
+    int64_t info[5] = {0, 0, 0, 0, 0};
+    float *canary = poisoned_buffer(3 * 2 * 9 * 4);
+    memcpy(o, canary, sizeof(float) * 3 * 2 * 9 * 4);
+    int status = attn_dynamic(q, qs, k, ks, v, fewer_values, o, os);
+    int error = attn_abi_error(info);
+    printf("refused unequal: status %d error %d argument %lld dimension %lld "
+           "kind %lld expected %lld actual %lld\n",
+           status, error, (long long)info[0], (long long)info[1],
+           (long long)info[2], (long long)info[3], (long long)info[4]);
+    status = attn_dynamic(q, qs, k, ks, v, vs, o, fewer_rows);
+    error = attn_abi_error(info);
+    printf("refused output: status %d error %d argument %lld dimension %lld "
+           "kind %lld expected %lld actual %lld\n",
+           status, error, (long long)info[0], (long long)info[1],
+           (long long)info[2], (long long)info[3], (long long)info[4]);
+    printf("refused unequal: output %s\n",
+           memcmp(o, canary, sizeof(float) * 3 * 2 * 9 * 4) ? "written"
+                                                             : "untouched");
+    free(canary);
     free(q), free(k), free(v), free(o), free(want);
   }
   printf("allocator: %s\n", allocations > 0 && allocations == releases

@@ -1,0 +1,117 @@
+// RUN: attn-opt %s --attn-record-abi-sizes --split-input-file | FileCheck %s
+
+// The value's keys are the key's; the output's rows the query's (traced
+// through the init's tensor.empty and tensor.dim). Quadruples are (param,
+// dimension, other param, other dimension), the output numbered after the
+// three inputs.
+// CHECK-LABEL: func.func @sdpa
+// CHECK-SAME: attn.abi_size_equalities = array<i64: 2, 2, 1, 2, 3, 2, 0, 2>
+func.func @sdpa(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>,
+                %v: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %q, %c2 : tensor<1x2x?x16xf32>
+  %e = tensor.empty(%n) : tensor<1x2x?x16xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32>
+  return %o : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+// A mask's `?` is read at full extent: its heads against the query's (a
+// constant: the query's are static), its rows and keys against the
+// query's and the key's. The static 1 broadcasts and is not listed; a
+// static size was the verifier's to compare.
+// CHECK-LABEL: func.func @mask
+// CHECK-SAME: attn.abi_size_equalities = array<i64: 2, 1, -1, 4, 2, 2, 0, 2, 2, 3, 1, 2, 3, 2, 0, 2>
+func.func @mask(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>,
+                %m: tensor<1x?x?x?xf32>) -> tensor<2x4x?x16xf32> {
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %q, %c2 : tensor<2x4x?x16xf32>
+  %e = tensor.empty(%n) : tensor<2x4x?x16xf32>
+  %o = attn.sdpa %q, %k, %k mask(%m : tensor<1x?x?x?xf32>) outs(%e)
+     : tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32> -> tensor<2x4x?x16xf32>
+  return %o : tensor<2x4x?x16xf32>
+}
+
+// -----
+
+// attn.weights: a [B, Hq, Sq, Skv] result whose init was sized by hand
+// from other arguments than the ones the op reads: its rows must be the
+// query's and its columns the key's.
+// CHECK-LABEL: func.func @weights
+// CHECK-SAME: attn.abi_size_equalities = array<i64: 2, 0, 0, 2, 3, 0, 1, 2, 4, 2, 2, 0, 4, 3, 3, 0>
+func.func @weights(%q: tensor<1x1x?x8xf32>, %k: tensor<1x1x?x8xf32>,
+                   %rows: tensor<?xf32>, %cols: tensor<?xf32>) -> tensor<1x1x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %r = tensor.dim %rows, %c0 : tensor<?xf32>
+  %c = tensor.dim %cols, %c0 : tensor<?xf32>
+  %e = tensor.empty(%r, %c) : tensor<1x1x?x?xf32>
+  %w = attn.weights %q, %k outs(%e) : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x?x?xf32>
+  return %w : tensor<1x1x?x?xf32>
+}
+
+// -----
+
+// A linalg contraction: the reduction's extent of B against A's (which
+// bounds the loop), the output's rows and columns against A's and B's.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: attn.abi_size_equalities = array<i64: 1, 0, 0, 1, 2, 0, 0, 0, 2, 1, 1, 1>
+func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %p : tensor<?x?xf32>
+}
+
+// -----
+
+// attn.multihead (not in destination style): key and value batches
+// against the query's, the value's length against the key's, the
+// padding mask against [N, S]; the output is the query's shape.
+// CHECK-LABEL: func.func @multihead
+// CHECK-SAME: attn.abi_size_equalities = array<i64: 1, 0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 5, 1, 1, 1, 2, 1, 1, 1, 6, 0, 0, 0, 6, 1, 0, 1>
+func.func @multihead(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>,
+                     %wi: tensor<24x8xf32>, %wo: tensor<8x8xf32>,
+                     %pad: tensor<?x?xi1>) -> tensor<?x?x8xf32> {
+  %out = attn.multihead %q, %k, %v in_proj(%wi : tensor<24x8xf32>) out_proj(%wo : tensor<8x8xf32>)
+      key_padding_mask(%pad : tensor<?x?xi1>) num_heads = 2 batch_first
+    : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return %out : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Sizes the function computes by arithmetic are not traced (nothing is
+// recorded for the output); functions with static shapes and private
+// functions get no attribute.
+// CHECK-LABEL: func.func @doubled
+// CHECK-NOT: attn.abi_size_equalities
+// CHECK-LABEL: func.func @static
+// CHECK-NOT: attn.abi_size_equalities
+// CHECK-LABEL: func.func private @private
+// CHECK-NOT: attn.abi_size_equalities
+func.func @doubled(%a: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %a, %c0 : tensor<?xf32>
+  %m = arith.muli %n, %c2 : index
+  %e = tensor.empty(%m) : tensor<?xf32>
+  return %e : tensor<?xf32>
+}
+
+func.func @static(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %s = linalg.add ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+func.func private @private(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
+  %s = linalg.add ins(%a, %b : tensor<?xf32>, tensor<?xf32>) outs(%a : tensor<?xf32>) -> tensor<?xf32>
+  return %s : tensor<?xf32>
+}
