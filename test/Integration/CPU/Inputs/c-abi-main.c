@@ -203,7 +203,7 @@ int main(void) {
            (long long)info[2], (long long)info[3], (long long)info[4]);
     printf("refused unequal: output %s\n",
            memcmp(o, canary, sizeof(float) * 3 * 2 * 9 * 4) ? "written"
-                                                             : "untouched");
+                                                            : "untouched");
     free(canary);
     free(q), free(k), free(v), free(o), free(want);
   }
