@@ -313,19 +313,19 @@ llvm::Error JitFunction::call(ArrayRef<Buffer> buffers) {
     args.push_back(&descriptorPtrs[i]);
   }
   if (!checksAbi) {
-    // Code without attn-check-abi's checks (CUDA): the sizes that must
-    // agree are compared here.
+    // Code without attn-check-abi's checks (CUDA): the relations of sizes
+    // are checked here.
     SmallVector<SmallVector<int64_t>> shapes;
     for (const Buffer &buffer : buffers)
       shapes.emplace_back(buffer.shape);
-    if (const AbiSizeEquality *equality = abi.findUnequalSizes(shapes))
+    if (const AbiSizeRelation *relation = abi.findBrokenRelation(shapes))
       return llvm::createStringError(
           "@" + abi.name + " refused its buffers: " +
-          abi.describeUnequalSizes(
-              *equality, shapes[equality->param][equality->dimension],
-              equality->isConstant()
-                  ? equality->otherDimension
-                  : shapes[equality->otherParam][equality->otherDimension]));
+          abi.describeBrokenRelation(
+              *relation, shapes[relation->param][relation->dimension],
+              relation->isConstant()
+                  ? relation->otherDimension
+                  : shapes[relation->otherParam][relation->otherDimension]));
     return engine->invokePacked(abi.getCInterfaceSymbol(), args);
   }
   // The packed wrapper writes the status through one more pointer.

@@ -175,28 +175,31 @@ def AttnLowerToGPU : Pass<"attn-lower-to-gpu", "::mlir::ModuleOp"> {
 }
 
 def AttnRecordAbiSizes : Pass<"attn-record-abi-sizes", "::mlir::ModuleOp"> {
-  let summary = "Record the sizes a public function's buffers must agree on";
+  let summary = "Record how the sizes of a public function's buffers must relate";
   let description = [{
     Runs on functions on tensors, before anything is lowered: on every
-    public function with a body, puts in the `attn.abi_size_equalities`
+    public function with a body, puts in the `attn.abi_size_relations`
     attribute (a flat array of `[param, dimension, other param, other
-    dimension]` quadruples, other param -1 for a constant size) the sizes of
-    its buffers that the compiled code takes to be equal and no type fixes,
-    for `--attn-check-abi` to compare on every call. Parameters are numbered
-    as the C ABI passes them: the inputs, then one output per result.
+    dimension, kind]` tuples, other param -1 for a constant size; kind 0:
+    equal, 1: a multiple of the other, which is positive, 2: a positive
+    divisor of the other) the relations between sizes of its buffers that
+    the compiled code assumes and no type fixes, for `--attn-check-abi` to
+    check on every call. Parameters are numbered as the C ABI passes them:
+    the inputs, then one output per result.
 
     Two sources, in the function's entry block (code that runs on every
     call), each size traced back to a dimension of a parameter or a
     constant:
     - what the attn ops' lowerings assume where their verifiers accept a
       `?`: key and value on [B, Hkv, Skv], the head dimension of query and
-      key, a mask dimension that is not a static 1 against [B, Hq, Sq, Skv]
-      (a dynamic mask dimension is read at full extent, not broadcast),
-      `kv_lens`, results and gradients against their operands, multihead's
-      inputs, weights and masks against its embedding and lengths;
+      key, the query heads a multiple of the key/value heads, a mask
+      dimension that is not a static 1 against [B, Hq, Sq, Skv] (a dynamic
+      mask dimension is read at full extent, not broadcast), `kv_lens`,
+      results and gradients against their operands, multihead's inputs,
+      weights and masks against its embedding and lengths;
     - the loops of linalg ops: every operand dimension indexed by a loop
-      against the first one, which bounds it;
-    and every dynamic dimension of a result against the size the function
+      equal to the first one, which bounds it;
+    and every dynamic dimension of a result equal to the size the function
     computes it from. Without the check a `tensor<2x?x30x50xf32>` mask given
     with one head for four is read out of bounds. Sizes the function
     computes by arithmetic (products, quotients) are not recorded.
@@ -209,8 +212,8 @@ def AttnRecordAbiSizes : Pass<"attn-record-abi-sizes", "::mlir::ModuleOp"> {
     ```
 
     with an `attn.sdpa %q, %k, %v` whose init is sized by `%q`, the
-    equalities are `[2, 2, 1, 2, 3, 2, 0, 2]`: the value's keys are the
-    key's, the output's rows the query's.
+    relations are `[2, 2, 1, 2, 0, 3, 2, 0, 2, 0]`: the value's keys are
+    the key's, the output's rows the query's.
   }];
 }
 
@@ -226,8 +229,8 @@ def AttnCheckAbi : Pass<"attn-check-abi", "::mlir::ModuleOp"> {
     every stride that of a dense row-major buffer of the sizes given
     (dimensions of size 1 may have any stride), offset 0 (the compiled type
     has none), no null data pointer for a non-empty buffer, and the sizes
-    `--attn-record-abi-sizes` recorded in `attn.abi_size_equalities` equal
-    (the attribute is then dropped). Only then are the buffers cast back to their
+    `--attn-record-abi-sizes` recorded in `attn.abi_size_relations` related
+    as it says (the attribute is then dropped). Only then are the buffers cast back to their
     compiled types and the body runs, and the function returns 0;
     otherwise it records the first mismatch and returns 1 without touching
     any buffer. The record is read with the function the pass exports:
@@ -237,8 +240,8 @@ def AttnCheckAbi : Pass<"attn-check-abi", "::mlir::ModuleOp"> {
     which returns 1 and fills `info` (if not null) with (argument index,
     dimension, kind, expected, actual) of the last refused call (kind 0: a
     size, 1: a stride, 2: a null pointer, 3: an offset, dimension -1 for
-    these two, 4: a size unequal to the other side of a recorded equality,
-    whose size is `expected`), and forgets it; 0
+    these two, 4: a size that breaks a recorded relation, whose other
+    side's size is `expected`), and forgets it; 0
     if none was refused since. The status a call returns is its own; the
     record is one per library (concurrent refused calls keep one of
     theirs). The checks cost a few comparisons per buffer and call;

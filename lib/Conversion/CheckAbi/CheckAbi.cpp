@@ -132,20 +132,25 @@ bool isAbiBuffer(Type type) {
   return memref && memref.getLayout().isIdentity();
 }
 
-/// Whether `fn`'s recorded equalities name dimensions of its buffer
-/// arguments (the attribute may come from a hand-written module).
-LogicalResult verifySizeEqualities(func::FuncOp fn) {
-  Attribute attr = fn->getAttr(kSizeEqualitiesAttr);
+/// The fields of one recorded relation: (param, dimension, other param,
+/// other dimension, kind).
+constexpr size_t kRelationFields = 5;
+
+/// Whether `fn`'s recorded relations name dimensions of its buffer
+/// arguments and a kind (the attribute may come from a hand-written
+/// module).
+LogicalResult verifySizeRelations(func::FuncOp fn) {
+  Attribute attr = fn->getAttr(kSizeRelationsAttr);
   if (!attr)
     return success();
-  auto equalities = dyn_cast<DenseI64ArrayAttr>(attr);
-  if (!equalities || equalities.size() % 4 != 0)
+  auto relations = dyn_cast<DenseI64ArrayAttr>(attr);
+  if (!relations || relations.size() % kRelationFields != 0)
     return fn.emitOpError("attn-check-abi: ")
-           << kSizeEqualitiesAttr
+           << kSizeRelationsAttr
            << " must be an i64 array of (param, dimension, other param, other "
-              "dimension) quadruples, got "
+              "dimension, kind) tuples, got "
            << attr;
-  ArrayRef<int64_t> flat = equalities.asArrayRef();
+  ArrayRef<int64_t> flat = relations.asArrayRef();
   auto isDimension = [&](int64_t param, int64_t dim) {
     if (param < 0 || param >= static_cast<int64_t>(fn.getNumArguments()))
       return false;
@@ -153,16 +158,47 @@ LogicalResult verifySizeEqualities(func::FuncOp fn) {
     return isAbiBuffer(type) && dim >= 0 &&
            dim < cast<MemRefType>(type).getRank();
   };
-  for (size_t i = 0; i < flat.size(); i += 4)
+  for (size_t i = 0; i < flat.size(); i += kRelationFields)
     if (!isDimension(flat[i], flat[i + 1]) ||
         (flat[i + 2] >= 0 ? !isDimension(flat[i + 2], flat[i + 3])
-                          : flat[i + 2] != -1 || flat[i + 3] < 0))
+                          : flat[i + 2] != -1 || flat[i + 3] < 0) ||
+        flat[i + 4] < static_cast<int64_t>(AbiSizeRelationKind::Equal) ||
+        flat[i + 4] > static_cast<int64_t>(AbiSizeRelationKind::Divides))
       return fn.emitOpError("attn-check-abi: ")
-             << kSizeEqualitiesAttr << " entry " << i / 4 << " (" << flat[i]
-             << ", " << flat[i + 1] << ", " << flat[i + 2] << ", "
-             << flat[i + 3]
-             << ") is not two buffer dimensions, or one and a size";
+             << kSizeRelationsAttr << " entry " << i / kRelationFields << " ("
+             << flat[i] << ", " << flat[i + 1] << ", " << flat[i + 2] << ", "
+             << flat[i + 3] << ", " << flat[i + 4]
+             << ") is not two buffer dimensions, or one and a size, and a "
+                "kind (0 equal, 1 a multiple, 2 a divisor)";
   return success();
+}
+
+/// Whether `size` breaks `kind` with `other` (a multiple of a positive
+/// `other`, a positive divisor of it).
+Value isBroken(OpBuilder &b, Location loc, AbiSizeRelationKind kind, Value size,
+               Value other) {
+  using arith::CmpIPredicate;
+  auto cmp = [&](CmpIPredicate predicate, Value lhs, Value rhs) -> Value {
+    return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
+  };
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  // `divisor` is divided into `dividend`, and must be positive.
+  auto notDividing = [&](Value divisor, Value dividend) -> Value {
+    Value rem = arith::RemSIOp::create(
+        b, loc, dividend, arith::MaxSIOp::create(b, loc, divisor, one));
+    return arith::OrIOp::create(b, loc, cmp(CmpIPredicate::sle, divisor, zero),
+                                cmp(CmpIPredicate::ne, rem, zero));
+  };
+  switch (kind) {
+  case AbiSizeRelationKind::Equal:
+    return cmp(CmpIPredicate::ne, size, other);
+  case AbiSizeRelationKind::MultipleOf:
+    return notDividing(other, size);
+  case AbiSizeRelationKind::Divides:
+    return notDividing(size, other);
+  }
+  llvm_unreachable("unknown size relation");
 }
 
 /// Makes `fn` (one block, ending in a return of nothing) take its buffers
@@ -195,7 +231,7 @@ void addChecks(func::FuncOp fn) {
     return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(kind), 64);
   };
 
-  // The sizes each buffer argument is given, for the equalities.
+  // The sizes each buffer argument is given, for the relations.
   SmallVector<ValueRange> givenSizes(numArgs);
   auto sizeOf = [&](int64_t position, int64_t dim) -> Value {
     return givenSizes[position][dim];
@@ -303,24 +339,24 @@ void addChecks(func::FuncOp fn) {
     arg.replaceAllUsesWith(memref::ReinterpretCastOp::create(
         b, loc, compiled, given, b.getIndexAttr(0), sizes, strides));
   }
-  // Sizes of two buffers that must agree, compared once each buffer passed
+  // Relations of sizes of two buffers, compared once each buffer passed
   // its own checks (a negative size never reaches a comparison that matters:
   // the first failure is the one recorded).
-  if (auto equalities =
-          fn->getAttrOfType<DenseI64ArrayAttr>(kSizeEqualitiesAttr)) {
-    ArrayRef<int64_t> flat = equalities.asArrayRef();
-    for (size_t i = 0; i + 3 < flat.size(); i += 4) {
+  if (auto relations =
+          fn->getAttrOfType<DenseI64ArrayAttr>(kSizeRelationsAttr)) {
+    ArrayRef<int64_t> flat = relations.asArrayRef();
+    for (size_t i = 0; i < flat.size(); i += kRelationFields) {
       Value size = sizeOf(flat[i], flat[i + 1]);
       Value other = flat[i + 2] < 0 ? index(flat[i + 3])
                                     : sizeOf(flat[i + 2], flat[i + 3]);
-      Value differs =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, size, other);
-      mismatch.check(b, loc, differs,
+      Value broken = isBroken(
+          b, loc, static_cast<AbiSizeRelationKind>(flat[i + 4]), size, other);
+      mismatch.check(b, loc, broken,
                      {arith::ConstantIntOp::create(b, loc, flat[i], 64),
                       arith::ConstantIntOp::create(b, loc, flat[i + 1], 64),
-                      kindValue(AbiMismatch::Equality), i64(other), i64(size)});
+                      kindValue(AbiMismatch::Relation), i64(other), i64(size)});
     }
-    fn->removeAttr(kSizeEqualitiesAttr);
+    fn->removeAttr(kSizeRelationsAttr);
   }
   body->eraseArguments(0, numArgs);
 
@@ -349,13 +385,14 @@ struct AttnRecordAbiSizesPass
       if (fn.isExternal() || !fn.isPublic())
         continue;
       SmallVector<int64_t> flat;
-      for (const AbiSizeEquality &equality : getAbiSizeEqualities(fn))
-        flat.append({equality.param, equality.dimension, equality.otherParam,
-                     equality.otherDimension});
+      for (const AbiSizeRelation &relation : getAbiSizeRelations(fn))
+        flat.append({relation.param, relation.dimension, relation.otherParam,
+                     relation.otherDimension,
+                     static_cast<int64_t>(relation.kind)});
       if (flat.empty())
-        fn->removeAttr(kSizeEqualitiesAttr);
+        fn->removeAttr(kSizeRelationsAttr);
       else
-        fn->setAttr(kSizeEqualitiesAttr,
+        fn->setAttr(kSizeRelationsAttr,
                     DenseI64ArrayAttr::get(&getContext(), flat));
     }
   }
@@ -384,7 +421,7 @@ struct AttnCheckAbiPass : attn::impl::AttnCheckAbiBase<AttnCheckAbiPass> {
                        "control flow) in a public function's body");
         return signalPassFailure();
       }
-      if (failed(verifySizeEqualities(fn)))
+      if (failed(verifySizeRelations(fn)))
         return signalPassFailure();
       addChecks(fn);
       checked = true;

@@ -162,7 +162,7 @@ FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
     abi.params.push_back(*param);
   }
   abi.numInputs = abi.params.size();
-  abi.sizeEqualities = getAbiSizeEqualities(func);
+  abi.sizeRelations = getAbiSizeRelations(func);
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
     FailureOr<AbiParam> param = getParam(func, type, "result #" + Twine(i));
     if (failed(param))
@@ -259,11 +259,12 @@ std::optional<ParamSize> SizeTracer::traceDim(Value value, int64_t dim,
       return traceDim(init->get(), dim, depth + 1);
   // A result of an attn op that is not in destination style (multihead):
   // the operand dimension its lowering sizes it by.
-  SmallVector<attn::SizeEquality> equalities;
-  attn::getSizeEqualities(op, equalities);
-  for (const attn::SizeEquality &equality : equalities)
-    if (equality.size.value == value && equality.size.dim == dim)
-      return traceDim(equality.other.value, equality.other.dim, depth + 1);
+  SmallVector<attn::SizeRelation> relations;
+  attn::getSizeRelations(op, relations);
+  for (const attn::SizeRelation &relation : relations)
+    if (!relation.multiple && relation.size.value == value &&
+        relation.size.dim == dim)
+      return traceDim(relation.other.value, relation.other.dim, depth + 1);
   return std::nullopt;
 }
 
@@ -287,7 +288,7 @@ std::optional<ParamSize> SizeTracer::traceFoldResult(OpFoldResult size,
 /// indexed by each; every other dimension indexed by the loop alone is read
 /// up to that bound.
 static void addLoopEqualities(linalg::LinalgOp op,
-                              SmallVectorImpl<attn::SizeEquality> &result) {
+                              SmallVectorImpl<attn::SizeRelation> &result) {
   SmallVector<std::optional<attn::TensorDim>> bound(op.getNumLoops());
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isa<RankedTensorType>(operand.get().getType()))
@@ -307,40 +308,48 @@ static void addLoopEqualities(linalg::LinalgOp op,
   }
 }
 
-SmallVector<AbiSizeEquality> attn::getAbiSizeEqualities(func::FuncOp func) {
-  SmallVector<AbiSizeEquality> result;
+SmallVector<AbiSizeRelation> attn::getAbiSizeRelations(func::FuncOp func) {
+  using Kind = AbiSizeRelationKind;
+  SmallVector<AbiSizeRelation> result;
   if (func.isExternal())
     return result;
   SizeTracer tracer(func);
-  auto add = [&](std::optional<ParamSize> size,
-                 std::optional<ParamSize> other) {
+  auto add = [&](std::optional<ParamSize> size, std::optional<ParamSize> other,
+                 Kind kind) {
     if (!size || !other || *size == *other)
       return;
     // The dynamic side is the one checked; two constants are the verifier's.
-    if (size->param < 0)
+    if (size->param < 0) {
       std::swap(size, other);
+      if (kind != Kind::Equal)
+        kind = kind == Kind::MultipleOf ? Kind::Divides : Kind::MultipleOf;
+    }
     if (size->param < 0)
       return;
-    for (const AbiSizeEquality &known : result) {
+    for (const AbiSizeRelation &known : result) {
       ParamSize a{known.param, known.dimension};
       ParamSize b{known.otherParam, known.otherDimension};
-      if ((a == *size && b == *other) || (a == *other && b == *size))
+      if (known.kind == kind && a == *size && b == *other)
+        return;
+      if (kind == Kind::Equal && known.kind == kind && a == *other &&
+          b == *size)
         return;
     }
     result.push_back({static_cast<unsigned>(size->param), size->dim,
-                      other->param, other->dim});
+                      other->param, other->dim, kind});
   };
   // Only the entry block's ops: each runs on every call.
   Block &entry = func.getBody().front();
-  SmallVector<attn::SizeEquality> equalities;
+  SmallVector<attn::SizeRelation> relations;
   for (Operation &op : entry) {
-    attn::getSizeEqualities(&op, equalities);
+    attn::getSizeRelations(&op, relations);
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-      addLoopEqualities(linalgOp, equalities);
+      addLoopEqualities(linalgOp, relations);
   }
-  for (const attn::SizeEquality &equality : equalities)
-    add(tracer.traceDim(equality.size.value, equality.size.dim),
-        tracer.traceDim(equality.other.value, equality.other.dim));
+  for (const attn::SizeRelation &relation : relations)
+    add(tracer.traceDim(relation.size.value, relation.size.dim),
+        tracer.traceDim(relation.other.value, relation.other.dim),
+        relation.multiple ? Kind::MultipleOf : Kind::Equal);
   // Outputs: the caller sizes them as the function computes them.
   auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
   if (!ret)
@@ -353,24 +362,36 @@ SmallVector<AbiSizeEquality> attn::getAbiSizeEqualities(func::FuncOp func) {
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
         add(ParamSize{numInputs + static_cast<int64_t>(r), d},
-            tracer.traceDim(value, d));
+            tracer.traceDim(value, d), Kind::Equal);
   }
   return result;
 }
 
-const AbiSizeEquality *
-FunctionAbi::findUnequalSizes(ArrayRef<SmallVector<int64_t>> shapes) const {
-  for (const AbiSizeEquality &equality : sizeEqualities) {
-    if (equality.param >= shapes.size() ||
-        (!equality.isConstant() &&
-         equality.otherParam >= (int64_t)shapes.size()))
+bool AbiSizeRelation::holds(int64_t size, int64_t other) const {
+  switch (kind) {
+  case AbiSizeRelationKind::Equal:
+    return size == other;
+  case AbiSizeRelationKind::MultipleOf:
+    return other > 0 && size % other == 0;
+  case AbiSizeRelationKind::Divides:
+    return size > 0 && other % size == 0;
+  }
+  llvm_unreachable("unknown size relation");
+}
+
+const AbiSizeRelation *
+FunctionAbi::findBrokenRelation(ArrayRef<SmallVector<int64_t>> shapes) const {
+  for (const AbiSizeRelation &relation : sizeRelations) {
+    if (relation.param >= shapes.size() ||
+        (!relation.isConstant() &&
+         relation.otherParam >= static_cast<int64_t>(shapes.size())))
       continue;
-    int64_t size = shapes[equality.param][equality.dimension];
-    int64_t other = equality.isConstant()
-                        ? equality.otherDimension
-                        : shapes[equality.otherParam][equality.otherDimension];
-    if (size != other)
-      return &equality;
+    int64_t size = shapes[relation.param][relation.dimension];
+    int64_t other = relation.isConstant()
+                        ? relation.otherDimension
+                        : shapes[relation.otherParam][relation.otherDimension];
+    if (!relation.holds(size, other))
+      return &relation;
   }
   return nullptr;
 }
@@ -384,20 +405,37 @@ static std::string describeParam(const FunctionAbi &abi, unsigned index) {
       .str();
 }
 
-std::string FunctionAbi::describeUnequalSizes(const AbiSizeEquality &equality,
-                                              int64_t size,
-                                              int64_t otherSize) const {
+std::string FunctionAbi::describeBrokenRelation(const AbiSizeRelation &relation,
+                                                int64_t size,
+                                                int64_t otherSize) const {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << describeParam(*this, equality.param) << ": dimension "
-     << equality.dimension << " has size " << size << ", ";
-  if (equality.isConstant())
-    os << "the function reads it as " << equality.otherDimension
-       << " (another buffer's static size)";
-  else
-    os << describeParam(*this, equality.otherParam) << " dimension "
-       << equality.otherDimension << " has " << otherSize
-       << "; the function needs them equal";
+  os << describeParam(*this, relation.param) << ": dimension "
+     << relation.dimension << " has size " << size << ", ";
+  std::string other =
+      relation.isConstant()
+          ? (Twine(relation.otherDimension) + " (another buffer's static size)")
+                .str()
+          : (describeParam(*this, relation.otherParam) + " dimension " +
+             Twine(relation.otherDimension) + " (" + Twine(otherSize) + ")")
+                .str();
+  switch (relation.kind) {
+  case AbiSizeRelationKind::Equal:
+    if (relation.isConstant())
+      os << "the function reads it as " << other;
+    else
+      os << describeParam(*this, relation.otherParam) << " dimension "
+         << relation.otherDimension << " has " << otherSize
+         << "; the function needs them equal";
+    break;
+  case AbiSizeRelationKind::MultipleOf:
+    os << "the function needs a multiple of " << other
+       << ", which must be positive";
+    break;
+  case AbiSizeRelationKind::Divides:
+    os << "the function needs a positive divisor of " << other;
+    break;
+  }
   return text;
 }
 
@@ -412,13 +450,14 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
        << ")";
     return text;
   }
-  if (static_cast<AbiMismatch>(kind) == AbiMismatch::Equality) {
-    // The record holds the other side's size, not which it is: the first
-    // equality of this dimension it fits.
-    for (const AbiSizeEquality &equality : abi.sizeEqualities)
-      if (equality.param == argument && equality.dimension == dimension &&
-          (!equality.isConstant() || equality.otherDimension == expected))
-        return abi.describeUnequalSizes(equality, actual, expected);
+  if (static_cast<AbiMismatch>(kind) == AbiMismatch::Relation) {
+    // The record holds the other side's size, not which relation it is: the
+    // first of this dimension that these sizes break.
+    for (const AbiSizeRelation &relation : abi.sizeRelations)
+      if (relation.param == argument && relation.dimension == dimension &&
+          (!relation.isConstant() || relation.otherDimension == expected) &&
+          !relation.holds(actual, expected))
+        return abi.describeBrokenRelation(relation, actual, expected);
   }
   const AbiParam &param = abi.params[argument];
   os << describeParam(abi, argument) << ": ";
@@ -442,9 +481,10 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
     os << "the offset is " << actual << " elements, the function reads "
        << "buffers from their aligned pointer (offset 0)";
     break;
-  case AbiMismatch::Equality:
+  case AbiMismatch::Relation:
     os << "dimension " << dimension << " has size " << actual
-       << ", the function's other buffers need " << expected;
+       << ", which the function's other buffers (" << expected
+       << ") do not allow";
     break;
   }
   return text;
@@ -613,9 +653,9 @@ void attn::emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard,
        << " * buffers: returns 1 and fills info (if not null) with (argument,\n"
        << " * dimension, kind, expected, actual), kind 0 a size, 1 a stride\n"
        << " * (in elements), 2 a null data pointer, 3 an offset other than 0,\n"
-       << " * 4 a size unequal to another buffer's that must equal it "
-          "(expected:\n"
-       << " * that size); 0 when no call was refused\n"
+       << " * 4 a size that breaks a relation with another buffer's (equal,\n"
+       << " * a multiple, a divisor; expected: that size); 0 when no call\n"
+       << " * was refused\n"
        << " * since the last query (docs/CpuABI.md). */\n"
        << "int " << kAbiErrorFunction << "(int64_t info[5]);\n"
        << "#endif\n\n";

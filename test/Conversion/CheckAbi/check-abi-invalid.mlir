@@ -1,24 +1,33 @@
 // RUN: attn-opt %s --attn-check-abi --split-input-file --verify-diagnostics
 
-// Equalities must name buffer dimensions (or a non-negative constant).
-// expected-error @+1 {{attn.abi_size_equalities entry 0 (0, 2, 1, 0) is not two buffer dimensions, or one and a size}}
+// Relations must name buffer dimensions (or a non-negative constant) and a
+// kind.
+// expected-error @+1 {{attn.abi_size_relations entry 0 (0, 2, 1, 0, 0) is not two buffer dimensions, or one and a size, and a kind (0 equal, 1 a multiple, 2 a divisor)}}
 func.func @past_rank(%a: memref<?x?xf32>, %b: memref<?xf32>)
-    attributes {attn.abi_size_equalities = array<i64: 0, 2, 1, 0>} {
+    attributes {attn.abi_size_relations = array<i64: 0, 2, 1, 0, 0>} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{attn.abi_size_equalities entry 0 (1, 0, -1, 3) is not two buffer dimensions, or one and a size}}
+// expected-error @+1 {{attn.abi_size_relations entry 0 (1, 0, -1, 3, 0) is not two buffer dimensions}}
 func.func @scalar(%a: memref<?xf32>, %n: index)
-    attributes {attn.abi_size_equalities = array<i64: 1, 0, -1, 3>} {
+    attributes {attn.abi_size_relations = array<i64: 1, 0, -1, 3, 0>} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{attn.abi_size_equalities must be an i64 array of (param, dimension, other param, other dimension) quadruples, got array<i64: 0, 0, 1>}}
+// expected-error @+1 {{attn.abi_size_relations entry 1 (0, 0, 1, 0, 3) is not two buffer dimensions}}
+func.func @kind(%a: memref<?xf32>, %b: memref<?xf32>)
+    attributes {attn.abi_size_relations = array<i64: 0, 0, 1, 0, 0, 0, 0, 1, 0, 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{attn.abi_size_relations must be an i64 array of (param, dimension, other param, other dimension, kind) tuples, got array<i64: 0, 0, 1, 0>}}
 func.func @short(%a: memref<?xf32>, %b: memref<?xf32>)
-    attributes {attn.abi_size_equalities = array<i64: 0, 0, 1>} {
+    attributes {attn.abi_size_relations = array<i64: 0, 0, 1, 0>} {
   return
 }

@@ -64,13 +64,16 @@ func.func @scalars(%x: f32) {
 
 // -----
 
-// Recorded equalities (the value's keys against the key's, a size against
-// the constant 4) are compared after each buffer's own checks, with the
-// other side's size as the expected one and kind 4; the attribute goes.
-// CHECK-LABEL: func.func @equal_sizes
-// CHECK-NOT: attn.abi_size_equalities
+// Recorded relations (the value's keys equal to the key's, a size equal to
+// the constant 4, the query heads a multiple of the key's) are compared
+// after each buffer's own checks, with the other side's size as the
+// expected one and kind 4; a multiple is of a positive size (no division
+// by zero). The attribute goes.
+// CHECK-LABEL: func.func @relations
+// CHECK-NOT: attn.abi_size_relations
 // CHECK: %{{.*}}, %{{.*}}, %[[K:.*]]:2, %{{.*}}:2 = memref.extract_strided_metadata %arg0
 // CHECK: %{{.*}}, %{{.*}}, %[[V:.*]]:2, %{{.*}}:2 = memref.extract_strided_metadata %arg1
+// CHECK: %{{.*}}, %{{.*}}, %[[Q:.*]]:2, %{{.*}}:2 = memref.extract_strided_metadata %arg2
 // CHECK: %[[DIFFERS:.*]] = arith.cmpi ne, %[[V]]#0, %[[K]]#0 : index
 // CHECK: %[[EXPECTED:.*]] = arith.index_cast %[[K]]#0 : index to i64
 // CHECK: %[[ACTUAL:.*]] = arith.index_cast %[[V]]#0 : index to i64
@@ -78,8 +81,13 @@ func.func @scalars(%x: f32) {
 // CHECK: arith.select %{{.*}}, %[[EXPECTED]], %{{.*}} : i64
 // CHECK: arith.select %{{.*}}, %[[ACTUAL]], %{{.*}} : i64
 // CHECK: arith.cmpi ne, %[[V]]#1, %c4 : index
+// CHECK: %[[DIVISOR:.*]] = arith.maxsi %[[K]]#0, %c1
+// CHECK: %[[REM:.*]] = arith.remsi %[[Q]]#0, %[[DIVISOR]]
+// CHECK: %[[NONPOSITIVE:.*]] = arith.cmpi sle, %[[K]]#0, %c0
+// CHECK: %[[INEXACT:.*]] = arith.cmpi ne, %[[REM]], %c0
+// CHECK: arith.ori %[[NONPOSITIVE]], %[[INEXACT]]
 // CHECK: scf.if
-func.func @equal_sizes(%k: memref<?x8xf32>, %v: memref<?x?xf32>)
-    attributes {attn.abi_size_equalities = array<i64: 1, 0, 0, 0, 1, 1, -1, 4>} {
+func.func @relations(%k: memref<?x8xf32>, %v: memref<?x?xf32>, %q: memref<?x8xf32>)
+    attributes {attn.abi_size_relations = array<i64: 1, 0, 0, 0, 0, 1, 1, -1, 4, 0, 2, 0, 0, 0, 1>} {
   return
 }

@@ -2,10 +2,10 @@
 
 // The value's keys are the key's; the output's rows the query's (traced
 // through the init's tensor.empty and tensor.dim). Quadruples are (param,
-// dimension, other param, other dimension), the output numbered after the
-// three inputs.
+// dimension, other param, other dimension, kind), the output numbered after the
+// three inputs, and the kind last: 0 equal.
 // CHECK-LABEL: func.func @sdpa
-// CHECK-SAME: attn.abi_size_equalities = array<i64: 2, 2, 1, 2, 3, 2, 0, 2>
+// CHECK-SAME: attn.abi_size_relations = array<i64: 2, 2, 1, 2, 0, 3, 2, 0, 2, 0>
 func.func @sdpa(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>,
                 %v: tensor<1x2x?x16xf32>) -> tensor<1x2x?x16xf32> {
   %c2 = arith.constant 2 : index
@@ -23,7 +23,7 @@ func.func @sdpa(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>,
 // query's and the key's. The static 1 broadcasts and is not listed; a
 // static size was the verifier's to compare.
 // CHECK-LABEL: func.func @mask
-// CHECK-SAME: attn.abi_size_equalities = array<i64: 2, 1, -1, 4, 2, 2, 0, 2, 2, 3, 1, 2, 3, 2, 0, 2>
+// CHECK-SAME: attn.abi_size_relations = array<i64: 2, 1, -1, 4, 0, 2, 2, 0, 2, 0, 2, 3, 1, 2, 0, 3, 2, 0, 2, 0>
 func.func @mask(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>,
                 %m: tensor<1x?x?x?xf32>) -> tensor<2x4x?x16xf32> {
   %c2 = arith.constant 2 : index
@@ -40,7 +40,7 @@ func.func @mask(%q: tensor<2x4x?x16xf32>, %k: tensor<2x4x?x16xf32>,
 // from other arguments than the ones the op reads: its rows must be the
 // query's and its columns the key's.
 // CHECK-LABEL: func.func @weights
-// CHECK-SAME: attn.abi_size_equalities = array<i64: 2, 0, 0, 2, 3, 0, 1, 2, 4, 2, 2, 0, 4, 3, 3, 0>
+// CHECK-SAME: attn.abi_size_relations = array<i64: 2, 0, 0, 2, 0, 3, 0, 1, 2, 0, 4, 2, 2, 0, 0, 4, 3, 3, 0, 0>
 func.func @weights(%q: tensor<1x1x?x8xf32>, %k: tensor<1x1x?x8xf32>,
                    %rows: tensor<?xf32>, %cols: tensor<?xf32>) -> tensor<1x1x?x?xf32> {
   %c0 = arith.constant 0 : index
@@ -56,7 +56,7 @@ func.func @weights(%q: tensor<1x1x?x8xf32>, %k: tensor<1x1x?x8xf32>,
 // A linalg contraction: the reduction's extent of B against A's (which
 // bounds the loop), the output's rows and columns against A's and B's.
 // CHECK-LABEL: func.func @matmul
-// CHECK-SAME: attn.abi_size_equalities = array<i64: 1, 0, 0, 1, 2, 0, 0, 0, 2, 1, 1, 1>
+// CHECK-SAME: attn.abi_size_relations = array<i64: 1, 0, 0, 1, 0, 2, 0, 0, 0, 0, 2, 1, 1, 1, 0>
 func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -75,7 +75,7 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // against the query's, the value's length against the key's, the
 // padding mask against [N, S]; the output is the query's shape.
 // CHECK-LABEL: func.func @multihead
-// CHECK-SAME: attn.abi_size_equalities = array<i64: 1, 0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 5, 1, 1, 1, 2, 1, 1, 1, 6, 0, 0, 0, 6, 1, 0, 1>
+// CHECK-SAME: attn.abi_size_relations = array<i64: 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0, 5, 1, 1, 1, 0, 2, 1, 1, 1, 0, 6, 0, 0, 0, 0, 6, 1, 0, 1, 0>
 func.func @multihead(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>,
                      %wi: tensor<24x8xf32>, %wo: tensor<8x8xf32>,
                      %pad: tensor<?x?xi1>) -> tensor<?x?x8xf32> {
@@ -87,15 +87,40 @@ func.func @multihead(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x
 
 // -----
 
+// Grouped-query heads: dynamic query heads a multiple of the dynamic
+// key/value heads (kind 1); with static query heads (4), dynamic key/value
+// heads a divisor of 4 (kind 2). The value's heads are the key's; the
+// init given as an argument and the output have the query's heads.
+// CHECK-LABEL: func.func @gqa
+// CHECK-SAME: attn.abi_size_relations = array<i64: 0, 1, 1, 1, 1, 2, 1, 1, 1, 0, 3, 1, 0, 1, 0, 4, 1, 3, 1, 0>
+// CHECK-LABEL: func.func @gqa_static_query_heads
+// CHECK-SAME: attn.abi_size_relations = array<i64: 1, 1, -1, 4, 2, 2, 1, 1, 1, 0>
+func.func @gqa(%q: tensor<1x?x4x8xf32>, %k: tensor<1x?x4x8xf32>,
+               %v: tensor<1x?x4x8xf32>, %e: tensor<1x?x4x8xf32>) -> tensor<1x?x4x8xf32> {
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x?x4x8xf32>, tensor<1x?x4x8xf32>, tensor<1x?x4x8xf32> -> tensor<1x?x4x8xf32>
+  return %o : tensor<1x?x4x8xf32>
+}
+
+func.func @gqa_static_query_heads(%q: tensor<1x4x4x8xf32>, %k: tensor<1x?x4x8xf32>,
+                                  %v: tensor<1x?x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %e = tensor.empty() : tensor<1x4x4x8xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e)
+     : tensor<1x4x4x8xf32>, tensor<1x?x4x8xf32>, tensor<1x?x4x8xf32> -> tensor<1x4x4x8xf32>
+  return %o : tensor<1x4x4x8xf32>
+}
+
+// -----
+
 // Sizes the function computes by arithmetic are not traced (nothing is
 // recorded for the output); functions with static shapes and private
 // functions get no attribute.
 // CHECK-LABEL: func.func @doubled
-// CHECK-NOT: attn.abi_size_equalities
+// CHECK-NOT: attn.abi_size_relations
 // CHECK-LABEL: func.func @static
-// CHECK-NOT: attn.abi_size_equalities
+// CHECK-NOT: attn.abi_size_relations
 // CHECK-LABEL: func.func private @private
-// CHECK-NOT: attn.abi_size_equalities
+// CHECK-NOT: attn.abi_size_relations
 func.func @doubled(%a: tensor<?xf32>) -> tensor<?xf32> {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index

@@ -45,18 +45,32 @@ struct AbiParam {
   bool accepts(ArrayRef<int64_t> sizes) const;
 };
 
-/// A dynamic dimension of a buffer parameter that the compiled code takes
-/// to equal another parameter's dimension or a constant size: the key
-/// lengths of key and value, a mask's `?` and the query's rows, an output
-/// and what the function computes it from (getAbiSizeEqualities).
-struct AbiSizeEquality {
+/// How the compiled code takes a dynamic dimension of a buffer parameter to
+/// relate to another parameter's dimension or a constant size.
+enum class AbiSizeRelationKind : int64_t {
+  /// The same size: the key lengths of key and value, a mask's `?` and the
+  /// query's rows, an output and what the function computes it from.
+  Equal = 0,
+  /// A multiple of the other, which is positive: query heads of key/value
+  /// heads (grouped-query attention).
+  MultipleOf = 1,
+  /// A positive divisor of the other: key/value heads of query heads.
+  Divides = 2
+};
+
+/// A relation of sizes the caller's buffers must keep
+/// (getAbiSizeRelations).
+struct AbiSizeRelation {
   unsigned param;
   int64_t dimension;
   /// The other parameter, or -1 when `otherDimension` is a constant size.
   int64_t otherParam;
   int64_t otherDimension;
+  AbiSizeRelationKind kind = AbiSizeRelationKind::Equal;
 
   bool isConstant() const { return otherParam < 0; }
+  /// Whether `size` and `other` keep it.
+  bool holds(int64_t size, int64_t other) const;
 };
 
 /// The C view of one public function.
@@ -66,17 +80,18 @@ struct FunctionAbi {
   SmallVector<AbiParam> params;
   unsigned numInputs = 0;
   /// Sizes the caller's buffers must agree on.
-  SmallVector<AbiSizeEquality> sizeEqualities;
+  SmallVector<AbiSizeRelation> sizeRelations;
 
-  /// The first equality that buffers of `shapes` (one per parameter, in
+  /// The first relation that buffers of `shapes` (one per parameter, in
   /// order; the parameters accept them) break, or null.
-  const AbiSizeEquality *
-  findUnequalSizes(ArrayRef<SmallVector<int64_t>> shapes) const;
-  /// What `equality`, broken, means, with the parameters' names and types:
-  /// "input #3 (tensor<2x?xf32>): dimension 1 has size 5, input #1
-  /// (tensor<2x?xf32>) dimension 1 has 7; the function needs them equal".
-  std::string describeUnequalSizes(const AbiSizeEquality &equality,
-                                   int64_t size, int64_t otherSize) const;
+  const AbiSizeRelation *
+  findBrokenRelation(ArrayRef<SmallVector<int64_t>> shapes) const;
+  /// What `relation`, broken by `size` and `otherSize`, means, with the
+  /// parameters' names and types: "input #3 (tensor<2x?xf32>): dimension 1
+  /// has size 5, input #1 (tensor<2x?xf32>) dimension 1 has 7; the function
+  /// needs them equal".
+  std::string describeBrokenRelation(const AbiSizeRelation &relation,
+                                     int64_t size, int64_t otherSize) const;
 
   /// The exported symbol taking memref descriptors.
   std::string getCInterfaceSymbol() const { return "_mlir_ciface_" + name; }
@@ -105,21 +120,22 @@ std::string formatTensorType(ArrayRef<int64_t> shape, AbiElement element);
 /// boundary (an unranked tensor, a vector, ...).
 FailureOr<FunctionAbi> getFunctionAbi(func::FuncOp func);
 
-/// The sizes a call of `func` (a function on tensors, before bufferization)
-/// must agree on, with its inputs numbered first and its results after them
+/// The relations of sizes a call of `func` (a function on tensors, before
+/// bufferization) must keep, with its inputs numbered first and its results
+/// after them
 /// (`numInputs` of them): what the attn ops' lowerings assume
-/// (attn::getSizeEqualities) and the loops of linalg ops take from one
+/// (attn::getSizeRelations) and the loops of linalg ops take from one
 /// operand for all, in the function's entry block, and each dynamic
 /// dimension of a result, each traced back to a dimension of a parameter or
 /// a constant (through casts, destinations, tensor.empty, tensor.dim and
 /// expand_shape). Sizes computed otherwise (products, quotients) are not
 /// listed: nothing checks them.
-SmallVector<AbiSizeEquality> getAbiSizeEqualities(func::FuncOp func);
+SmallVector<AbiSizeRelation> getAbiSizeRelations(func::FuncOp func);
 
-/// The attribute attn-record-abi-sizes puts the equalities of a public
+/// The attribute attn-record-abi-sizes puts the relations of a public
 /// function in for attn-check-abi: a flat i64 array of (param, dimension,
-/// otherParam, otherDimension) quadruples.
-constexpr llvm::StringLiteral kSizeEqualitiesAttr = "attn.abi_size_equalities";
+/// otherParam, otherDimension, kind) tuples.
+constexpr llvm::StringLiteral kSizeRelationsAttr = "attn.abi_size_relations";
 
 /// The ABI of every public function defined in `module`, in order; fails
 /// (with diagnostics) if one cannot be described or there is none.
@@ -131,14 +147,14 @@ FailureOr<SmallVector<FunctionAbi>> getModuleAbi(ModuleOp module);
 constexpr llvm::StringLiteral kAbiErrorFunction = "attn_abi_error";
 
 /// The kinds of mismatch attn_abi_error reports.
-/// `Equality`: the size `actual` of (argument, dimension) breaks one of
-/// the function's size equalities, whose other side is `expected`.
+/// `Relation`: the size `actual` of (argument, dimension) breaks one of
+/// the function's size relations, whose other side is `expected`.
 enum class AbiMismatch : int64_t {
   Size = 0,
   Stride = 1,
   Null = 2,
   Offset = 3,
-  Equality = 4
+  Relation = 4
 };
 
 /// What `attn_abi_error` reported for a call of `abi` (its five fields:

@@ -730,21 +730,21 @@ LogicalResult MultiheadOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Sizes the lowerings assume equal
+// Relations of sizes the lowerings assume
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Collects the equalities of one op, dropping pairs with no dynamic side
+/// Collects the relations of one op, dropping pairs with no dynamic side
 /// (the verifier compared those).
-struct EqualityList {
-  SmallVectorImpl<SizeEquality> &result;
+struct RelationList {
+  SmallVectorImpl<SizeRelation> &result;
 
-  void add(TensorDim size, TensorDim other) {
+  void add(TensorDim size, TensorDim other, bool multiple = false) {
     auto isDynamic = [](TensorDim d) {
       return cast<ShapedType>(d.value.getType()).isDynamicDim(d.dim);
     };
     if (size.value && other.value && (isDynamic(size) || isDynamic(other)))
-      result.push_back({size, other});
+      result.push_back({size, other, multiple});
   }
   /// Every dimension of `value` against the same dimension of `like`.
   void addAll(Value value, Value like) {
@@ -765,12 +765,15 @@ struct EqualityList {
 } // namespace
 
 /// What attn.sdpa, attn.weights and attn.sdpa_grad share (verifyScoreOp):
-/// key against query, the mask and the lengths against [B, Hq, Sq, Skv].
+/// key against query, the query heads a multiple of the key's, the mask
+/// and the lengths against [B, Hq, Sq, Skv].
 template <typename OpTy>
-static void addScoreEqualities(OpTy op, EqualityList &list) {
+static void addScoreRelations(OpTy op, RelationList &list) {
   Value q = op.getQuery(), k = op.getKey();
   list.add({k, 0}, {q, 0});
   list.add({k, 3}, {q, 3});
+  // Query head h reads key/value head h / (Hq / Hkv).
+  list.add({q, 1}, {k, 1}, /*multiple=*/true);
   const TensorDim full[4] = {{q, 0}, {q, 1}, {q, 2}, {k, 2}};
   if (Value mask = op.getMask()) {
     auto type = cast<RankedTensorType>(mask.getType());
@@ -782,12 +785,12 @@ static void addScoreEqualities(OpTy op, EqualityList &list) {
 }
 
 /// value [B, Hkv, Skv, Dv] against key.
-static void addValueEqualities(Value value, Value key, EqualityList &list) {
+static void addValueRelations(Value value, Value key, RelationList &list) {
   for (int64_t d = 0; d < 3; ++d)
     list.add({value, d}, {key, d});
 }
 
-static void addMultiheadEqualities(MultiheadOp op, EqualityList &list) {
+static void addMultiheadRelations(MultiheadOp op, RelationList &list) {
   Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
   int64_t rank = op.getQuery().getType().getRank();
   bool batched = rank == 3;
@@ -833,24 +836,24 @@ static void addMultiheadEqualities(MultiheadOp op, EqualityList &list) {
   }
 }
 
-void attn::getSizeEqualities(Operation *op,
-                             SmallVectorImpl<SizeEquality> &result) {
-  EqualityList list{result};
+void attn::getSizeRelations(Operation *op,
+                            SmallVectorImpl<SizeRelation> &result) {
+  RelationList list{result};
   if (auto sdpa = dyn_cast<SdpaOp>(op)) {
     Value q = sdpa.getQuery(), v = sdpa.getValue();
-    addScoreEqualities(sdpa, list);
-    addValueEqualities(v, sdpa.getKey(), list);
+    addScoreRelations(sdpa, list);
+    addValueRelations(v, sdpa.getKey(), list);
     list.addEach(sdpa.getResult(), {{q, 0}, {q, 1}, {q, 2}, {v, 3}});
     list.addEach(sdpa.getLse(), {{q, 0}, {q, 1}, {q, 2}});
   } else if (auto weights = dyn_cast<WeightsOp>(op)) {
     Value q = weights.getQuery();
-    addScoreEqualities(weights, list);
+    addScoreRelations(weights, list);
     list.addEach(weights.getResult(),
                  {{q, 0}, {q, 1}, {q, 2}, {weights.getKey(), 2}});
   } else if (auto grad = dyn_cast<SdpaGradOp>(op)) {
     Value q = grad.getQuery(), v = grad.getValue();
-    addScoreEqualities(grad, list);
-    addValueEqualities(v, grad.getKey(), list);
+    addScoreRelations(grad, list);
+    addValueRelations(v, grad.getKey(), list);
     list.addEach(grad.getOut(), {{q, 0}, {q, 1}, {q, 2}, {v, 3}});
     list.addAll(grad.getOutGrad(), grad.getOut());
     list.addEach(grad.getLse(), {{q, 0}, {q, 1}, {q, 2}});
@@ -858,7 +861,7 @@ void attn::getSizeEqualities(Operation *op,
     list.addAll(grad.getKeyGrad(), grad.getKey());
     list.addAll(grad.getValueGrad(), v);
   } else if (auto multihead = dyn_cast<MultiheadOp>(op)) {
-    addMultiheadEqualities(multihead, list);
+    addMultiheadRelations(multihead, list);
   }
 }
 

@@ -48,20 +48,23 @@ struct TensorDim {
   int64_t dim;
 };
 
-/// Two dimensions the lowering of an op takes to have one extent: the
+/// Two dimensions the lowering of an op takes to have one extent, or, with
+/// `multiple`, `size` to be a multiple of a positive `other` (the query
+/// heads of a grouped-query attention and the key/value heads): the
 /// verifier accepts a `?` against any extent, and the code then reads both
 /// tensors with the one loop bound.
-struct SizeEquality {
+struct SizeRelation {
   TensorDim size, other;
+  bool multiple = false;
 };
 
-/// The equalities of sizes the lowering of `op` (an attn op) assumes where
+/// The relations of sizes the lowering of `op` (an attn op) assumes where
 /// its verifier cannot check them: pairs of dimensions with a dynamic side,
 /// `other` the dimension the op's loops are bounded by (query, key, the
 /// embedding). A mask dimension that is not a static 1 is one the lowering
 /// reads at full extent. Extents in products (3 * embed, ceil(Sq / bq)) and
 /// the attn ops on pages are not listed.
-void getSizeEqualities(Operation *op, SmallVectorImpl<SizeEquality> &result);
+void getSizeRelations(Operation *op, SmallVectorImpl<SizeRelation> &result);
 } // namespace attn
 } // namespace mlir
 
