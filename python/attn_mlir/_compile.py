@@ -75,7 +75,8 @@ def _format_shape(shape):
 
 
 # What attn_abi_error's kind field means (docs/CpuABI.md).
-_ABI_MISMATCHES = {0: "size", 1: "stride", 2: "data pointer", 3: "offset"}
+_ABI_MISMATCHES = {0: "size", 1: "stride", 2: "data pointer", 3: "offset",
+                   4: "size against another buffer's"}
 
 
 class _SharedLibrary:

@@ -138,3 +138,38 @@ def test_compiled_code_refuses_buffers_it_was_not_compiled_for(monkeypatch, tmp_
     assert np.isnan(out).all()
     f._backend.call([np.ones((1, 1, 4, 8), np.float32), out])  # the next call runs
     assert np.allclose(out, 1.0)
+
+
+DYNAMIC_MASKED_SDPA = """
+func.func @f(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %v: tensor<1x2x?x8xf32>,
+             %m: tensor<1x?x?x?xf32>) -> tensor<1x2x?x8xf32> {
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %q, %c2 : tensor<1x2x?x8xf32>
+  %e = tensor.empty(%n) : tensor<1x2x?x8xf32>
+  %o = attn.sdpa %q, %k, %v mask(%m : tensor<1x?x?x?xf32>) outs(%e)
+     : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}
+"""
+
+
+def test_compiled_code_refuses_sizes_that_disagree(monkeypatch, tmp_path):
+    """Dynamic sizes the compiled code reads with one bound (the value's
+    keys and the key's, a mask's `?` heads and the query's 2) must agree:
+    otherwise the call is refused with both numbers, nothing written."""
+    monkeypatch.setenv("ATTN_MLIR_CACHE_DIR", str(tmp_path))  # a shared library
+    attn_mlir.clear_cache()
+    f = attn_mlir.compile(DYNAMIC_MASKED_SDPA)
+    rng = np.random.default_rng(0)
+    q, k = (rng.standard_normal((1, 2, n, 8)).astype(np.float32) for n in (3, 5))
+    mask = np.zeros((1, 2, 3, 5), np.float32)
+    out = np.full((1, 2, 3, 8), np.nan, np.float32)
+    with pytest.raises(RuntimeError, match=r"argument #2 \(shape 1x2x4x8\), dimension 2: "
+                                           r"size against another buffer's 4, expected 5"):
+        f._backend.call([q, k, k[:, :, :4].copy(), mask, out])
+    with pytest.raises(RuntimeError, match=r"argument #3 \(shape 1x1x3x5\), dimension 1: "
+                                           r"size against another buffer's 1, expected 2"):
+        f._backend.call([q, k, k, mask[:, :1].copy(), out])
+    assert np.isnan(out).all()
+    f._backend.call([q, k, k, mask, out])
+    assert np.isfinite(out).all()
