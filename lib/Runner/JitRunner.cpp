@@ -318,14 +318,9 @@ llvm::Error JitFunction::call(ArrayRef<Buffer> buffers) {
     SmallVector<SmallVector<int64_t>> shapes;
     for (const Buffer &buffer : buffers)
       shapes.emplace_back(buffer.shape);
-    if (const AbiSizeRelation *relation = abi.findBrokenRelation(shapes))
-      return llvm::createStringError(
-          "@" + abi.name + " refused its buffers: " +
-          abi.describeBrokenRelation(
-              *relation, shapes[relation->param][relation->dimension],
-              relation->isConstant()
-                  ? relation->otherDimension
-                  : shapes[relation->otherParam][relation->otherDimension]));
+    if (std::optional<std::string> broken = abi.checkSizeRelations(shapes))
+      return llvm::createStringError("@" + abi.name +
+                                     " refused its buffers: " + *broken);
     return engine->invokePacked(abi.getCInterfaceSymbol(), args);
   }
   // The packed wrapper writes the status through one more pointer.

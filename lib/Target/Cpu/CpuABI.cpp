@@ -200,7 +200,7 @@ FailureOr<SmallVector<FunctionAbi>> attn::getModuleAbi(ModuleOp module) {
 }
 
 //===----------------------------------------------------------------------===//
-// Sizes that must agree
+// Relations of sizes
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -379,8 +379,8 @@ bool AbiSizeRelation::holds(int64_t size, int64_t other) const {
   llvm_unreachable("unknown size relation");
 }
 
-const AbiSizeRelation *
-FunctionAbi::findBrokenRelation(ArrayRef<SmallVector<int64_t>> shapes) const {
+std::optional<std::string>
+FunctionAbi::checkSizeRelations(ArrayRef<SmallVector<int64_t>> shapes) const {
   for (const AbiSizeRelation &relation : sizeRelations) {
     if (relation.param >= shapes.size() ||
         (!relation.isConstant() &&
@@ -391,9 +391,9 @@ FunctionAbi::findBrokenRelation(ArrayRef<SmallVector<int64_t>> shapes) const {
                         ? relation.otherDimension
                         : shapes[relation.otherParam][relation.otherDimension];
     if (!relation.holds(size, other))
-      return &relation;
+      return describeBrokenRelation(relation, size, other);
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 /// "input #2 (tensor<?x4xf32>)" or "output #0 (...)".
@@ -412,28 +412,32 @@ std::string FunctionAbi::describeBrokenRelation(const AbiSizeRelation &relation,
   llvm::raw_string_ostream os(text);
   os << describeParam(*this, relation.param) << ": dimension "
      << relation.dimension << " has size " << size << ", ";
-  std::string other =
-      relation.isConstant()
-          ? (Twine(relation.otherDimension) + " (another buffer's static size)")
-                .str()
-          : (describeParam(*this, relation.otherParam) + " dimension " +
-             Twine(relation.otherDimension) + " (" + Twine(otherSize) + ")")
-                .str();
+  // The other side: "4 (another buffer's static size)" or "input #1
+  // (tensor<?xf32>) dimension 0 (7)".
+  auto describeOther = [&]() -> std::string {
+    if (relation.isConstant())
+      return (Twine(relation.otherDimension) +
+              " (another buffer's static size)")
+          .str();
+    return (describeParam(*this, relation.otherParam) + " dimension " +
+            Twine(relation.otherDimension) + " (" + Twine(otherSize) + ")")
+        .str();
+  };
   switch (relation.kind) {
   case AbiSizeRelationKind::Equal:
     if (relation.isConstant())
-      os << "the function reads it as " << other;
+      os << "the function reads it as " << describeOther();
     else
       os << describeParam(*this, relation.otherParam) << " dimension "
          << relation.otherDimension << " has " << otherSize
          << "; the function needs them equal";
     break;
   case AbiSizeRelationKind::MultipleOf:
-    os << "the function needs a multiple of " << other
+    os << "the function needs a multiple of " << describeOther()
        << ", which must be positive";
     break;
   case AbiSizeRelationKind::Divides:
-    os << "the function needs a positive divisor of " << other;
+    os << "the function needs a positive divisor of " << describeOther();
     break;
   }
   return text;

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -82,10 +83,11 @@ struct FunctionAbi {
   /// Sizes the caller's buffers must agree on.
   SmallVector<AbiSizeRelation> sizeRelations;
 
-  /// The first relation that buffers of `shapes` (one per parameter, in
-  /// order; the parameters accept them) break, or null.
-  const AbiSizeRelation *
-  findBrokenRelation(ArrayRef<SmallVector<int64_t>> shapes) const;
+  /// What the first relation that buffers of `shapes` (one per parameter,
+  /// in order; the parameters accept them) break means
+  /// (describeBrokenRelation), or nothing when they keep every relation.
+  std::optional<std::string>
+  checkSizeRelations(ArrayRef<SmallVector<int64_t>> shapes) const;
   /// What `relation`, broken by `size` and `otherSize`, means, with the
   /// parameters' names and types: "input #3 (tensor<2x?xf32>): dimension 1
   /// has size 5, input #1 (tensor<2x?xf32>) dimension 1 has 7; the function
