@@ -143,6 +143,8 @@ CpuKernelConfig attn::getCpuKernelConfig(const CpuPipelineOptions &options,
   // A key tile given explicitly is every op's (what the autotuner times).
   if (options.kvTile || options.qTile)
     config.smallHeadKvTile = 0;
+  override(config.shortKvTile, options.shortKvTile, "short-kv-tile");
+  config.shortKvTile = std::max<int64_t>(config.shortKvTile, 0);
   override(config.mBlock, options.mBlock, "m-block");
   override(config.nBlock, options.nBlock, "n-block");
   override(config.maxRowElements, options.rowElements, "row-elements");
@@ -227,7 +229,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
         options.gradKeyChunks,
         options.decodeKeyChunks,
         /*valuePanel=*/options.vectorize && options.valuePanels ? config.nBlock
-                                                                : 0};
+                                                                : 0,
+        config.shortKvTile};
   // Projections read their weights from panels as wide as their register
   // block.
   std::optional<int64_t> panel;

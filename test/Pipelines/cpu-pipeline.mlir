@@ -42,11 +42,15 @@ func.func @mha(%x: tensor<2x3x8xf32>, %w_in: tensor<24x8xf32>, %w_out: tensor<8x
 // parameter, a dynamic buffer, not in a scratch buffer copied into it; f16
 // arithmetic widens to f32; exp is a polynomial (llvm.intr.fma), not a libm
 // call; the output rows (of no constant bound) are narrowed back to f16 a
-// vector at a time.
+// vector at a time, by each of the two tilings of the dynamic Skv (short
+// key tiles first, then kv-tile ones: attn-tile short-kv-tile), and
+// nothing is copied after the last.
 // CHECK-LABEL: llvm.func @dynamic_f16(
 // CHECK: llvm.fpext %{{.*}} : f16 to f32
 // CHECK-NOT: llvm.intr.exp
 // CHECK: llvm.intr.fma
+// CHECK-NOT: llvm.intr.exp
+// CHECK: llvm.fptrunc %{{.*}} : vector<{{[0-9]+}}xf32> to vector<{{[0-9]+}}xf16>
 // CHECK-NOT: llvm.intr.exp
 // CHECK: llvm.fptrunc %{{.*}} : vector<{{[0-9]+}}xf32> to vector<{{[0-9]+}}xf16>
 // CHECK-NOT: "llvm.intr.memcpy"

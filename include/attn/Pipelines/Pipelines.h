@@ -59,6 +59,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "kv-tile",
       llvm::cl::desc("Keys per inner step (tiled; 0: from the target)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> shortKvTile{
+      *this, "short-kv-tile",
+      llvm::cl::desc("Keys per step of the second tiling of attention whose "
+                     "Skv is dynamic, for calls with few keys (tiled; "
+                     "attn-tile short-kv-tile; 0: from the target, "
+                     "negative: none)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> gradKeyChunks{
       *this, "grad-key-chunks",
       llvm::cl::desc("Key chunks per (batch, key/value head) of the tiled "

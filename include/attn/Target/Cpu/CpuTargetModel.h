@@ -100,6 +100,9 @@ struct CpuKernelConfig {
   int64_t qTile = 0, kvTile = 0;
   /// Keys per tile for ops whose head sizes are at most 64 (0: kvTile).
   int64_t smallHeadKvTile = 0;
+  /// Keys per tile of the second tiling of ops whose Skv is dynamic, for
+  /// calls with few keys (attn-tile short-kv-tile; 0: none).
+  int64_t shortKvTile = 0;
   /// Register block of every contraction (attn-vectorize-tiles): mBlock
   /// rows by nBlock columns of accumulators.
   int64_t mBlock = 0, nBlock = 0;

@@ -270,7 +270,15 @@ struct AttnParallelizeContractionsPass
       // per call (on an Emerald Rapids its median call went from 629 to
       // 521 ms with the session-26 changes; benchmarks/RESULTS.md).
       auto withColumnBlocks = [&](SmallVector<OpFoldResult> blocks) {
-        if (columns > 0 && countBlocks(bounds, blocks) < kMinRowBlocks)
+        // A count only known at run time may be a few blocks too: one
+        // sequence of 77 tokens is 2 row blocks, for 2 threads 64 and 13
+        // rows (a shape-generic N1 L77 E768 layer took 3.5-3.8 ms, with
+        // column blocks 2.5-2.8). Where there are many, the column blocks
+        // measured within the noise of row blocks alone (shape-generic N8
+        // L128, N4 L512, BERT-base; a 2048 x 1024 x 1024 product):
+        // benchmarks/RESULTS.md, session 37.
+        int64_t count = countBlocks(bounds, blocks);
+        if (columns > 0 && (count < kMinRowBlocks || count == kUnknownBlocks))
           for (auto [n, size] : getColumnBlocks(op, *dims, columns))
             if (!ShapedType::isDynamic(bounds[n]) && bounds[n] > size)
               blocks[n] = rewriter.getIndexAttr(size);
@@ -318,8 +326,11 @@ struct AttnParallelizeContractionsPass
       return signalPassFailure();
   }
 
-  /// The parallel iterations of loops of `bounds` tiled by `sizes` (a
-  /// dynamic bound counts as many).
+  /// What countBlocks returns where a tiled bound is dynamic.
+  static constexpr int64_t kUnknownBlocks = std::numeric_limits<int64_t>::max();
+
+  /// The parallel iterations of loops of `bounds` tiled by `sizes`
+  /// (kUnknownBlocks where a tiled bound is dynamic).
   static int64_t countBlocks(ArrayRef<int64_t> bounds,
                              ArrayRef<OpFoldResult> sizes) {
     int64_t blocks = 1;
@@ -328,7 +339,7 @@ struct AttnParallelizeContractionsPass
       if (tile == 0)
         continue;
       if (ShapedType::isDynamic(bound))
-        return std::numeric_limits<int64_t>::max();
+        return kUnknownBlocks;
       blocks *= llvm::divideCeil(bound, tile);
     }
     return blocks;

@@ -1061,18 +1061,79 @@ std::optional<StringRef> attn::getTilingBlocker(SdpaOp op) {
   return std::nullopt;
 }
 
+/// Whether `op` gets a second tiling of `shortTile` keys per step besides
+/// its `kvTile` one (attn-tile short-kv-tile): a dynamic Skv, tiles that
+/// are the tiler's own (no block layout or classes, which set them), keys
+/// and values not read from pages (whose steps need tiles that fit the
+/// pages) and a result not read by attn.unpad_sequences (whose padding
+/// rows the tiles skip by looking at that reader).
+static bool hasShortKeyTiling(SdpaOp op, int64_t kvTile, int64_t shortTile) {
+  if (shortTile <= 0 || shortTile >= kvTile ||
+      !op.getKey().getType().isDynamicDim(2) || op.getBlockSize() ||
+      op.getBlockClasses() || op.getKey().getDefiningOp<GatherPagesOp>() ||
+      op.getValue().getDefiningOp<GatherPagesOp>())
+    return false;
+  return llvm::none_of(op.getResult().getUsers(), [](Operation *user) {
+    return isa<UnpadSequencesOp>(user);
+  });
+}
+
+/// Whether a call takes the short tiles: padded to whole kv-tiles, its keys
+/// are more than 9/8 of what whole short tiles make them.
+static Value buildUsesShortKeyTiles(OpBuilder &b, Location loc, Value keys,
+                                    int64_t kvTile, int64_t shortTile) {
+  AffineExpr s0 = getAffineSymbolExpr(0, b.getContext());
+  auto paddedTimes = [&](int64_t tile, int64_t factor) {
+    return getValueOrCreateConstantIndexOp(
+        b, loc,
+        affine::makeComposedFoldedAffineApply(
+            b, loc, s0.ceilDiv(tile) * (tile * factor), {keys}));
+  };
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                               paddedTimes(kvTile, 8),
+                               paddedTimes(shortTile, 9));
+}
+
 FailureOr<scf::ForallOp> attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
                                         const AttnTileOptions &options) {
   if (getTilingBlocker(op))
     return failure();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  TileBuilder builder(
-      op, rewriter, options.qTile,
-      getKeyTileSize(op, options.kvTile, options.smallHeadKvTile),
-      options.bf16Pairs, options.decodeKeyChunks, options.valuePanel);
-  rewriter.replaceOp(op, builder.build());
-  return builder.getLoop();
+  int64_t kvTile = getKeyTileSize(op, options.kvTile, options.smallHeadKvTile);
+  // The loop nest of `target` with `keys` keys per step, in place of it.
+  auto tile = [&](SdpaOp target, int64_t keys) {
+    TileBuilder builder(target, rewriter, options.qTile, keys,
+                        options.bf16Pairs, options.decodeKeyChunks,
+                        options.valuePanel);
+    rewriter.replaceOp(target, builder.build());
+    return builder.getLoop();
+  };
+  if (!hasShortKeyTiling(op, kvTile, options.shortKvTile))
+    return tile(op, kvTile);
+
+  // Both tilings, each of a copy of the op in its branch; the kv-tile one
+  // is the loop returned (the one a schedule that named no short tiles
+  // would get).
+  Location loc = op.getLoc();
+  Value keys = tensor::DimOp::create(rewriter, loc, op.getKey(), 2);
+  auto version = scf::IfOp::create(
+      rewriter, loc, op->getResultTypes(),
+      buildUsesShortKeyTiles(rewriter, loc, keys, kvTile, options.shortKvTile),
+      /*addThenBlock=*/true, /*addElseBlock=*/true);
+  scf::ForallOp loop;
+  for (auto [block, keysPerStep] :
+       {std::make_pair(version.thenBlock(), options.shortKvTile),
+        std::make_pair(version.elseBlock(), kvTile)}) {
+    rewriter.setInsertionPointToStart(block);
+    auto copy = cast<SdpaOp>(rewriter.clone(*op));
+    // The yield takes the tiled results when the copy is replaced.
+    scf::YieldOp::create(rewriter, loc, copy->getResults());
+    rewriter.setInsertionPoint(copy);
+    loop = tile(copy, keysPerStep);
+  }
+  rewriter.replaceOp(op, version.getResults());
+  return loop;
 }
 
 namespace {
@@ -1110,6 +1171,12 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
           << static_cast<int64_t>(valuePanel);
       return signalPassFailure();
     }
+    if (shortKvTile < 0) {
+      getOperation()->emitError()
+          << getArgument() << ": short-kv-tile must be 0 (off) or positive, "
+          << "got " << static_cast<int64_t>(shortKvTile);
+      return signalPassFailure();
+    }
     if (gradKeyChunks < 0) {
       getOperation()->emitError()
           << getArgument() << ": grad-key-chunks must be 0 (automatic) or "
@@ -1125,9 +1192,9 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     });
     if (layouts.wasInterrupted())
       return signalPassFailure();
-    AttnTileOptions options{qTile,     kvTile,        smallHeadKvTile,
-                            bf16Pairs, gradKeyChunks, decodeKeyChunks,
-                            valuePanel};
+    AttnTileOptions options{qTile,      kvTile,        smallHeadKvTile,
+                            bf16Pairs,  gradKeyChunks, decodeKeyChunks,
+                            valuePanel, shortKvTile};
     RewritePatternSet patterns(&getContext());
     patterns.add<TileSdpa>(&getContext(), options);
     populateTileSdpaGradPatterns(patterns, options);

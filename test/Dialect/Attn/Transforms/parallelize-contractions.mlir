@@ -273,6 +273,29 @@ func.func @heads_of_two_panels_long(%x: tensor<1x1024x768xf32>, %w: tensor<3x12x
 
 // -----
 
+// Rows known only at run time may be a few blocks (one sequence of 77
+// tokens: 2, for 2 threads 64 and 13 rows): as with fewer than 16, the
+// column blocks (Q/K/V, then 2 heads at a time) are parallel iterations
+// too, and only K is a loop inside.
+// CACHE-LABEL: func.func @heads_of_two_panels_dynamic
+// CACHE: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0, 0) to (1, %{{.*}}, 3, 12) step (1, 64, 1, 2)
+// CACHE-NOT: scf.for %
+// CACHE: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CACHE-NOT: scf.for %
+// CACHE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x?x256xf32>, tensor<1x2x2x256x32xf32>) outs(%{{.*}} : tensor<1x1x2x?x2x32xf32>)
+// CACHE: scf.forall.in_parallel
+func.func @heads_of_two_panels_dynamic(%x: tensor<1x?x768xf32>, %w: tensor<3x12x2x768x32xf32>, %init: tensor<3x1x12x?x2x32xf32>) -> tensor<3x1x12x?x2x32xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(n, l, k, s, h, p, c) -> (n, l, k)>, affine_map<(n, l, k, s, h, p, c) -> (s, h, p, k, c)>, affine_map<(n, l, k, s, h, p, c) -> (s, n, h, l, p, c)>], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "parallel", "parallel"]} ins(%x, %w : tensor<1x?x768xf32>, tensor<3x12x2x768x32xf32>) outs(%init : tensor<3x1x12x?x2x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<3x1x12x?x2x32xf32>
+  return %r : tensor<3x1x12x?x2x32xf32>
+}
+
+// -----
+
 // A reduction outside parallel loops (multi-head attention's mean of the
 // weights over the heads) is distributed over about 16 blocks of its
 // result's leading dimensions: 8 batches, then 2 halves of the 128 rows;

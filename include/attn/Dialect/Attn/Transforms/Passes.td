@@ -389,6 +389,17 @@ def AttnTile : Pass<"attn-tile"> {
     `M = max_c m_c`, `w_c = 2^(m_c - M)`, `L = sum_c w_c l_c`,
     `O = sum_c w_c acc_c / L` (0 where L is 0), `lse = (M + log2 L) ln 2`.
 
+    With `short-kv-tile`, an `attn.sdpa` whose `Skv` is dynamic (no block
+    layout or classes, keys and values not read from pages, not read by
+    `attn.unpad_sequences`) is tiled twice, in the two branches of an
+    `scf.if` on the run-time `Skv`: with `kv-tile` keys per step, and with
+    `short-kv-tile`. A call takes the short tiles where padding `Skv` to
+    whole `kv-tile`s gives more than 9/8 of the keys that whole short tiles
+    do: 10 keys padded to a tile of 128 made the attention 13x its work,
+    and short steps cost a few percent more per key (their softmax and
+    rescaling come more often). A static `Skv` needs no second tiling: it
+    is one tile of `Skv` keys when shorter than `kv-tile`.
+
     Every loop over key tiles (forward and backward) is marked
     `attn.key_tile_loop`, for `attn-prefetch-streams`.
   }];
@@ -421,6 +432,10 @@ def AttnTile : Pass<"attn-tile"> {
            "value-panel, kv-tile, value-panel]; the register block's "
            "n-block) for ops whose Dv is at least 4 such panels (0: V read "
            "where it is)">,
+    Option<"shortKvTile", "short-kv-tile", "int64_t", /*default=*/"0",
+           "Keys per step of a second tiling of ops whose Skv is dynamic, "
+           "taken by calls whose keys those tiles pad by an eighth less "
+           "than kv-tile's (0: one tiling)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
@@ -744,9 +759,10 @@ def AttnParallelizeContractions : Pass<"attn-parallelize-contractions"> {
     of the right operand (a projection's weight) is read from the cache by
     every register block of the row block instead of streaming all of K x N
     from memory for each of them. With fewer than 16 row blocks (a product
-    of 320 rows has 5: on 2 threads it takes as long as 6) the column
-    blocks are iterations of the parallel loop too, and only K is a loop
-    inside. A dimension no longer than its block is
+    of 320 rows has 5: on 2 threads it takes as long as 6), or a number
+    known only at run time (dynamic rows: one sequence of 77 tokens is 2
+    blocks), the column blocks are iterations of the parallel loop too,
+    and only K is a loop inside. A dimension no longer than its block is
     left whole; when the innermost N is the column within a weight panel
     (`attn-pack-weights`), the panels are blocked, `columns / panel` at a
     time, across the N dimensions before it innermost first (of Q, K and V
