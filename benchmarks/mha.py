@@ -4,7 +4,7 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 #   build/venv/bin/python3 benchmarks/mha.py [--repeat 5] [--burst 5] [--no-gemm] [--no-mha]
-#                             [--only SUBSTRING] [--loop CALLS]
+#                             [--only SUBSTRING] [--loop CALLS] [--dynamic]
 #
 # 1. GEMMs of the projections' shapes (M = tokens, K = model width, N = the
 #    projection's outputs), f32, `linalg.matmul` through attn_mlir.compile
@@ -24,6 +24,9 @@
 # per peer, in runs of 20 back to back alternating between the peers, and
 # reports each peer's median call (a serving loop's steady state; on a
 # shared 2-vCPU VM the minimum of a few bursts moves by 10-20%).
+# `--dynamic` times attn_mlir's shape-generic build of each layer
+# (`MultiheadAttention(..., dynamic=True)`: what a caller whose lengths
+# vary gets after its second length) instead of the build for the shapes.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -104,7 +107,7 @@ def time_loops(runs, calls, run_length=20):
     return {name: float(np.median(t)) for name, t in times.items()}
 
 
-def mhas(attn_mlir, torch, repeat, burst, only=None, loop=0):
+def mhas(attn_mlir, torch, repeat, burst, only=None, loop=0, dynamic=False):
     print("| config | need_weights | attn-mlir ms | torch ms | torch / attn-mlir |")
     print("|---|---|---|---|---|", flush=True)
     rng = np.random.default_rng(0)
@@ -114,7 +117,8 @@ def mhas(attn_mlir, torch, repeat, burst, only=None, loop=0):
         ref = torch.nn.MultiheadAttention(E, H, kdim=kdim, vdim=vdim,
                                           batch_first=True).eval()
         ours = attn_mlir.nn.MultiheadAttention(E, H, kdim=kdim, vdim=vdim,
-                                               batch_first=True)
+                                               batch_first=True,
+                                               dynamic=True if dynamic else None)
         ours.load_state_dict(ref.state_dict())
         ours.eval()
         q = rng.standard_normal((N, L, E)).astype(np.float32)
@@ -160,6 +164,8 @@ def main():
     p.add_argument("--loop", type=int, default=0, metavar="CALLS",
                    help="time the multi-head attentions as median calls of CALLS "
                    "calls per peer in alternating runs of 20 (0: bursts)")
+    p.add_argument("--dynamic", action="store_true",
+                   help="time attn_mlir's shape-generic build of each layer")
     args = p.parse_args()
     os.environ["ATTN_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-mha-bench-")
     sys.path.insert(0, os.path.join(args.build, "python_packages"))
@@ -170,13 +176,15 @@ def main():
     print(f"# CPU: {cpu_model(args.build)}; torch {torch.__version__} with "
           f"{torch.get_num_threads()} threads; "
           + (f"MHA: median of {args.loop} calls in alternating runs of 20"
-             if args.loop else f"bursts of {args.burst}"))
+             if args.loop else f"bursts of {args.burst}")
+          + ("; attn-mlir shape-generic (dynamic=True)" if args.dynamic else ""))
     if not args.no_gemm and not args.only:
         shapes = ([tuple(int(x) for x in s.split("x")) for s in args.gemms]
                   if args.gemms else GEMMS)
         gemms(attn_mlir, torch, args.repeat, args.burst, shapes)
     if not args.no_mha:
-        mhas(attn_mlir, torch, args.repeat, args.burst, args.only, args.loop)
+        mhas(attn_mlir, torch, args.repeat, args.burst, args.only, args.loop,
+             args.dynamic)
 
 
 if __name__ == "__main__":
