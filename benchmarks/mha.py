@@ -24,9 +24,11 @@
 # per peer, in runs of 20 back to back alternating between the peers, and
 # reports each peer's median call (a serving loop's steady state; on a
 # shared 2-vCPU VM the minimum of a few bursts moves by 10-20%).
-# `--dynamic` times attn_mlir's shape-generic build of each layer
-# (`MultiheadAttention(..., dynamic=True)`: what a caller whose lengths
-# vary gets after its second length) instead of the build for the shapes.
+# Each layer is attn_mlir's build for its shapes (`dynamic=False`: left
+# automatic, a configuration after another of the same widths and heads
+# would time the shape-generic build the second shapes switch to);
+# `--dynamic` times the shape-generic build of each (`dynamic=True`: what
+# a caller whose lengths vary gets after its second length).
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -118,7 +120,7 @@ def mhas(attn_mlir, torch, repeat, burst, only=None, loop=0, dynamic=False):
                                           batch_first=True).eval()
         ours = attn_mlir.nn.MultiheadAttention(E, H, kdim=kdim, vdim=vdim,
                                                batch_first=True,
-                                               dynamic=True if dynamic else None)
+                                               dynamic=dynamic)
         ours.load_state_dict(ref.state_dict())
         ours.eval()
         q = rng.standard_normal((N, L, E)).astype(np.float32)

@@ -4,7 +4,7 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 #   build/venv/bin/python3 benchmarks/training.py [--seq 1024 2048 4096 8192] [--head-dim 64 128]
-#                                  [--repeat 3] [--burst 2] [--mha [--only SUBSTRING]]
+#                                  [--repeat 3] [--burst 2] [--mha [--only SUBSTRING] [--dynamic]]
 #                                  [--linear]
 #
 # f32 scaled dot-product attention, B1 H8, as a training step runs it:
@@ -21,7 +21,10 @@
 # projections around the compiled attention, every parameter's gradient)
 # against torch.nn.MultiheadAttention with the same weights, batch-first
 # self-attention, need_weights=False (as nn.TransformerEncoderLayer calls
-# it), forward + backward.
+# it), forward + backward. Each layer is the build for its shapes
+# (`dynamic=False`; left automatic, a configuration after another of the
+# same widths and heads would time the shape-generic build); `--dynamic`
+# times the shape-generic build of each.
 #
 # --linear: attn_mlir.functional.linear forward + backward (input, weight
 # and bias gradients) against torch.nn.functional.linear on the
@@ -52,7 +55,8 @@ def mha_steps(attn_mlir, torch, args):
             continue
         torch.manual_seed(L + E)
         ref = torch.nn.MultiheadAttention(E, H, batch_first=True)
-        mine = attn_mlir.nn.MultiheadAttention(E, H, batch_first=True)
+        mine = attn_mlir.nn.MultiheadAttention(E, H, batch_first=True,
+                                               dynamic=args.dynamic)
         mine.load_state_dict(ref.state_dict())
         x = torch.randn(N, L, E, requires_grad=True)
         grad = torch.randn(N, L, E)
@@ -125,6 +129,8 @@ def main():
                    help="nn.MultiheadAttention training steps instead of SDPA")
     p.add_argument("--only", help="with --mha, run only the configs whose name contains "
                    "this string")
+    p.add_argument("--dynamic", action="store_true",
+                   help="with --mha, time attn_mlir's shape-generic build of each layer")
     p.add_argument("--linear", action="store_true",
                    help="functional.linear forward + backward instead of SDPA")
     args = p.parse_args()
@@ -134,7 +140,8 @@ def main():
     import torch
 
     print(f"# CPU: {cpu_model(args.build)}; torch {torch.__version__} with "
-          f"{torch.get_num_threads()} threads; f32; bursts of {args.burst}")
+          f"{torch.get_num_threads()} threads; f32; bursts of {args.burst}"
+          + ("; attn-mlir shape-generic (dynamic=True)" if args.mha and args.dynamic else ""))
     if args.mha:
         return mha_steps(attn_mlir, torch, args)
     if args.linear:
