@@ -5,14 +5,17 @@
 // (attn-parallelize-contractions):
 // RUN: attn-opt %s --attn-cpu-pipeline="lowering=reference" | FileCheck %s --check-prefix=REFTHREADS
 // REFTHREADS-LABEL: llvm.func @sdpa(
-// REFTHREADS: omp.wsloop schedule(dynamic)
+// REFTHREADS: omp.wsloop schedule(dynamic = %{{.*}} : i64)
 
 // The tiled lowering's (batch, head, query tile) loop runs on OpenMP
 // threads by default: one worksharing loop over 1 * 4 * 2 tiles, scheduled
-// dynamically (causal tiles differ in cost).
+// dynamically (causal tiles differ in cost) in chunks sized from the
+// team's size at run time (attn-omp-dynamic-schedule).
+// THREADS: llvm.func @omp_get_num_threads() -> i32
 // THREADS-LABEL: llvm.func @sdpa(
 // THREADS: omp.parallel
-// THREADS: omp.wsloop schedule(dynamic)
+// THREADS: llvm.call @omp_get_num_threads()
+// THREADS: omp.wsloop schedule(dynamic = %{{.*}} : i64)
 // THREADS: omp.loop_nest
 // SERIAL-LABEL: llvm.func @sdpa(
 // SERIAL-NOT: omp.
