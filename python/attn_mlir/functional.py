@@ -636,5 +636,5 @@ def linear(input, weight, bias=None, target="cpu", dynamic=None):
     it). `dynamic` as scaled_dot_product_attention's (the varying size is
     the product of input's leading dimensions)."""
     if _arrays.is_torch(input) and _autograd.wanted_linear(input, weight, bias):
-        return _autograd.ops().linear_forward(input, weight, bias, target, dynamic)
+        return _autograd.ops().linear(input, weight, bias, target, dynamic)
     return _linear.forward(input, weight, bias, target, dynamic)

@@ -457,7 +457,7 @@ def _decomposed_forward(mha, query, key, value, key_padding_mask, need_weights,
     if compiled and mha.bias_k is None and not mha.add_zero_attn and not need_weights:
         # The heads split from the projections and merged again inside the
         # compiled attention (_heads): no torch op between the compiled ones.
-        out, _ = _autograd.ops().heads_forward(
+        out, _ = _autograd.ops().heads(
             projected, [x for ref in refs for x in ref], H, D, combined()[0], float(dropout),
             seed, mha.target, mha.dynamic)
         return merged_output(out), None
