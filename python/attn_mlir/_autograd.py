@@ -9,8 +9,11 @@
 # (_heads) the same way. flex_attention's traced modifiers travel as their
 # IR text, the tensors they capture as inputs (which get no gradient).
 # Fake-tensor implementations give their output shapes, so torch.compile
-# traces a call as one op instead of breaking its graph there. The ops are defined the first time a call needs
-# them: this module never imports torch itself.
+# traces a call as one op instead of breaking its graph there. Eager calls
+# run the same computations and backwards as torch.autograd.Functions
+# (ops().sdpa, .linear, .heads choose): the custom-op dispatcher's Python
+# layers cost about 60 microseconds a call. The ops are defined the first
+# time a call needs them: this module never imports torch itself.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -135,6 +138,36 @@ def _define():
                 None, None)
 
     sdpa_forward.register_autograd(backward, setup_context=setup_context)
+
+    # Named after the custom ops: autograd names a graph's nodes after the
+    # class ("attn_mlir_sdpa_forwardBackward").
+    class attn_mlir_sdpa_forward(torch.autograd.Function):
+        """sdpa_forward's computation and backward for eager calls; the
+        captured tensors come last, one argument each."""
+
+        @staticmethod
+        def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale,
+                    enable_gqa, window, alignment, target, dynamic, regions, capture_names,
+                    seed, *captures):
+            inputs = (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+                      window, alignment, target, dynamic, regions, list(captures),
+                      capture_names, seed)
+            call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                           enable_gqa, window, alignment, captures, capture_names, seed)
+            output = call.run(regions, target, dynamic, lse=True)
+            setup_context(ctx, inputs, output)
+            return output
+
+        @staticmethod
+        def backward(ctx, out_grad, lse_grad):
+            query, key, value, out, lse, attn_mask, *captures = ctx.saved_tensors
+            (dropout_p, is_causal, scale, enable_gqa, window, alignment, target, dynamic,
+             regions) = ctx.params
+            call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                           enable_gqa, window, alignment, captures, ctx.capture_names,
+                           ctx.seed)
+            grads = call.run_grad(out, out_grad.contiguous(), lse, regions, target, dynamic)
+            return (*grads, *([None] * (12 + len(captures))))
 
     # functional.linear: the compiled product and its compiled backward.
     @torch.library.custom_op("attn_mlir::linear_forward", mutates_args=())
@@ -285,6 +318,17 @@ def _define():
     # microseconds a call, a tenth of N32 L10's attention core): the same
     # computation as an autograd.Function. Under torch.compile the custom
     # ops, which it traces as one op each.
+    def sdpa_call(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+                  window, alignment, target, dynamic, regions, captures, capture_names,
+                  seed):
+        if torch.compiler.is_compiling():
+            return sdpa_forward(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                enable_gqa, window, alignment, target, dynamic, regions,
+                                captures, capture_names, seed)
+        return attn_mlir_sdpa_forward.apply(
+            query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, window,
+            alignment, target, dynamic, regions, capture_names, seed, *captures)
+
     def linear_call(input, weight, bias, target, dynamic):
         if torch.compiler.is_compiling():
             return linear_forward(input, weight, bias, target, dynamic)
@@ -301,4 +345,4 @@ def _define():
     return SimpleNamespace(sdpa_forward=sdpa_forward, sdpa_backward=sdpa_backward,
                            linear_forward=linear_forward, linear_backward=linear_backward,
                            heads_forward=heads_forward, heads_backward=heads_backward,
-                           linear=linear_call, heads=heads_forward_call)
+                           sdpa=sdpa_call, linear=linear_call, heads=heads_forward_call)

@@ -332,7 +332,7 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
         names = [name for name, _ in tracer.captures]
         arrays = [array if _arrays.is_torch(array) else torch.as_tensor(array)
                   for _, array in tracer.captures]
-        out, _ = _autograd.ops().sdpa_forward(
+        out, _ = _autograd.ops().sdpa(
             query, key, value, None, 0.0, False, None if scale is None else float(scale),
             bool(enable_gqa), None, "top_left", target, dynamic, regions, arrays,
             ",".join(names), None)

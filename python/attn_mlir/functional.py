@@ -284,7 +284,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         # The seed is drawn here, once: the backward drops the same elements.
         if dropout_p > 0 and seed is None:
             seed = _draw_seed(query)
-        out, _ = _autograd.ops().sdpa_forward(
+        out, _ = _autograd.ops().sdpa(
             query, key, value, attn_mask, float(dropout_p), bool(is_causal),
             None if scale is None else float(scale), bool(enable_gqa),
             None if window is None else [int(w) for w in window], alignment, target,
