@@ -293,6 +293,7 @@ def _define():
     heads_forward.register_autograd(heads_backward_formula,
                                     setup_context=heads_setup_context)
 
+    # Named after the custom op, as the two above.
     class attn_mlir_heads_forward(torch.autograd.Function):
         """heads_forward's computation and backward for eager calls; the
         sources come last, one argument each (autograd.Function tracks
@@ -339,8 +340,8 @@ def _define():
         if torch.compiler.is_compiling():
             return heads_forward(sources, refs, heads, head_dim, mask, dropout_p, seed,
                                  target, dynamic)
-        return attn_mlir_heads_forward.apply(refs, heads, head_dim, mask, dropout_p, seed, target,
-                                   dynamic, *sources)
+        return attn_mlir_heads_forward.apply(refs, heads, head_dim, mask, dropout_p, seed,
+                                             target, dynamic, *sources)
 
     return SimpleNamespace(sdpa_forward=sdpa_forward, sdpa_backward=sdpa_backward,
                            linear_forward=linear_forward, linear_backward=linear_backward,
