@@ -4,7 +4,8 @@
 #
 # The compiled linear layer against torch.nn.functional.linear run in
 # float64: results, every gradient (only those asked for), gradcheck,
-# NumPy inputs, shape-generic calls, torch.compile, and PyTorch's errors.
+# NumPy inputs, shape-generic calls, torch.compile (the custom op; eager
+# calls the autograd.Function), and PyTorch's errors.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -116,6 +117,28 @@ def test_torch_compile_traces_it(rng):
     functional.linear(x, w, b).square().sum().backward()
     for a, t in zip(traced, (x, w, b)):
         assert relative(a, t.grad.double()) < 1e-5
+
+
+def test_eager_calls_skip_the_custom_op_and_agree_with_it(rng):
+    """An eager call is the autograd.Function (no custom-op dispatch); the
+    custom op torch.compile traces computes the same values and
+    gradients."""
+    x, w, b = (torch.from_numpy(rng.standard_normal(s)).float().requires_grad_()
+               for s in ((5, 16), (12, 16), (12,)))
+    g = torch.from_numpy(rng.standard_normal((5, 12))).float()
+    eager = functional.linear(x, w, b)
+    assert type(eager.grad_fn).__name__ == "attn_mlir_linear_forwardBackward"
+    eager.backward(g)
+    grads = [t.grad.clone() for t in (x, w, b)]
+    for t in (x, w, b):
+        t.grad = None
+    op = torch.ops.attn_mlir.linear_forward(x, w, b, "cpu", False)
+    assert "attn_mlir" in type(op.grad_fn).__name__ and type(op.grad_fn) is not type(
+        eager.grad_fn)
+    assert relative(op, eager.detach().double()) == 0
+    op.backward(g)
+    for a, t in zip(grads, (x, w, b)):
+        assert relative(a, t.grad.double()) == 0
 
 
 def test_errors(rng):
