@@ -86,16 +86,20 @@ def _define():
             call.add_input(name, array, _arrays.shape(array), _arrays.element(array))
         return call
 
-    @torch.library.custom_op("attn_mlir::sdpa_forward", mutates_args=())
-    def sdpa_forward(query: Tensor, key: Tensor, value: Tensor,
-                     attn_mask: Optional[Tensor], dropout_p: float, is_causal: bool,
-                     scale: Optional[float], enable_gqa: bool,
-                     window: Optional[List[int]], alignment: str, target: str,
-                     dynamic: Optional[bool], regions: str, captures: List[Tensor],
-                     capture_names: str, seed: Optional[int]) -> Tuple[Tensor, Tensor]:
+    # Each custom op is made of a plain function that the eager
+    # autograd.Function below calls too.
+    def run_sdpa(query: Tensor, key: Tensor, value: Tensor,
+                 attn_mask: Optional[Tensor], dropout_p: float, is_causal: bool,
+                 scale: Optional[float], enable_gqa: bool,
+                 window: Optional[List[int]], alignment: str, target: str,
+                 dynamic: Optional[bool], regions: str, captures: List[Tensor],
+                 capture_names: str, seed: Optional[int]) -> Tuple[Tensor, Tensor]:
         call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                        enable_gqa, window, alignment, captures, capture_names, seed)
         return call.run(regions, target, dynamic, lse=True)
+
+    sdpa_forward = torch.library.custom_op("attn_mlir::sdpa_forward", mutates_args=())(
+        run_sdpa)
 
     @sdpa_forward.register_fake
     def _(query, key, value, *rest):
@@ -103,8 +107,7 @@ def _define():
         return (query.new_empty(query.shape[:-1] + value.shape[-1:]),
                 query.new_empty(query.shape[:-1], dtype=stat))
 
-    @torch.library.custom_op("attn_mlir::sdpa_backward", mutates_args=())
-    def sdpa_backward(out_grad: Tensor, query: Tensor, key: Tensor, value: Tensor,
+    def run_sdpa_grad(out_grad: Tensor, query: Tensor, key: Tensor, value: Tensor,
                       out: Tensor, lse: Tensor, attn_mask: Optional[Tensor],
                       dropout_p: float, is_causal: bool, scale: Optional[float],
                       enable_gqa: bool, window: Optional[List[int]], alignment: str,
@@ -114,6 +117,9 @@ def _define():
         call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                        enable_gqa, window, alignment, captures, capture_names, seed)
         return call.run_grad(out, out_grad.contiguous(), lse, regions, target, dynamic)
+
+    sdpa_backward = torch.library.custom_op("attn_mlir::sdpa_backward", mutates_args=())(
+        run_sdpa_grad)
 
     @sdpa_backward.register_fake
     def _(out_grad, query, key, value, *rest):
@@ -128,10 +134,16 @@ def _define():
         ctx.params, ctx.capture_names, ctx.seed = params, capture_names, seed
         ctx.mark_non_differentiable(lse)
 
-    def backward(ctx, out_grad, lse_grad):
+    def sdpa_grads(ctx, out_grad, run_backward):
+        """(dq, dk, dv) through `run_backward` (the custom op or its
+        function) from what setup_context saved."""
         query, key, value, out, lse, attn_mask, *captures = ctx.saved_tensors
-        grads = sdpa_backward(out_grad, query, key, value, out, lse, attn_mask,
-                              *ctx.params, captures, ctx.capture_names, ctx.seed)
+        return run_backward(out_grad, query, key, value, out, lse, attn_mask, *ctx.params,
+                            captures, ctx.capture_names, ctx.seed)
+
+    def backward(ctx, out_grad, lse_grad):
+        grads = sdpa_grads(ctx, out_grad, sdpa_backward)
+        captures = ctx.saved_tensors[6:]
         # One entry per forward input: none for the mask, the attributes,
         # the captured tensors (a list for their list) and the seed.
         return (*grads, None, *([None] * len(ctx.params)), [None] * len(captures),
@@ -152,28 +164,22 @@ def _define():
             inputs = (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
                       window, alignment, target, dynamic, regions, list(captures),
                       capture_names, seed)
-            call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                           enable_gqa, window, alignment, captures, capture_names, seed)
-            output = call.run(regions, target, dynamic, lse=True)
+            output = run_sdpa(*inputs)
             setup_context(ctx, inputs, output)
             return output
 
         @staticmethod
         def backward(ctx, out_grad, lse_grad):
-            query, key, value, out, lse, attn_mask, *captures = ctx.saved_tensors
-            (dropout_p, is_causal, scale, enable_gqa, window, alignment, target, dynamic,
-             regions) = ctx.params
-            call = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                           enable_gqa, window, alignment, captures, ctx.capture_names,
-                           ctx.seed)
-            grads = call.run_grad(out, out_grad.contiguous(), lse, regions, target, dynamic)
-            return (*grads, *([None] * (12 + len(captures))))
+            grads = sdpa_grads(ctx, out_grad, run_sdpa_grad)
+            return (*grads, *([None] * (12 + len(ctx.saved_tensors[6:]))))
 
     # functional.linear: the compiled product and its compiled backward.
-    @torch.library.custom_op("attn_mlir::linear_forward", mutates_args=())
-    def linear_forward(input: Tensor, weight: Tensor, bias: Optional[Tensor], target: str,
-                       dynamic: Optional[bool]) -> Tensor:
+    def run_linear(input: Tensor, weight: Tensor, bias: Optional[Tensor], target: str,
+                   dynamic: Optional[bool]) -> Tensor:
         return _linear.forward(input, weight, bias, target, dynamic)
+
+    linear_forward = torch.library.custom_op("attn_mlir::linear_forward",
+                                             mutates_args=())(run_linear)
 
     @linear_forward.register_fake
     def _(input, weight, bias, target, dynamic):
@@ -182,12 +188,14 @@ def _define():
 
     # Gradients not asked for come back as empty tensors (a custom op
     # returns tensors, not None).
-    @torch.library.custom_op("attn_mlir::linear_backward", mutates_args=())
-    def linear_backward(out_grad: Tensor, input: Tensor, weight: Tensor, needs: List[bool],
+    def run_linear_grad(out_grad: Tensor, input: Tensor, weight: Tensor, needs: List[bool],
                         target: str, dynamic: Optional[bool]) -> Tuple[Tensor, Tensor, Tensor]:
         grads = iter(_linear.backward(out_grad.contiguous(), input, weight, needs, target,
                                       dynamic))
         return tuple(next(grads) if need else input.new_empty(0) for need in needs)
+
+    linear_backward = torch.library.custom_op("attn_mlir::linear_backward",
+                                              mutates_args=())(run_linear_grad)
 
     @linear_backward.register_fake
     def _(out_grad, input, weight, needs, target, dynamic):
@@ -200,22 +208,20 @@ def _define():
         ctx.save_for_backward(input, weight)
         ctx.has_bias, ctx.target, ctx.dynamic = bias is not None, target, dynamic
 
-    def linear_needs(ctx):
-        """(dx, dw, db): the gradients autograd asks of a linear call."""
+    def linear_grads(ctx, out_grad, run_backward):
+        """The gradients of a linear call's inputs, those autograd asks for,
+        through `run_backward` (the custom op or its function)."""
+        input, weight = ctx.saved_tensors
         needs = [bool(n) for n in ctx.needs_input_grad[:3]]
         needs[2] = needs[2] and ctx.has_bias
-        return needs
-
-    def linear_backward_formula(ctx, out_grad):
-        input, weight = ctx.saved_tensors
-        needs = linear_needs(ctx)
         if not any(needs):
             return None, None, None, None, None
-        grads = linear_backward(out_grad, input, weight, needs, ctx.target, ctx.dynamic)
+        grads = run_backward(out_grad, input, weight, needs, ctx.target, ctx.dynamic)
         return (*(g if need else None for g, need in zip(grads, needs)), None, None)
 
-    linear_forward.register_autograd(linear_backward_formula,
-                                     setup_context=linear_setup_context)
+    linear_forward.register_autograd(
+        lambda ctx, out_grad: linear_grads(ctx, out_grad, linear_backward),
+        setup_context=linear_setup_context)
 
     # Named after the custom ops: autograd names a graph's nodes after the
     # class ("attn_mlir_linear_forwardBackward").
@@ -225,17 +231,11 @@ def _define():
         @staticmethod
         def forward(ctx, input, weight, bias, target, dynamic):
             linear_setup_context(ctx, (input, weight, bias, target, dynamic), None)
-            return _linear.forward(input, weight, bias, target, dynamic)
+            return run_linear(input, weight, bias, target, dynamic)
 
         @staticmethod
         def backward(ctx, out_grad):
-            input, weight = ctx.saved_tensors
-            needs = linear_needs(ctx)
-            if not any(needs):
-                return None, None, None, None, None
-            grads = iter(_linear.backward(out_grad.contiguous(), input, weight, needs,
-                                          ctx.target, ctx.dynamic))
-            return (*(next(grads) if need else None for need in needs), None, None)
+            return linear_grads(ctx, out_grad, run_linear_grad)
 
     # nn.MultiheadAttention's attention core on its projections' outputs
     # (_heads): `refs` holds (source, first column) of Q, K and V, flattened.
@@ -250,12 +250,14 @@ def _define():
             call.add_input("ds", np.array(seed, np.int64), (), "i64")
         return call
 
-    @torch.library.custom_op("attn_mlir::heads_forward", mutates_args=())
-    def heads_forward(sources: List[Tensor], refs: List[int], heads: int, head_dim: int,
-                      mask: Optional[Tensor], dropout_p: float, seed: Optional[int],
-                      target: str, dynamic: Optional[bool]) -> Tuple[Tensor, Tensor]:
+    def run_heads(sources: List[Tensor], refs: List[int], heads: int, head_dim: int,
+                  mask: Optional[Tensor], dropout_p: float, seed: Optional[int],
+                  target: str, dynamic: Optional[bool]) -> Tuple[Tensor, Tensor]:
         call = heads_call(sources, refs, heads, head_dim, mask, dropout_p, seed)
         return call.run(target, dynamic)
+
+    heads_forward = torch.library.custom_op("attn_mlir::heads_forward", mutates_args=())(
+        run_heads)
 
     @heads_forward.register_fake
     def _(sources, refs, heads, head_dim, *rest):
@@ -265,13 +267,15 @@ def _define():
         return (query.new_empty((n, L, heads * head_dim)),
                 query.new_empty((n, heads, L), dtype=stat))
 
-    @torch.library.custom_op("attn_mlir::heads_backward", mutates_args=())
-    def heads_backward(out_grad: Tensor, sources: List[Tensor], refs: List[int], heads: int,
+    def run_heads_grad(out_grad: Tensor, sources: List[Tensor], refs: List[int], heads: int,
                        head_dim: int, out: Tensor, lse: Tensor, mask: Optional[Tensor],
                        dropout_p: float, seed: Optional[int], target: str,
                        dynamic: Optional[bool]) -> List[Tensor]:
         call = heads_call(sources, refs, heads, head_dim, mask, dropout_p, seed)
         return call.run_grad(out, out_grad.contiguous(), lse, target, dynamic)
+
+    heads_backward = torch.library.custom_op("attn_mlir::heads_backward",
+                                             mutates_args=())(run_heads_grad)
 
     @heads_backward.register_fake
     def _(out_grad, sources, *rest):
@@ -285,10 +289,14 @@ def _define():
         ctx.rest = (dropout_p, seed, target, dynamic)
         ctx.mark_non_differentiable(lse)
 
-    def heads_backward_formula(ctx, out_grad, lse_grad):
+    def heads_grads(ctx, out_grad, run_backward):
+        """The sources' gradients through `run_backward` (the custom op or
+        its function) from what heads_setup_context saved."""
         out, lse, mask, *sources = ctx.saved_tensors
-        grads = heads_backward(out_grad, sources, *ctx.params, out, lse, mask, *ctx.rest)
-        return (grads, *([None] * 8))
+        return run_backward(out_grad, sources, *ctx.params, out, lse, mask, *ctx.rest)
+
+    def heads_backward_formula(ctx, out_grad, lse_grad):
+        return (heads_grads(ctx, out_grad, heads_backward), *([None] * 8))
 
     heads_forward.register_autograd(heads_backward_formula,
                                     setup_context=heads_setup_context)
@@ -304,16 +312,13 @@ def _define():
                     *sources):
             inputs = (list(sources), refs, heads, head_dim, mask, dropout_p, seed, target,
                       dynamic)
-            output = heads_call(*inputs[:7]).run(target, dynamic)
+            output = run_heads(*inputs)
             heads_setup_context(ctx, inputs, output)
             return output
 
         @staticmethod
         def backward(ctx, out_grad, lse_grad):
-            out, lse, mask, *sources = ctx.saved_tensors
-            call = heads_call(sources, *ctx.params, mask, *ctx.rest[:2])
-            grads = call.run_grad(out, out_grad.contiguous(), lse, *ctx.rest[2:])
-            return (*([None] * 8), *grads)
+            return (*([None] * 8), *heads_grads(ctx, out_grad, run_heads_grad))
 
     # Eager calls skip the custom-op dispatcher's Python layers (about 60
     # microseconds a call, a tenth of N32 L10's attention core): the same
