@@ -303,19 +303,19 @@ int64_t CpuKernelConfig::getLiveRegisters(int64_t mBlock, int64_t nBlock,
 }
 
 void CpuKernelConfig::print(llvm::raw_ostream &os) const {
+  // Arguments in the order they print.
   os << llvm::formatv(
-      "kernel: q-tile={0} kv-tile={1} m-block={2} "
-      "n-block={3} row-elements={4} bf16-dot={5} "
-      "small-head-kv-tile={6} short-kv-tile={15} "
-      "contraction-depth={7} "
-      "contraction-columns={8} max-m-block={9} "
-      "contraction-m-block={10} contraction-n-block={11} "
-      "contraction-conflict-stride={14} "
-      "contraction-prefetch={12} exp2-scalef={13}\n",
+      "kernel: q-tile={0} kv-tile={1} m-block={2} n-block={3} "
+      "row-elements={4} bf16-dot={5} small-head-kv-tile={6} "
+      "short-kv-tile={7} contraction-depth={8} contraction-columns={9} "
+      "max-m-block={10} contraction-m-block={11} contraction-n-block={12} "
+      "contraction-conflict-stride={13} contraction-prefetch={14} "
+      "exp2-scalef={15}\n",
       qTile, kvTile, mBlock, nBlock, maxRowElements, bf16Dot ? "true" : "false",
-      smallHeadKvTile, contractionDepth, contractionColumns, maxMBlock,
-      contractionMBlock, contractionNBlock, contractionPrefetch,
-      exp2Scalef ? "true" : "false", contractionConflictStride, shortKvTile);
+      smallHeadKvTile, shortKvTile, contractionDepth, contractionColumns,
+      maxMBlock, contractionMBlock, contractionNBlock,
+      contractionConflictStride, contractionPrefetch,
+      exp2Scalef ? "true" : "false");
   os << reasons;
 }
 
