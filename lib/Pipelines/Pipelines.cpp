@@ -305,7 +305,13 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // Every public function gets its C interface (_mlir_ciface_); requested
+  // before parallel loops are outlined, so their private bodies get none.
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   if (options.threads) {
+    // Parallel loops through the host's pool where it installs one
+    // (attn_set_parallel_for), through OpenMP otherwise.
+    pm.addPass(createAttnParallelLoopsToRuntime());
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createAttnOmpDynamicSchedule());
   }
@@ -326,7 +332,6 @@ void attn::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
-  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertMathToLLVMPass());
   // Vector reductions come only from attn-vectorize-tiles' row maxima and
   // row sums, both documented as order-free (docs/Numerics.md): without

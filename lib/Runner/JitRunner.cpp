@@ -7,7 +7,9 @@
 #include "attn/Runner/JitRunner.h"
 
 #include "attn/Conversion/CpuAllocatorHooks/CpuAllocatorHooks.h"
+#include "attn/Conversion/ParallelLoopsToRuntime/ParallelLoopsToRuntime.h"
 #include "attn/Runtime/CpuAllocator.h"
+#include "attn/Runtime/ParallelFor.h"
 
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Cuda/CudaCompiler.h"
@@ -227,6 +229,15 @@ llvm::Expected<std::unique_ptr<JitFunction>> JitFunction::compile(
     return setAllocator.takeError();
   reinterpret_cast<void (*)(void *(*)(uint64_t), void (*)(void *))>(
       *setAllocator)(attnCpuAlloc, attnCpuFree);
+  // Parallel loops (a module has the setter when it has any) through the
+  // runtime's hook: on the host framework's OpenMP team once the host binds
+  // one (the Python package binds torch's), on the module's own OpenMP
+  // runtime until then.
+  if (auto setParallelFor = (*engine)->lookup(kSetParallelForFunction))
+    reinterpret_cast<void (*)(void *)>(*setParallelFor)(
+        reinterpret_cast<void *>(&attnParallelFor));
+  else
+    llvm::consumeError(setParallelFor.takeError());
   return std::unique_ptr<JitFunction>(new JitFunction(std::move(memory),
                                                       std::move(*engine), abi,
                                                       /*checksAbi=*/true));

@@ -14,6 +14,7 @@ from ._compile import (CacheWarning, CompiledFunction, TuningWarning, __version_
                        clear_cache, compile, empty_cache, stats, tuning_cache_path)
 from .functional import paged_attention, scaled_dot_product_attention, varlen_attention
 from .flex import flex_attention
+from ._threads import set_thread_pool, thread_pool
 from . import flex, nn, viz
 
 __all__ = [
@@ -29,7 +30,9 @@ __all__ = [
     "nn",
     "paged_attention",
     "scaled_dot_product_attention",
+    "set_thread_pool",
     "stats",
+    "thread_pool",
     "tuning_cache_path",
     "varlen_attention",
     "viz",

@@ -35,7 +35,7 @@ import tempfile
 import time
 import warnings
 
-from . import _arrays, _native
+from . import _arrays, _native, _threads
 from ._native import Program
 
 __version__ = "0.1.0"
@@ -104,6 +104,12 @@ class _SharedLibrary:
             self._abi_error.restype = ctypes.c_int
             self._abi_error.argtypes = [ctypes.POINTER(ctypes.c_int64)]
         self._types = {}
+        # CPU code: parallel loops on the host's threads (_threads).
+        set_parallel_for = getattr(library, "attn_set_parallel_for", None)
+        if set_parallel_for is not None:
+            set_parallel_for.restype = None
+            set_parallel_for.argtypes = [ctypes.c_void_p]
+            set_parallel_for(_native.parallel_for())
         # CPU code: temporaries from the caching allocator (docs/CpuABI.md).
         set_allocator = getattr(library, "attn_set_allocator", None)
         if set_allocator is not None:
@@ -473,6 +479,7 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=Non
         _stats["cache_hits"] += 1
         return function
     start = time.perf_counter()
+    _threads.bind()
     program = Program.parse(ir, entry)
     if autotune:
         pipeline = _autotune(program, pipeline, opt_level)

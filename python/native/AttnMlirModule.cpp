@@ -15,6 +15,7 @@
 #include "attn/Runner/Autotune.h"
 #include "attn/Runner/JitRunner.h"
 #include "attn/Runtime/CpuAllocator.h"
+#include "attn/Runtime/ParallelFor.h"
 #include "attn/Target/Cpu/CpuABI.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
 #include "attn/Target/Cuda/CudaCompiler.h"
@@ -676,6 +677,24 @@ NB_MODULE(_native, m) {
       },
       "Addresses of the caching allocator's alloc and free, for a compiled "
       "library's attn_set_allocator (docs/CpuABI.md).");
+  m.def(
+      "parallel_for",
+      []() { return reinterpret_cast<uintptr_t>(&attnParallelFor); },
+      "Address of the runtime's parallel-for, for a compiled library's "
+      "attn_set_parallel_for (docs/CpuABI.md): it runs the library's "
+      "parallel loops on the OpenMP runtime bind_openmp bound, and declines "
+      "them (the library's own OpenMP runtime) while none is.");
+  m.def(
+      "bind_openmp",
+      [](uintptr_t gompParallel, uintptr_t ompGetMaxThreads) {
+        attnParallelBindOpenMP(reinterpret_cast<void *>(gompParallel),
+                               reinterpret_cast<void *>(ompGetMaxThreads));
+      },
+      nb::arg("gomp_parallel"), nb::arg("omp_get_max_threads"),
+      "Binds parallel_for to the OpenMP runtime with these two functions' "
+      "addresses (GOMP_parallel, omp_get_max_threads); 0, 0 unbinds it.");
+  m.def("parallel_is_bound", &attnParallelIsBound,
+        "Whether parallel_for is bound to an OpenMP runtime.");
   m.def(
       "cpu_allocator_stats",
       []() {

@@ -12,6 +12,7 @@
 #include "attn/Conversion/Bf16MemoryAsI16/Bf16MemoryAsI16.h"
 #include "attn/Conversion/CheckAbi/CheckAbi.h"
 #include "attn/Conversion/CpuAllocatorHooks/CpuAllocatorHooks.h"
+#include "attn/Conversion/ParallelLoopsToRuntime/ParallelLoopsToRuntime.h"
 
 namespace mlir {
 namespace attn {

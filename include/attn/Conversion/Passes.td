@@ -284,6 +284,50 @@ def AttnCpuAllocatorHooks
   }];
 }
 
+def AttnParallelLoopsToRuntime
+    : Pass<"attn-parallel-loops-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Run CPU code's parallel loops on the host program's thread pool";
+  let description = [{
+    Runs on buffers (memrefs, `scf`) before the lowering to LLVM. Every
+    outermost `scf.parallel` without results becomes a call
+
+        __attn_parallel_for(@body, ctx, trips)
+
+    of its iterations, numbered 0 to `trips` - 1 in row-major order of
+    its dimensions: `@body(ctx, begin, end)` is a new private function that
+    runs iterations `begin` to `end` - 1 (each between a save and a restore
+    of the stack pointer, so an iteration's stack tiles are freed with it), and `ctx` a stack record of the values the loop uses from
+    outside (constants are re-created in the body instead). Parallel
+    loops inside the body run sequentially (`scf.for` nests): the host's
+    pool gives each iteration one thread.
+
+    The module exports
+
+        void attn_set_parallel_for(int (*parallel_for)(
+            void (*body)(void *ctx, int64_t begin, int64_t end),
+            void *ctx, int64_t trips));
+
+    With no `parallel_for` set, or when it returns nonzero (it declines
+    the loop), `__attn_parallel_for` runs the iterations on the OpenMP
+    runtime as before (an `scf.parallel` of one iteration per call, which
+    `convert-scf-to-openmp` and `attn-omp-dynamic-schedule` then lower).
+    A host program that has its own thread pool installs it here (the
+    Python package binds torch's OpenMP team when torch is loaded,
+    `docs/CpuABI.md`): compiled code then shares that pool instead of
+    starting a second one whose threads spin on the same cores after each
+    call. `parallel_for` returns 0 after every iteration has run; it may
+    run them on any threads, in any order and grouping, and must be
+    thread-safe.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def AttnBf16MemoryAsI16 : Pass<"attn-bf16-memory-as-i16"> {
   let summary = "Load and store bf16 vectors as i16 vectors (an LLVM 22 X86 workaround)";
   let description = [{
