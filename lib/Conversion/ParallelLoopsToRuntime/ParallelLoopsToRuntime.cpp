@@ -342,7 +342,8 @@ LogicalResult outline(scf::ParallelOp loop, unsigned ordinal,
   Value total = arith::ConstantIndexOp::create(b, loc, 1);
   for (Value count : trips)
     total = b.createOrFold<arith::MulIOp>(loc, total, count);
-  Value total64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), total);
+  Value total64 =
+      b.createOrFold<arith::IndexCastOp>(loc, b.getI64Type(), total);
   Value bodyRef = func::ConstantOp::create(b, loc, getBodyType(ctx),
                                            SymbolRefAttr::get(body));
   func::CallOp::create(b, loc, kDispatchFunction, TypeRange{},

@@ -643,6 +643,20 @@ void attn::emitCHeader(ArrayRef<FunctionAbi> abis, StringRef guard,
        << " * one's with dlsym (docs/CpuABI.md). */\n"
        << "void attn_set_allocator(void *(*alloc)(uint64_t size),\n"
        << "                        void (*release)(void *pointer));\n"
+       << "#endif\n\n"
+       << "#ifndef ATTN_SET_PARALLEL_FOR\n"
+       << "#define ATTN_SET_PARALLEL_FOR\n"
+       << "/* Runs the library's parallel loops on the caller's thread pool:\n"
+       << " * parallel_for must run body(ctx, begin, end) over [0, trips) on\n"
+       << " * any threads and return 0, or return nonzero having run none (the\n"
+       << " * library then uses its own OpenMP runtime, as it does until this\n"
+       << " * is called or after it is called with null). Call it before any\n"
+       << " * call of the library's functions is in flight. Weak: null in a\n"
+       << " * library without parallel loops (docs/CpuABI.md). */\n"
+       << "__attribute__((weak)) void attn_set_parallel_for(\n"
+       << "    int (*parallel_for)(void (*body)(void *ctx, int64_t begin,\n"
+       << "                                     int64_t end),\n"
+       << "                        void *ctx, int64_t trips));\n"
        << "#endif\n\n";
 
   llvm::StringSet<> emitted;

@@ -90,6 +90,25 @@ static void counting_release(void *pointer) {
 }
 
 /* Prints the relative error (Frobenius) and returns 1 above 1e-5. */
+/* A parallel-for of the host's own (attn_set_parallel_for): runs the
+ * iterations in chunks of two, last chunk first, on this thread, and counts
+ * them; `decline` makes it refuse every loop instead. */
+static int64_t hosted_iterations, hosted_loops;
+static int decline;
+
+static int hosted_parallel_for(void (*body)(void *, int64_t, int64_t),
+                               void *ctx, int64_t trips) {
+  if (decline)
+    return 1;
+  ++hosted_loops;
+  for (int64_t end = trips; end > 0; end -= 2) {
+    int64_t begin = end >= 2 ? end - 2 : 0;
+    body(ctx, begin, end);
+    hosted_iterations += end - begin;
+  }
+  return 0;
+}
+
 static int check(const char *name, const float *got, const double *want,
                  int64_t n) {
   double diff = 0, norm = 0;
@@ -232,6 +251,41 @@ int main(void) {
     printf("init_argument: input %s\n", untouched ? "untouched" : "MODIFIED");
     failures += !untouched;
     free(q), free(init), free(o), free(want);
+  }
+  /* The host's thread pool: the static function's loop runs through it
+   * (every iteration once, any order); a declining pool or none at all
+   * leaves the loop to the library's OpenMP runtime. Same results. */
+  if (!attn_set_parallel_for) {
+    printf("parallel_for: FAIL (not exported)\n");
+    return 1;
+  }
+  {
+    float *q = random_buffer(2 * 4 * 5 * 8), *k = random_buffer(2 * 2 * 7 * 8),
+          *v = random_buffer(2 * 2 * 7 * 8);
+    double *want = reference(q, k, v, 2, 4, 2, 5, 7, 8, 8, /*causal=*/1);
+    for (int mode = 0; mode < 3; ++mode) {
+      float *o = poisoned_buffer(2 * 4 * 5 * 8);
+      attn_memref_f32_4d dq = {q, q, 0, {2, 4, 5, 8}, {0}};
+      attn_memref_f32_4d dk = {k, k, 0, {2, 2, 7, 8}, {0}};
+      attn_memref_f32_4d dv = {v, v, 0, {2, 2, 7, 8}, {0}};
+      attn_memref_f32_4d dout = {o, o, 0, {2, 4, 5, 8}, {0}};
+      attn_set_contiguous_strides(4, dq.sizes, dq.strides);
+      attn_set_contiguous_strides(4, dk.sizes, dk.strides);
+      attn_set_contiguous_strides(4, dv.sizes, dv.strides);
+      attn_set_contiguous_strides(4, dout.sizes, dout.strides);
+      decline = mode == 1;
+      attn_set_parallel_for(mode == 2 ? NULL : hosted_parallel_for);
+      hosted_loops = hosted_iterations = 0;
+      failures += _mlir_ciface_static_gqa_causal(&dq, &dk, &dv, &dout) != 0;
+      const char *names[] = {"parallel_for hosted", "parallel_for declined",
+                             "parallel_for reset"};
+      failures += check(names[mode], o, want, 2 * 4 * 5 * 8);
+      printf("%s: %lld loops, %lld iterations\n", names[mode],
+             (long long)hosted_loops, (long long)hosted_iterations);
+      failures += mode == 0 ? hosted_loops == 0 : hosted_loops != 0;
+      free(o);
+    }
+    free(q), free(k), free(v), free(want);
   }
   return failures != 0;
 }
