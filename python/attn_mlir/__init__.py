@@ -15,7 +15,10 @@ from ._compile import (CacheWarning, CompiledFunction, TuningWarning, __version_
 from .functional import paged_attention, scaled_dot_product_attention, varlen_attention
 from .flex import flex_attention
 from ._threads import set_thread_pool, thread_pool
-from . import flex, nn, viz
+from . import _autograd, flex, nn, viz
+
+# torch custom ops exist before any torch.compile traces a call.
+_autograd.define_with_torch()
 
 __all__ = [
     "CacheWarning",

@@ -12,16 +12,55 @@
 # traces a call as one op instead of breaking its graph there. Eager calls
 # run the same computations and backwards as torch.autograd.Functions
 # (ops().sdpa, .linear, .heads choose): the custom-op dispatcher's Python
-# layers cost about 60 microseconds a call. The ops are defined the first
-# time a call needs them: this module never imports torch itself.
+# layers cost about 60 microseconds a call. This module never imports torch
+# itself: the ops are defined as soon as torch is loaded (at once if it is,
+# else right after its import, define_with_torch), because a custom op
+# cannot be defined while torch.compile traces: the first call of a fresh
+# process under torch.compile(fullgraph=True) found them undefined.
 #
 # ===----------------------------------------------------------------------=== #
+
+import importlib.abc
+import importlib.util
+import sys
 
 import numpy as np
 
 from . import _arrays, _ir, _linear
 
 _ops = None
+
+
+class _AfterTorchImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: when `import torch` starts, it lets the other
+    finders find torch and has its loader define the ops once torch's
+    module has run."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        loader = spec.loader if spec is not None else None
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        exec_module = loader.exec_module
+
+        def exec_then_define(module):
+            exec_module(module)
+            ops()
+
+        loader.exec_module = exec_then_define
+        return spec
+
+
+def define_with_torch():
+    """Defines the custom ops now if torch is loaded, else right after it
+    is imported (this package's import calls it)."""
+    if "torch" in sys.modules:
+        ops()
+    elif not any(isinstance(finder, _AfterTorchImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterTorchImport())
 
 
 def _tracked(*tensors):

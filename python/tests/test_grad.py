@@ -312,3 +312,43 @@ def test_multihead_dropout_draws_a_seed_per_call(rng):
     fixed = attn_mlir.nn.MultiheadAttention(16, 4, dropout=0.5, seed=4)
     fixed.load_state_dict(mha.state_dict())
     assert np.array_equal(fixed(x, x, x)[0], fixed(x, x, x)[0])
+
+
+# The first call of a fresh process under torch.compile(fullgraph=True): the
+# custom ops must exist before tracing starts, whichever of torch and
+# attn_mlir was imported first (the rest of this suite defines them early,
+# so only a fresh process sees this).
+FRESH_PROCESS = r"""
+import sys
+if sys.argv[1] == "attn_mlir first":
+    import attn_mlir, torch
+else:
+    import torch, attn_mlir
+torch.manual_seed(0)
+q, k, v = (torch.randn(1, 2, 16, 8, dtype=torch.float64).float().requires_grad_()
+           for _ in range(3))
+def f(q, k, v):
+    return attn_mlir.scaled_dot_product_attention(q, k, v, is_causal=True)
+out = torch.compile(f, fullgraph=True)(q, k, v)
+out.sum().backward()
+grads = [t.grad.clone() for t in (q, k, v)]
+for t in (q, k, v):
+    t.grad = None
+ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+ref.sum().backward()
+errors = [float((out - ref).abs().max())] + [float((g - t.grad).abs().max())
+                                             for g, t in zip(grads, (q, k, v))]
+print(max(errors))
+"""
+
+
+@pytest.mark.parametrize("order", ["attn_mlir first", "torch first"])
+def test_fullgraph_compile_as_a_fresh_process_first_call(order):
+    import os
+    import subprocess
+    import sys
+    require("torch")
+    out = subprocess.run([sys.executable, "-c", FRESH_PROCESS, order], env=dict(os.environ),
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.split()[-1]) < 1e-5
