@@ -255,8 +255,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
   // f32 exp/exp2 become arithmetic, on the vectors attn-vectorize-tiles
   // made of them (math.exp2 vectorises as it is): AVX-512 instructions
   // for whole 512-bit registers where the target has them.
-  pm.addPass(createAttnPolynomialExp(
-      AttnPolynomialExpOptions{config.exp2Scalef && options.vectorize}));
+  pm.addPass(createAttnPolynomialMath(
+      AttnPolynomialMathOptions{config.exp2Scalef && options.vectorize}));
 
   // The tiled loop carries (max, sum, acc) tiles whose new values are
   // computed out of place; they may be fresh buffers each iteration.

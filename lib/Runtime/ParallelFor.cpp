@@ -74,7 +74,8 @@ extern "C" int attnParallelFor(AttnParallelBody body, void *ctx,
   job.body = body;
   job.ctx = ctx;
   job.trips = trips;
-  job.chunk = std::max<int64_t>(1, trips / (int64_t(threads) * kChunksPerThread));
+  job.chunk =
+      std::max<int64_t>(1, trips / (int64_t(threads) * kChunksPerThread));
   // No more threads than chunks: a thread with nothing to take would only
   // be woken and wait at the region's end.
   int64_t chunks = (trips + job.chunk - 1) / job.chunk;

@@ -188,7 +188,15 @@ def _unary(name):
     return op
 
 
-tanh, exp, exp2, log, sqrt, rsqrt = (_unary(n) for n in ("tanh", "exp", "exp2", "log", "sqrt", "rsqrt"))
+tanh, exp, exp2, log, log2, log1p, sqrt, rsqrt, erf, sin, cos = (
+    _unary(n) for n in ("tanh", "exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "erf",
+                        "sin", "cos"))
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)) of a traced f32 value (vectorised through exp's
+    polynomial, differentiable like its pieces)."""
+    return 1.0 / (1.0 + exp(-x))
 
 
 def where(condition, a, b):

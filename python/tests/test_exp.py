@@ -5,7 +5,7 @@
 # ===----------------------------------------------------------------------=== #
 #
 # The CPU pipeline replaces f32 math.exp2 (the softmax of every tiled
-# attention) and math.exp with polynomials (--attn-polynomial-exp). Their
+# attention) and math.exp with polynomials (--attn-polynomial-math). Their
 # error is measured here on compiled code, over the whole f32 range and its
 # special values, against NumPy's float64 exponentials.
 

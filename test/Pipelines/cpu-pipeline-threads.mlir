@@ -15,7 +15,7 @@
 // dynamically (causal tiles differ in cost) in chunks sized from the
 // team's size at run time (attn-omp-dynamic-schedule).
 // THREADS: llvm.func @omp_get_num_threads() -> i32
-// THREADS: llvm.func internal @sdpa_parallel_0(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64)
+// THREADS: llvm.func internal @sdpa_parallel_0(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i64)
 // THREADS-NOT: omp.
 // THREADS-LABEL: llvm.func @sdpa(
 // THREADS: %[[BODY:.*]] = llvm.mlir.addressof @sdpa_parallel_0

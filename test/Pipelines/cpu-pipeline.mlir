@@ -44,8 +44,10 @@ func.func @mha(%x: tensor<2x3x8xf32>, %w_in: tensor<24x8xf32>, %w_out: tensor<8x
 // call; the output rows (of no constant bound) are narrowed back to f16 a
 // vector at a time, by each of the two tilings of the dynamic Skv (short
 // key tiles first, then kv-tile ones: attn-tile short-kv-tile), and
-// nothing is copied after the last.
-// CHECK-LABEL: llvm.func @dynamic_f16(
+// nothing is copied after the last. The work is in the parallel loops'
+// bodies, functions of their own printed before the function
+// (attn-parallel-loops-to-runtime).
+// CHECK-LABEL: llvm.func internal @dynamic_f16_parallel_0(
 // CHECK: llvm.fpext %{{.*}} : f16 to f32
 // CHECK-NOT: llvm.intr.exp
 // CHECK: llvm.intr.fma

@@ -153,7 +153,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> exp2Scalef{
       *this, "exp2-scalef",
       llvm::cl::desc("f32 exp2 of vector rows with AVX-512's vrndscaleps "
-                     "and vscalefps (attn-polynomial-exp scalef). Unset: "
+                     "and vscalefps (attn-polynomial-math scalef). Unset: "
                      "where the target has avx512f; false: the portable "
                      "form everywhere"),
       llvm::cl::init(true)};

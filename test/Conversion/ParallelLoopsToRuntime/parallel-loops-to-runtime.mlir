@@ -3,11 +3,12 @@
 // A two-dimensional loop: its body becomes a private function of an
 // iteration range; what it uses from outside (a float, a buffer, the trip
 // count of the dynamic dimension) travels in one record on the caller's
-// stack, allocated at the function's entry; the bounds and steps that are
+// stack, allocated at the function's entry (noalias in the body: nothing
+// the body writes is the record); the bounds and steps that are
 // constants are re-created in the body. Iteration i is (1 + 2 * (i / 8),
 // i % 8), each between a save and a restore of the stack pointer.
 // CHECK-LABEL: func.func private @two_dims_parallel_0(
-// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64)
+// CHECK-SAME: %[[CTX:.*]]: !llvm.ptr {llvm.noalias}, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64)
 // CHECK-SAME: llvm.linkage = #llvm.linkage<internal>
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index

@@ -165,11 +165,14 @@
 // RUN: FileCheck %s --check-prefix=SVE < %t.nv1.s
 // SVE: fmla z{{[0-9]+}}.s, p{{[0-9]+}}/m
 // SVE-NOT: fmla v{{[0-9]+}}.4s
-// Every function has the vector length, the outlined OpenMP bodies too;
-// with 128-bit SVE (Neoverse V2) none has.
+// Every function has the vector length, the outlined parallel-loop bodies
+// and the OpenMP body of their dispatcher too; with 128-bit SVE (Neoverse
+// V2) none has.
 // RUN: attnc %s --emit=llvm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v1 \
 // RUN:   --cpu-pipeline="threads=true" -o - | FileCheck %s --check-prefix=VSCALE
-// VSCALE: define internal void @sdpa..omp_par{{.*}} #[[OMP:[0-9]+]]
+// VSCALE: define internal void @sdpa_parallel_0({{.*}} #[[BODY:[0-9]+]]
+// VSCALE: define internal void @__attn_parallel_for..omp_par{{.*}} #[[OMP:[0-9]+]]
+// VSCALE: attributes #[[BODY]] = { {{.*}}vscale_range(2,2)
 // VSCALE: attributes #[[OMP]] = { {{.*}}vscale_range(2,2)
 // RUN: attnc %s --emit=llvm --mtriple=aarch64-linux-gnu --mcpu=neoverse-v2 -o - \
 // RUN:   | FileCheck %s --check-prefix=NOVSCALE

@@ -23,14 +23,14 @@
 
 // PIPE: attn-decompose-multihead,attn-fold-query-groups{max-rows=128},attn-sparsify{explain=false kv-tile=64 q-tile=128 small-head-kv-tile=128},attn-tile{bf16-pairs=false decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=128 short-kv-tile=16 small-head-kv-tile=128 value-panel=64},attn-lower-to-linalg{row-copies=true weights-rows=64},attn-pack-weights{panel=32},attn-lower-packs,canonicalize
 // The exponentials after vectorisation, on AVX-512 with vscalefps.
-// PIPE-SAME: attn-vectorize-tiles{bf16-dot=false contraction-m-block=12 contraction-n-block=32 lanes=16 m-block=4 max-m-block=6 n-block=64 row-elements=256},attn-polynomial-exp{scalef=true}
+// PIPE-SAME: attn-vectorize-tiles{bf16-dot=false contraction-m-block=12 contraction-n-block=32 lanes=16 m-block=4 max-m-block=6 n-block=64 row-elements=256},attn-polynomial-math{scalef=true}
 // PIPE-SAME: one-shot-bufferize
 // PIPE-SAME: buffer-results-to-out-params
 // PIPE-SAME: convert-to-llvm
 // AVX2: attn-pack-weights{panel=16}
-// AVX2-SAME: attn-vectorize-tiles{bf16-dot=false contraction-m-block=6 contraction-n-block=16 lanes=8 m-block=6 max-m-block=6 n-block=16 row-elements=128},attn-polynomial-exp{scalef=false}
+// AVX2-SAME: attn-vectorize-tiles{bf16-dot=false contraction-m-block=6 contraction-n-block=16 lanes=8 m-block=6 max-m-block=6 n-block=16 row-elements=128},attn-polynomial-math{scalef=false}
 // REF: attn-decompose-multihead,attn-lower-to-linalg{row-copies=false weights-rows=0},attn-pack-weights{panel=32},attn-lower-packs,canonicalize
-// REF-SAME: attn-vectorize-tiles{{.*}},attn-polynomial-exp{scalef=true}
+// REF-SAME: attn-vectorize-tiles{{.*}},attn-polynomial-math{scalef=true}
 // BAD: attnc: error: --cpu-pipeline: cannot parse 'lowering=flash'
 
 func.func @f(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {

@@ -132,7 +132,7 @@ struct CpuKernelConfig {
   /// instead of widened to f32.
   bool bf16Dot = false;
   /// f32 exp2 of softmax rows with AVX-512's vrndscaleps and vscalefps
-  /// (attn-polynomial-exp scalef).
+  /// (attn-polynomial-math scalef).
   bool exp2Scalef = false;
   /// Why, one line per choice, for `--print-target`.
   std::string reasons;

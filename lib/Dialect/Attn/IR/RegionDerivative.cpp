@@ -31,8 +31,9 @@ static bool isNonDifferentiable(Operation &op) {
               arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
               arith::SelectOp, arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
               arith::UIToFPOp, math::TanhOp, math::ExpOp, math::Exp2Op,
-              math::LogOp, math::Log2Op, math::SqrtOp, math::RsqrtOp,
-              math::AbsFOp, tensor::ExtractOp>(op);
+              math::LogOp, math::Log2Op, math::Log1pOp, math::SqrtOp,
+              math::RsqrtOp, math::AbsFOp, math::ErfOp, math::SinOp,
+              math::CosOp, tensor::ExtractOp>(op);
 }
 
 Operation *attn::findNonDifferentiableOp(Region &region) {
@@ -91,6 +92,22 @@ public:
           return mul(mul(r, constant(r, llvm::numbers::ln2)), dx[0]);
         })
         .Case([&](math::LogOp) { return div(dx[0], x[0]); })
+        .Case([&](math::Log1pOp) {
+          return div(dx[0],
+                     arith::AddFOp::create(b, loc, constant(r, 1.0), x[0]));
+        })
+        // d erf = 2 / sqrt(pi) exp(-a^2) da.
+        .Case([&](math::ErfOp) {
+          Value gauss = math::ExpOp::create(b, loc, neg(mul(x[0], x[0])));
+          return mul(mul(constant(r, 2.0 * llvm::numbers::inv_sqrtpi), gauss),
+                     dx[0]);
+        })
+        .Case([&](math::SinOp) {
+          return mul(math::CosOp::create(b, loc, x[0]), dx[0]);
+        })
+        .Case([&](math::CosOp) {
+          return neg(mul(math::SinOp::create(b, loc, x[0]), dx[0]));
+        })
         .Case([&](math::Log2Op) {
           return div(dx[0], mul(x[0], constant(r, llvm::numbers::ln2)));
         })

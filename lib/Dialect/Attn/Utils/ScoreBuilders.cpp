@@ -318,7 +318,7 @@ void attn::buildExpMinusMaxBody(OpBuilder &b, Location loc, ValueRange args) {
   Value diff =
       arith::SubFOp::create(b, loc, args[0], buildSafeRowMax(b, loc, args[1]));
   // exp(d) as exp2(d * log2(e)): the CPU's f32 exp2 is the cheaper
-  // polynomial (attn-polynomial-exp; on AVX-512 one vscalefps per 16
+  // polynomial (attn-polynomial-math; on AVX-512 one vscalefps per 16
   // lanes). The product's rounding is relative to d <= 0 and so grows with
   // |d|, where the term is negligible in its row's sum (docs/Numerics.md).
   Value log2e = arith::ConstantOp::create(

@@ -1,4 +1,4 @@
-// f32 exp2 of a row, as the softmax computes it (attn-polynomial-exp after
+// f32 exp2 of a row, as the softmax computes it (attn-polynomial-math after
 // attn-vectorize-tiles: 256-lane rows on AVX-512, 128 on AVX2).
 func.func @exp2s(%x: tensor<8x256xf32>) -> tensor<8x256xf32> {
   %e = tensor.empty() : tensor<8x256xf32>

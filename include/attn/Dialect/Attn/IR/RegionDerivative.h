@@ -10,10 +10,10 @@
 //
 // Differentiable: arith addf, subf, mulf, divf, negf, maximumf, minimumf,
 // maxnumf, minnumf, select, extf, truncf and float constants; math tanh,
-// exp, exp2, log, log2, sqrt, rsqrt, absf. Ops whose results are not
-// floats (index arithmetic, comparisons), casts from integers to floats and
-// tensor.extract (an element of a captured tensor, which gets no gradient)
-// carry no tangent and may appear anywhere.
+// exp, exp2, log, log2, log1p, sqrt, rsqrt, absf, erf, sin, cos. Ops whose
+// results are not floats (index arithmetic, comparisons), casts from
+// integers to floats and tensor.extract (an element of a captured tensor,
+// which gets no gradient) carry no tangent and may appear anywhere.
 //
 //===----------------------------------------------------------------------===//
 

@@ -447,7 +447,7 @@ def AttnTile : Pass<"attn-tile"> {
   ];
 }
 
-def AttnPolynomialExp : Pass<"attn-polynomial-exp"> {
+def AttnPolynomialMath : Pass<"attn-polynomial-math"> {
   let summary = "Replace f32 math.exp and math.exp2 with polynomial approximations";
   let description = [{
     `math.exp`/`math.exp2` on f32 otherwise become calls to libm's

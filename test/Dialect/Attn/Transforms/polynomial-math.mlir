@@ -1,17 +1,49 @@
-// RUN: attn-opt %s --attn-polynomial-exp | FileCheck %s
+// RUN: attn-opt %s --attn-polynomial-math | FileCheck %s
 
 // f32 exp becomes arithmetic (no libm call left to block vectorisation);
-// f64 exp, which the float64 reference computes, and other math ops stay.
+// f64 exp, which the float64 reference computes, stays.
 // CHECK-LABEL: func.func @exps
 // CHECK-NOT: math.exp %{{.*}} : f32
 // CHECK: arith.mulf
 // CHECK: math.exp %{{.*}} : f64
-// CHECK: math.tanh %{{.*}} : f32
-func.func @exps(%x: f32, %y: f64) -> (f32, f64, f32) {
+func.func @exps(%x: f32, %y: f64) -> (f32, f64) {
   %a = math.exp %x : f32
   %b = math.exp %y : f64
-  %c = math.tanh %x : f32
-  return %a, %b, %c : f32, f64, f32
+  return %a, %b : f32, f64
+}
+
+// The functions of score modifiers (a softcap's tanh, logs, erf), scalar
+// and vector f32, become polynomials (FMAs); f64 ones and the functions
+// left to libm (sin and cos: upstream's range reduction loses accuracy at
+// large arguments; atan) stay.
+// CHECK-LABEL: func.func @modifier_functions
+// CHECK-NOT: math.{{tanh|log|log2|log1p|erf}} %{{.*}} : {{f32|vector<8xf32>}}
+// CHECK-DAG: math.fma %{{.*}} : vector<8xf32>
+// CHECK-DAG: math.sin %{{.*}} : f32
+// CHECK-DAG: math.cos %{{.*}} : f32
+// CHECK-DAG: math.sin %{{.*}} : vector<8xf32>
+// CHECK-DAG: math.tanh %{{.*}} : f64
+// CHECK-DAG: math.atan %{{.*}} : f32
+// CHECK-NOT: math.{{tanh|log|log2|log1p|erf}} %{{.*}} : {{f32|vector<8xf32>}}
+// CHECK: return
+func.func @modifier_functions(%x: f32, %v: vector<8xf32>, %y: f64)
+    -> (f32, f32, f32, f32, f32, f32, f32, vector<8xf32>, vector<8xf32>,
+        vector<8xf32>, f64, f32) {
+  %a = math.tanh %x : f32
+  %b = math.log %x : f32
+  %c = math.log2 %x : f32
+  %d = math.log1p %x : f32
+  %e = math.erf %x : f32
+  %f = math.sin %x : f32
+  %g = math.cos %x : f32
+  %h = math.tanh %v : vector<8xf32>
+  %i = math.erf %v : vector<8xf32>
+  %j = math.sin %v : vector<8xf32>
+  %k = math.tanh %y : f64
+  %l = math.atan %x : f32
+  return %a, %b, %c, %d, %e, %f, %g, %h, %i, %j, %k, %l
+      : f32, f32, f32, f32, f32, f32, f32, vector<8xf32>, vector<8xf32>,
+        vector<8xf32>, f64, f32
 }
 
 // f32 exp2, scalar and vector: x clamped to [-126.5, 128], k = floor(x) as
@@ -54,7 +86,7 @@ func.func @exp2s(%x: f32, %v: vector<16xf32>, %y: f64) -> (f32, vector<16xf32>, 
 // k = floor(min(x, 128)) (vrndscaleps), the same polynomial in x - k, 2^k
 // times it by one x86vector scalef per 16 lanes, and 0 where x < -126
 // (unordered compares keep NaN); other vectors and scalars as above.
-// RUN: attn-opt %s --attn-polynomial-exp=scalef=true | FileCheck %s --check-prefix=SCALEF
+// RUN: attn-opt %s --attn-polynomial-math=scalef=true | FileCheck %s --check-prefix=SCALEF
 // SCALEF-LABEL: func.func @exp2s
 // SCALEF: arith.shli %{{.*}} : i32
 // SCALEF-COUNT-1: x86vector.avx512.mask.scalef
