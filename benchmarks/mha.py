@@ -5,6 +5,7 @@
 #
 #   build/venv/bin/python3 benchmarks/mha.py [--repeat 5] [--burst 5] [--no-gemm] [--no-mha]
 #                             [--only SUBSTRING] [--loop CALLS] [--dynamic]
+#                             [--thread-pool auto|torch|openmp]
 #
 # 1. GEMMs of the projections' shapes (M = tokens, K = model width, N = the
 #    projection's outputs), f32, `linalg.matmul` through attn_mlir.compile
@@ -168,14 +169,19 @@ def main():
                    "calls per peer in alternating runs of 20 (0: bursts)")
     p.add_argument("--dynamic", action="store_true",
                    help="time attn_mlir's shape-generic build of each layer")
+    p.add_argument("--thread-pool", choices=["auto", "torch", "openmp"], default="auto",
+                   help="attn_mlir.set_thread_pool: openmp times the compiled code "
+                   "on its own OpenMP runtime (the behaviour before session 39)")
     args = p.parse_args()
     os.environ["ATTN_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-mha-bench-")
     sys.path.insert(0, os.path.join(args.build, "python_packages"))
     import attn_mlir
     import attn_mlir.nn  # noqa: F401
     import torch
+    attn_mlir.set_thread_pool(args.thread_pool)
 
     print(f"# CPU: {cpu_model(args.build)}; torch {torch.__version__} with "
+          f"thread pool {attn_mlir.thread_pool()}; "
           f"{torch.get_num_threads()} threads; "
           + (f"MHA: median of {args.loop} calls in alternating runs of 20"
              if args.loop else f"bursts of {args.burst}")

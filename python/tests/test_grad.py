@@ -283,14 +283,20 @@ def test_score_mod_derivative_of_every_function(rng):
         positive = flex.where(s > 0.0, flex.sqrt(s + 1.0), flex.exp(s) * 0.5)
         return (positive + flex.rsqrt(s * s + 1.0) + flex.maximum(s, -0.5)
                 + flex.minimum(s, 0.25) + 0.1 * flex.log(s * s + 2.0)
-                + 0.2 * flex.exp2(s / 4.0) - s / (s * s + 3.0) + flex.tanh(s))
+                + 0.2 * flex.exp2(s / 4.0) - s / (s * s + 3.0) + flex.tanh(s)
+                + 0.3 * flex.erf(s) + 0.2 * flex.sin(2.0 * s) - 0.1 * flex.cos(s)
+                + 0.1 * flex.log1p(s * s) + 0.05 * flex.log2(s * s + 1.0)
+                + flex.sigmoid(s))
 
     def torch_mod(s):
         positive = torch.where(s > 0.0, torch.sqrt(torch.clamp(s, min=0) + 1.0),
                                torch.exp(s) * 0.5)
         return (positive + torch.rsqrt(s * s + 1.0) + torch.maximum(s, torch.tensor(-0.5))
                 + torch.minimum(s, torch.tensor(0.25)) + 0.1 * torch.log(s * s + 2.0)
-                + 0.2 * torch.exp2(s / 4.0) - s / (s * s + 3.0) + torch.tanh(s))
+                + 0.2 * torch.exp2(s / 4.0) - s / (s * s + 3.0) + torch.tanh(s)
+                + 0.3 * torch.erf(s) + 0.2 * torch.sin(2.0 * s) - 0.1 * torch.cos(s)
+                + 0.1 * torch.log1p(s * s) + 0.05 * torch.log2(s * s + 1.0)
+                + torch.sigmoid(s))
 
     q, k, v = leaves(rng, [(1, 2, 9, 8), (1, 2, 11, 8), (1, 2, 11, 8)])
     out = attn_mlir.flex_attention(q, k, v, score_mod=ours_mod)

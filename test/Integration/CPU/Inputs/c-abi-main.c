@@ -90,6 +90,14 @@ static void counting_release(void *pointer) {
 }
 
 /* Prints the relative error (Frobenius) and returns 1 above 1e-5. */
+/* The descriptor of a dense [a, b, c, d] buffer. */
+static attn_memref_f32_4d dense(float *p, int64_t a, int64_t b, int64_t c,
+                                int64_t d) {
+  attn_memref_f32_4d m = {p, p, 0, {a, b, c, d}, {0}};
+  attn_set_contiguous_strides(4, m.sizes, m.strides);
+  return m;
+}
+
 /* A parallel-for of the host's own (attn_set_parallel_for): runs the
  * iterations in chunks of two, last chunk first, on this thread, and counts
  * them; `decline` makes it refuse every loop instead. */
@@ -135,14 +143,8 @@ int main(void) {
     float *q = random_buffer(2 * 4 * 5 * 8), *k = random_buffer(2 * 2 * 7 * 8),
           *v = random_buffer(2 * 2 * 7 * 8),
           *o = poisoned_buffer(2 * 4 * 5 * 8);
-    attn_memref_f32_4d dq = {q, q, 0, {2, 4, 5, 8}, {0}};
-    attn_memref_f32_4d dk = {k, k, 0, {2, 2, 7, 8}, {0}};
-    attn_memref_f32_4d dv = {v, v, 0, {2, 2, 7, 8}, {0}};
-    attn_memref_f32_4d dout = {o, o, 0, {2, 4, 5, 8}, {0}};
-    attn_set_contiguous_strides(4, dq.sizes, dq.strides);
-    attn_set_contiguous_strides(4, dk.sizes, dk.strides);
-    attn_set_contiguous_strides(4, dv.sizes, dv.strides);
-    attn_set_contiguous_strides(4, dout.sizes, dout.strides);
+    attn_memref_f32_4d dq = dense(q, 2, 4, 5, 8), dk = dense(k, 2, 2, 7, 8),
+                       dv = dense(v, 2, 2, 7, 8), dout = dense(o, 2, 4, 5, 8);
     int32_t status = _mlir_ciface_static_gqa_causal(&dq, &dk, &dv, &dout);
     double *want = reference(q, k, v, 2, 4, 2, 5, 7, 8, 8, /*causal=*/1);
     failures += check("static_gqa_causal", o, want, 2 * 4 * 5 * 8);
@@ -153,8 +155,7 @@ int main(void) {
      * layout's strides, a null pointer. */
     int64_t info[5];
     float *canary = poisoned_buffer(2 * 4 * 5 * 8);
-    attn_memref_f32_4d small = {canary, canary, 0, {2, 4, 3, 8}, {0}};
-    attn_set_contiguous_strides(4, small.sizes, small.strides);
+    attn_memref_f32_4d small = dense(canary, 2, 4, 3, 8);
     status = _mlir_ciface_static_gqa_causal(&dq, &dk, &dv, &small);
     int error = attn_abi_error(info);
     printf("refused size: status %d error %d argument %lld dimension %lld kind "
@@ -265,14 +266,8 @@ int main(void) {
     double *want = reference(q, k, v, 2, 4, 2, 5, 7, 8, 8, /*causal=*/1);
     for (int mode = 0; mode < 3; ++mode) {
       float *o = poisoned_buffer(2 * 4 * 5 * 8);
-      attn_memref_f32_4d dq = {q, q, 0, {2, 4, 5, 8}, {0}};
-      attn_memref_f32_4d dk = {k, k, 0, {2, 2, 7, 8}, {0}};
-      attn_memref_f32_4d dv = {v, v, 0, {2, 2, 7, 8}, {0}};
-      attn_memref_f32_4d dout = {o, o, 0, {2, 4, 5, 8}, {0}};
-      attn_set_contiguous_strides(4, dq.sizes, dq.strides);
-      attn_set_contiguous_strides(4, dk.sizes, dk.strides);
-      attn_set_contiguous_strides(4, dv.sizes, dv.strides);
-      attn_set_contiguous_strides(4, dout.sizes, dout.strides);
+      attn_memref_f32_4d dq = dense(q, 2, 4, 5, 8), dk = dense(k, 2, 2, 7, 8),
+                         dv = dense(v, 2, 2, 7, 8), dout = dense(o, 2, 4, 5, 8);
       decline = mode == 1;
       attn_set_parallel_for(mode == 2 ? NULL : hosted_parallel_for);
       hosted_loops = hosted_iterations = 0;
