@@ -590,9 +590,14 @@ def stats():
     not match the hash recorded with them: compiled again); and
     the caching allocator of compiled CPU code: allocator_reused (blocks
     handed out again), allocator_fresh (blocks taken from the system) and
-    allocator_cached_bytes (free blocks it holds, see empty_cache)."""
+    allocator_cached_bytes (free blocks it holds, see empty_cache); and
+    the parallel loops run on torch's threads (set_thread_pool):
+    parallel_inline_loops (on the calling thread: small loops, whose work
+    costs less than waking the team) and parallel_team_loops."""
     allocator = {"allocator_" + k: v for k, v in _native.cpu_allocator_stats().items()}
-    return dict(_stats, cached_functions=len(_cache), cache_dir=cache_dir(), **allocator)
+    parallel = {"parallel_" + k: v for k, v in _native.parallel_stats().items()}
+    return dict(_stats, cached_functions=len(_cache), cache_dir=cache_dir(), **allocator,
+                **parallel)
 
 
 def empty_cache():

@@ -696,6 +696,17 @@ NB_MODULE(_native, m) {
   m.def("parallel_is_bound", &attnParallelIsBound,
         "Whether parallel_for is bound to an OpenMP runtime.");
   m.def(
+      "parallel_stats",
+      []() {
+        AttnParallelStats stats = attnParallelStats();
+        nb::dict result;
+        result["inline_loops"] = stats.inlineLoops;
+        result["team_loops"] = stats.teamLoops;
+        return result;
+      },
+      "Loops parallel_for ran on the calling thread (small ones, nested "
+      "ones) and on the bound runtime's team.");
+  m.def(
       "cpu_allocator_stats",
       []() {
         AttnCpuAllocatorStats stats = attnCpuAllocatorStats();

@@ -95,7 +95,9 @@ def test_torch_loaded_means_torchs_team(pools):
 def test_no_second_team_on_torchs_pool(pools):
     auto, _ = pools["auto"]
     if auto["pool"] != "torch":
-        pytest.skip("torch's ATen parallel backend is not OpenMP")
+        # torch's ATen backend is not OpenMP: the library's own runtime.
+        assert auto["pool"] == "openmp"
+        return
     # The compiled calls ran on the threads torch's matmul started.
     assert auto["after"] == auto["before"]
     own, _ = pools["openmp"]
@@ -145,3 +147,39 @@ print(json.dumps({"pool": attn_mlir.thread_pool(), "torch": "torch" in sys.modul
     assert not result["torch"]
     assert result["pool"] == "openmp"
     assert "torch is not loaded" in result["refused"]
+
+
+def test_small_loops_run_on_the_calling_thread():
+    # A loop whose iterations cost less than waking the team runs on the
+    # calling thread once its body's cost is known (its first call is
+    # measured on the team); a large one keeps the team.
+    script = r"""
+import json, torch, attn_mlir
+small = torch.randn(1, 2, 16, 16)
+large = torch.randn(1, 8, 512, 64)
+for q in (small, large):
+    attn_mlir.scaled_dot_product_attention(q, q, q)
+before = attn_mlir.stats()
+for _ in range(10):
+    out = attn_mlir.scaled_dot_product_attention(small, small, small)
+middle = attn_mlir.stats()
+attn_mlir.scaled_dot_product_attention(large, large, large)
+after = attn_mlir.stats()
+want = torch.nn.functional.scaled_dot_product_attention(small, small, small)
+print(json.dumps({"threads": torch.get_num_threads(), "pool": attn_mlir.thread_pool(),
+                  "small_inline": middle["parallel_inline_loops"] - before["parallel_inline_loops"],
+                  "small_team": middle["parallel_team_loops"] - before["parallel_team_loops"],
+                  "large_team": after["parallel_team_loops"] - middle["parallel_team_loops"],
+                  "error": float((out - want).abs().max())}))
+"""
+    require("torch")
+    result = run(script)
+    assert result["error"] < 1e-5
+    if result["pool"] != "torch":
+        # Not on torch's team (its backend is not OpenMP): the hook declines
+        # every loop, which the library's own OpenMP runs.
+        assert result["small_inline"] == result["small_team"] == result["large_team"] == 0
+        return
+    assert result["small_inline"] >= 10 and result["small_team"] == 0
+    # With one thread every loop runs on the calling thread.
+    assert result["large_team"] >= (1 if result["threads"] > 1 else 0)

@@ -27,10 +27,21 @@ typedef void (*AttnParallelBody)(void *ctx, int64_t begin, int64_t end);
 /// The hook (attn_set_parallel_for's argument): runs iterations [0, trips)
 /// of `body` and returns 0, or returns 1 without running any when no
 /// OpenMP runtime is bound. Iterations go to the bound runtime's threads
-/// in chunks of max(1, trips / (threads * 8)) taken in turn; called from
-/// inside one of its own bodies (or with one thread), it runs them on the
-/// calling thread.
+/// in chunks of max(1, trips / (threads * 8)) taken in turn. They run on
+/// the calling thread instead when called from inside one of its own
+/// bodies, with one thread, or when the loop is small: its iterations took
+/// less than 20 microseconds together on one thread by the most an
+/// iteration of `body` has cost so far (measured on every call, per body
+/// function), where waking the team would cost as much.
 int attnParallelFor(AttnParallelBody body, void *ctx, int64_t trips);
+
+/// Loops the hook has run, since the process started: on the calling
+/// thread, and on the team.
+struct AttnParallelStats {
+  uint64_t inlineLoops;
+  uint64_t teamLoops;
+};
+AttnParallelStats attnParallelStats(void);
 
 /// Binds the hook to an OpenMP runtime by two of its functions:
 /// `GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,

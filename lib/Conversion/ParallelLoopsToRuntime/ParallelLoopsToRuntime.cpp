@@ -230,66 +230,27 @@ SmallVector<Value> buildTripCounts(OpBuilder &b, scf::ParallelOp loop) {
   return trips;
 }
 
-/// Outlines `loop` (an outermost scf.parallel without results) into a body
-/// function and replaces it by a call of the dispatcher.
-LogicalResult outline(scf::ParallelOp loop, unsigned ordinal,
-                      SymbolTable &symbols, IRRewriter &rewriter) {
-  MLIRContext *ctx = loop.getContext();
+/// Builds the iterations [begin, end) of `loop` into the body function's
+/// entry block: the loop's indices from i (row-major over `trips`), one
+/// iteration between a save and a restore of the stack pointer (what
+/// memref.alloca_scope lowers to; the scope itself would give the scf.for
+/// body several blocks when lowered), and parallel loops inside made
+/// sequential: the pool gives each iteration one thread, and a second team
+/// would oversubscribe its cores.
+LogicalResult buildIterations(scf::ParallelOp loop, ArrayRef<Value> trips,
+                              func::FuncOp body, IRMapping &mapping,
+                              IRRewriter &rewriter) {
   Location loc = loop.getLoc();
-  auto function = loop->getParentOfType<FunctionOpInterface>();
-  if (!function)
-    return loop.emitOpError("attn-parallel-loops-to-runtime: a parallel loop "
-                            "outside a function");
-
-  OpBuilder b(loop);
-  SmallVector<Value> trips = buildTripCounts(b, loop);
-
-  // What the body needs from outside: the values its region uses, and the
-  // loop's lower bounds, steps and trip counts to recover its indices.
-  SetVector<Value> used;
-  getUsedValuesDefinedAbove(loop.getRegion(), used);
-  SmallVector<Value> needed(used.begin(), used.end());
-  llvm::append_range(needed, loop.getLowerBound());
-  llvm::append_range(needed, loop.getStep());
-  llvm::append_range(needed, trips);
-  ContextRecord record(ctx);
-  for (Value value : needed)
-    if (!isRematerialized(value) && failed(record.add(value, loc)))
-      return failure();
-
-  // The body: func.func private @<function>_parallel_<n>(ctx, begin, end).
-  OpBuilder moduleBuilder(function);
-  auto body = func::FuncOp::create(
-      moduleBuilder, loc,
-      (function.getName() + "_parallel_" + Twine(ordinal)).str(),
-      getBodyType(ctx));
-  body.setPrivate();
-  body->setAttr("llvm.linkage",
-                LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
-  symbols.insert(body);
-  // The record is the body's alone while it runs: nothing it writes
-  // aliases it, so its fields stay in registers across the body's stores.
-  body.setArgAttr(0, LLVM::LLVMDialect::getNoAliasAttrName(),
-                  UnitAttr::get(ctx));
-  Block *entry = body.addEntryBlock();
-  OpBuilder bb = OpBuilder::atBlockBegin(entry);
-  IRMapping mapping;
-  for (Value value : needed)
-    if (isRematerialized(value) && !mapping.contains(value))
-      mapping.map(value, bb.clone(*value.getDefiningOp())->getResult(0));
-  if (!record.empty())
-    record.unpack(bb, loc, entry->getArgument(0), mapping);
-
-  // for i in [begin, end): the loop's indices from i (row-major), then one
-  // iteration in its own stack scope.
-  Type indexType = bb.getIndexType();
+  Block &entry = body.front();
+  OpBuilder b = OpBuilder::atBlockEnd(&entry);
+  Type indexType = b.getIndexType();
   Value begin =
-      arith::IndexCastOp::create(bb, loc, indexType, entry->getArgument(1));
+      arith::IndexCastOp::create(b, loc, indexType, entry.getArgument(1));
   Value end =
-      arith::IndexCastOp::create(bb, loc, indexType, entry->getArgument(2));
-  Value one = arith::ConstantIndexOp::create(bb, loc, 1);
-  auto iterations = scf::ForOp::create(bb, loc, begin, end, one);
-  func::ReturnOp::create(bb, loc);
+      arith::IndexCastOp::create(b, loc, indexType, entry.getArgument(2));
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto iterations = scf::ForOp::create(b, loc, begin, end, one);
+  func::ReturnOp::create(b, loc);
 
   OpBuilder ib = OpBuilder::atBlockBegin(iterations.getBody());
   unsigned rank = loop.getNumLoops();
@@ -308,17 +269,12 @@ LogicalResult outline(scf::ParallelOp loop, unsigned ordinal,
   }
   for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
     mapping.map(iv, value);
-  // The iteration's stack allocations freed with it: the stack pointer
-  // saved and restored around it (what memref.alloca_scope lowers to; the
-  // scope itself would give the scf.for body several blocks when lowered).
-  auto ptrType = LLVM::LLVMPointerType::get(ctx);
-  Value stack = LLVM::StackSaveOp::create(ib, loc, ptrType);
+  Value stack = LLVM::StackSaveOp::create(
+      ib, loc, LLVM::LLVMPointerType::get(b.getContext()));
   for (Operation &op : loop.getBody()->without_terminator())
     ib.clone(op, mapping);
   LLVM::StackRestoreOp::create(ib, loc, stack);
 
-  // Parallel loops inside run sequentially: the pool gives each iteration
-  // one thread, and a second team would oversubscribe its cores.
   SmallVector<scf::ParallelOp> inner;
   iterations.getBody()->walk([&](scf::ParallelOp op) {
     if (op.getNumResults() == 0)
@@ -328,15 +284,61 @@ LogicalResult outline(scf::ParallelOp loop, unsigned ordinal,
     if (failed(scf::parallelForToNestedFors(rewriter, op)))
       return op.emitOpError("attn-parallel-loops-to-runtime: a nested "
                             "parallel loop could not be made sequential");
+  return success();
+}
 
-  // The call: the record on the function's stack (allocated once, at its
-  // entry, so a loop inside another loop does not grow the stack).
+/// The body function of `loop`: func.func private @<function>_parallel_<n>
+/// (ctx, begin, end), the record's values unpacked and constants re-created
+/// at its entry, then the iterations.
+FailureOr<func::FuncOp> buildBody(scf::ParallelOp loop,
+                                  FunctionOpInterface function,
+                                  unsigned ordinal, ArrayRef<Value> needed,
+                                  ArrayRef<Value> trips,
+                                  const ContextRecord &record,
+                                  SymbolTable &symbols, IRRewriter &rewriter) {
+  MLIRContext *ctx = loop.getContext();
+  Location loc = loop.getLoc();
+  OpBuilder moduleBuilder(function);
+  auto body = func::FuncOp::create(
+      moduleBuilder, loc,
+      (function.getName() + "_parallel_" + Twine(ordinal)).str(),
+      getBodyType(ctx));
+  body.setPrivate();
+  body->setAttr("llvm.linkage",
+                LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  symbols.insert(body);
+  // The record is the body's alone while it runs: nothing it writes
+  // aliases it, so its fields stay in registers across the body's stores.
+  body.setArgAttr(0, LLVM::LLVMDialect::getNoAliasAttrName(),
+                  UnitAttr::get(ctx));
+  Block *entry = body.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
+  IRMapping mapping;
+  for (Value value : needed)
+    if (isRematerialized(value) && !mapping.contains(value))
+      mapping.map(value, b.clone(*value.getDefiningOp())->getResult(0));
+  if (!record.empty())
+    record.unpack(b, loc, entry->getArgument(0), mapping);
+  if (failed(buildIterations(loop, trips, body, mapping, rewriter)))
+    return failure();
+  return body;
+}
+
+/// Replaces `loop` by the dispatcher's call of `body` over all its
+/// iterations, with the record on the function's stack (allocated once, at
+/// its entry, so a loop inside another loop does not grow the stack).
+void replaceByCall(scf::ParallelOp loop, FunctionOpInterface function,
+                   ArrayRef<Value> trips, const ContextRecord &record,
+                   func::FuncOp body) {
+  MLIRContext *ctx = loop.getContext();
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  auto ptrType = LLVM::LLVMPointerType::get(ctx);
   Value recordPointer;
   if (record.empty()) {
     recordPointer = LLVM::ZeroOp::create(b, loc, ptrType);
   } else {
-    Block &functionEntry = function.getFunctionBody().front();
-    OpBuilder eb = OpBuilder::atBlockBegin(&functionEntry);
+    OpBuilder eb = OpBuilder::atBlockBegin(&function.getFunctionBody().front());
     Value count = LLVM::ConstantOp::create(eb, loc, eb.getI64Type(),
                                            eb.getI64IntegerAttr(1));
     recordPointer =
@@ -353,6 +355,37 @@ LogicalResult outline(scf::ParallelOp loop, unsigned ordinal,
   func::CallOp::create(b, loc, kDispatchFunction, TypeRange{},
                        ValueRange{bodyRef, recordPointer, total64});
   loop.erase();
+}
+
+/// Outlines `loop` (an outermost scf.parallel without results) into a body
+/// function and replaces it by a call of the dispatcher.
+LogicalResult outline(scf::ParallelOp loop, unsigned ordinal,
+                      SymbolTable &symbols, IRRewriter &rewriter) {
+  auto function = loop->getParentOfType<FunctionOpInterface>();
+  if (!function)
+    return loop.emitOpError("attn-parallel-loops-to-runtime: a parallel loop "
+                            "outside a function");
+  OpBuilder b(loop);
+  SmallVector<Value> trips = buildTripCounts(b, loop);
+
+  // What the body needs from outside: the values its region uses, and the
+  // loop's lower bounds, steps and trip counts to recover its indices.
+  SetVector<Value> used;
+  getUsedValuesDefinedAbove(loop.getRegion(), used);
+  SmallVector<Value> needed(used.begin(), used.end());
+  llvm::append_range(needed, loop.getLowerBound());
+  llvm::append_range(needed, loop.getStep());
+  llvm::append_range(needed, trips);
+  ContextRecord record(loop.getContext());
+  for (Value value : needed)
+    if (!isRematerialized(value) && failed(record.add(value, loop.getLoc())))
+      return failure();
+
+  FailureOr<func::FuncOp> body = buildBody(loop, function, ordinal, needed,
+                                           trips, record, symbols, rewriter);
+  if (failed(body))
+    return failure();
+  replaceByCall(loop, function, trips, record, *body);
   return success();
 }
 
