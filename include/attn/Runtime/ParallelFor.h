@@ -30,7 +30,7 @@ typedef void (*AttnParallelBody)(void *ctx, int64_t begin, int64_t end);
 /// in chunks of max(1, trips / (threads * 8)) taken in turn. They run on
 /// the calling thread instead when called from inside one of its own
 /// bodies, with one thread, or when the loop is small: its iterations took
-/// less than 20 microseconds together on one thread by the most an
+/// less than 20 microseconds of CPU time together by the most an
 /// iteration of `body` has cost so far (measured on every call, per body
 /// function), where waking the team would cost as much.
 int attnParallelFor(AttnParallelBody body, void *ctx, int64_t trips);
