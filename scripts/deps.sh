@@ -7,7 +7,8 @@
 # Ninja, ccache and Python's venv and headers; qemu-user and the AArch64 C
 # library; creates the project's virtual environment (scripts/common.sh:
 # build/venv) and installs into it from PyPI what the tests need (NumPy,
-# nanobind, pytest, torch, ml_dtypes, matplotlib, onnx, iree-base-compiler)
+# nanobind, pytest, torch, ml_dtypes, matplotlib, onnx, iree-base-compiler,
+# transformers)
 # and, where the machine has
 # no CUDA toolkit, NVIDIA's compiler wheel for ptxas. The test suite fails,
 # rather than skips, where one of these is missing (docs/Testing.md).
@@ -63,7 +64,9 @@ fi
 # against PyTorch (the default PyPI wheel, several GB with its CUDA
 # libraries), bf16 through ml_dtypes, pictures through matplotlib; ONNX and
 # IREE's compiler (its ONNX importer and input pipeline) make the linalg
-# that test/Frontends raises, from PyTorch modules.
+# that test/Frontends raises, from PyTorch modules; Hugging Face
+# transformers builds the random-init models attn_mlir.integrations is
+# tested in.
 if [[ ! -x "$python" ]]; then
   base="${ATTN_PYTHON:-python3}"
   echo "deps: creating the virtual environment $venv (from $(command -v "$base"))"
@@ -72,7 +75,7 @@ fi
 # module:package
 pip_modules=(numpy:numpy nanobind:nanobind pytest:pytest torch:torch
              ml_dtypes:ml_dtypes matplotlib:matplotlib onnx:onnx
-             iree.compiler:iree-base-compiler)
+             iree.compiler:iree-base-compiler transformers:transformers)
 mapfile -t pip_missing < <("$python" -c '
 import importlib.util, sys
 for entry in sys.argv[1:]:

@@ -15,7 +15,7 @@ from ._compile import (CacheWarning, CompiledFunction, TuningWarning, __version_
 from .functional import paged_attention, scaled_dot_product_attention, varlen_attention
 from .flex import flex_attention
 from ._threads import set_thread_pool, thread_pool
-from . import _autograd, flex, nn, viz
+from . import _autograd, flex, integrations, nn, viz
 
 # torch custom ops exist before any torch.compile traces a call.
 _autograd.define_with_torch()
@@ -30,6 +30,7 @@ __all__ = [
     "empty_cache",
     "flex",
     "flex_attention",
+    "integrations",
     "nn",
     "paged_attention",
     "scaled_dot_product_attention",

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from . import _arrays, _autograd, _ir, _linear
+from . import _arrays, _autograd, _ir, _linear, flex
 from ._compile import checked_call, compile_shaped, remember_call
 
 # f64 computes in float64 throughout (torch.autograd.gradcheck's inputs).
@@ -251,8 +251,8 @@ def _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_g
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False,
-                                 window=None, alignment="top_left", target="cpu",
-                                 dynamic=None, seed=None):
+                                 window=None, alignment="top_left", softcap=None,
+                                 target="cpu", dynamic=None, seed=None):
     """torch.nn.functional.scaled_dot_product_attention, compiled.
 
     query (..., Hq, L, E), key (..., Hkv, S, E), value (..., Hkv, S, Ev) ->
@@ -262,7 +262,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Hq may be a multiple of Hkv. Beyond PyTorch: `window=(left, right)`
     keeps keys i + off - left <= j <= i + off + right, and `alignment`
     ("top_left" or "bottom_right", off = S - L) places the diagonal of
-    is_causal and window when L != S. Unlike PyTorch, a row with no visible
+    is_causal and window when L != S. `softcap` caps the scaled scores at
+    softcap * tanh(s / softcap) before any key is left out (Gemma 2's
+    logit soft-capping; a bool attn_mask only: a float mask would be added
+    before the cap). Unlike PyTorch, a row with no visible
     key gives 0 rather than NaN, and dropout uses attn-mlir's counter-based
     generator (docs/Numerics.md), not torch's: with `seed=None` each call
     draws a fresh seed (from torch's generator for torch tensors, so
@@ -280,7 +283,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     True compiles the shape-generic function from the start; False
     compiles every new shape (attn_mlir.stats() counts the compiles).
     """
-    if _arrays.is_torch(query) and _autograd.wanted(query, key, value, attn_mask):
+    # A call like one checked before (dropout draws a seed per call: not
+    # these) runs the function chosen then on its arguments' views.
+    grad = _arrays.is_torch(query) and _autograd.wanted(query, key, value, attn_mask)
+    signature = None
+    if dropout_p == 0 and not grad:
+        signature = _signature((query, key, value, attn_mask), is_causal, scale,
+                               enable_gqa, window, alignment, softcap, target, dynamic)
+        entry = checked_call(signature)
+        if entry is not None:
+            return _run_checked(entry, (query, key, value, attn_mask))
+    regions = _softcap_region(softcap, attn_mask)
+    if grad:
         # The seed is drawn here, once: the backward drops the same elements.
         if dropout_p > 0 and seed is None:
             seed = _draw_seed(query)
@@ -288,25 +302,32 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             query, key, value, attn_mask, float(dropout_p), bool(is_causal),
             None if scale is None else float(scale), bool(enable_gqa),
             None if window is None else [int(w) for w in window], alignment, target,
-            dynamic, "", [], "", None if seed is None else int(seed))
+            dynamic, regions, [], "", None if seed is None else int(seed))
         return out
-    # A call like one checked before (dropout draws a seed per call: not
-    # these) runs the function chosen then on its arguments' views.
-    signature = None
-    if dropout_p == 0:
-        signature = _signature((query, key, value, attn_mask), is_causal, scale,
-                               enable_gqa, window, alignment, target, dynamic)
-        entry = checked_call(signature)
-        if entry is not None:
-            return _run_checked(entry, (query, key, value, attn_mask))
     call = _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                     enable_gqa, window, alignment, seed=seed)
-    out = call.run("", target, dynamic)
+    out = call.run(regions, target, dynamic)
     # (A mask of more than 4 dimensions is a broadcast copy, not a view.)
     if signature is not None and (attn_mask is None or len(_arrays.shape(attn_mask)) <= 4):
         remember_call(signature, (call.function, [(name, shape) for name, shape, *_ in call.args],
                                   _arrays.shape(out)))
     return out
+
+
+def _softcap_region(softcap, attn_mask):
+    """The score_mod region of `softcap` (none for None), checked: the op
+    adds a float mask before its score_mod (AttnOps.td), where a soft cap
+    must come first."""
+    if softcap is None:
+        return ""
+    if not math.isfinite(softcap) or softcap <= 0:
+        raise ValueError(f"softcap must be finite and positive, got {softcap}")
+    if attn_mask is not None and _arrays.element(attn_mask) != "i1":
+        raise ValueError(f"softcap takes a bool attn_mask (True takes part), got a "
+                         f"{_arrays.element(attn_mask)} one: a float mask would be added "
+                         f"before the cap")
+    cap = float(softcap)
+    return " score_mod " + flex.trace_score_mod(lambda s, b, h, q, k: cap * flex.tanh(s / cap))
 
 
 def _transpose_heads(x):
