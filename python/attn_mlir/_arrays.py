@@ -96,6 +96,29 @@ def as_array(x, name):
     return x
 
 
+def as_view(x, name):
+    """`x` as a parameter that takes views passes it (docs/CpuABI.md's
+    row-strided buffers): a torch tensor or NumPy array whose last
+    dimension is contiguous stays the caller's view, strides and all (a
+    transposed [B, L, H, D] projection read in place); anything else as
+    as_array makes it."""
+    if is_torch(x):
+        if x.dim() == 0 or x.stride(-1) == 1 or x.shape[-1] <= 1:
+            return x
+    elif type(x) is np.ndarray and x.ndim > 0 and x.dtype != _NP_BF16 and (
+            x.strides[-1] == x.itemsize or x.shape[-1] <= 1) and all(
+                s % x.itemsize == 0 for s in x.strides):
+        return x
+    return as_array(x, name)
+
+
+def contiguous(x):
+    """`x` (from as_array or as_view) as a C-contiguous array or tensor."""
+    if is_torch(x):
+        return x if x.is_contiguous() else x.contiguous()
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+
+
 def poison_requested():
     """Whether ATTN_MLIR_ALLOCATOR_POISON asks for poisoned buffers: set to
     anything but "" or "0", the rule of the compiled code's allocator and

@@ -87,17 +87,17 @@ class _SharedLibrary:
 
     _checks_abi = True
 
-    def __init__(self, path, name, elements=None):
+    def __init__(self, path, name, elements=None, strided=()):
         library = ctypes.CDLL(path)
         self._name = name
         self._function = getattr(library, "_mlir_ciface_" + name)
-        # CPU code with its parameters' element types: called directly from
-        # C++ (_native.CifaceFunction), without a ctypes descriptor per
-        # parameter; None: through `call`.
+        # CPU code with its parameters' element types (and which take
+        # views): called directly from C++ (_native.CifaceFunction),
+        # without a ctypes descriptor per parameter; None: through `call`.
         self.direct = None
         if elements is not None:
             address = ctypes.cast(self._function, ctypes.c_void_p).value
-            self.direct = _native.CifaceFunction(address, elements)
+            self.direct = _native.CifaceFunction(address, elements, list(strided))
         self._function.restype = ctypes.c_int32 if self._checks_abi else None
         if self._checks_abi:
             self._abi_error = library.attn_abi_error
@@ -299,7 +299,10 @@ class CompiledFunction:
                     self._result_shapes.clear()
                 shapes = self._result_shapes[key] = program.result_shapes(
                     [list(s) for s in key])
-        buffers = list(arrays)
+        # Views (_arrays.as_view) go to the direct call only: the other
+        # paths describe every buffer as dense.
+        buffers = list(arrays) if direct is not None else [
+            _arrays.contiguous(a) for a in arrays]
         results = []
         for (elem, _), shape in zip(program.outputs, shapes):
             written, result = _arrays.new_result(like, shape, elem)
@@ -505,7 +508,8 @@ def compile(ir, target="cpu", entry=None, pipeline="", opt_level=3, gpu_arch=Non
             backend = _CudaLibrary(path, program.name)
         else:
             backend = _SharedLibrary(path, program.name, [
-                elem for elem, _ in program.inputs + program.outputs])
+                elem for elem, _ in program.inputs + program.outputs],
+                program.strided_inputs)
     seconds = time.perf_counter() - start
     if compiled:
         _stats["compiles"] += 1

@@ -40,6 +40,7 @@ class HeadSplitCall(_SdpaCall):
         self.q4 = self.out4 = (n, heads, L, head_dim)
         self.k4 = self.v4 = (n, heads, S, head_dim)
         self.args, self.inputs, self.originals, self.attrs = [], [], [], []
+        self.views = set()  # the sources are dense
         for i, source in enumerate(sources):
             self.add_input(f"s{i}", source, self.shapes[i], elem, "vv.")
 

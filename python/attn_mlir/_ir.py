@@ -36,10 +36,23 @@ def float_literal(x):
     return repr(float(x)) if float(x) == float(x) else "0x7FF8000000000000"
 
 
-def function(name, args, results, body):
+# The layout of a parameter that takes views (the C ABI's row-strided
+# buffers, docs/CpuABI.md): every stride and the offset the caller's, the
+# last dimension contiguous.
+def view_layout(rank):
+    return ("{bufferization.buffer_layout = strided<[" + "?, " * (rank - 1) +
+            "1], offset: ?>}")
+
+
+def function(name, args, results, body, views=()):
     """func.func @name(args) -> results { body; return }: `args` are (name,
-    type) pairs, `results` (value, type) pairs."""
-    signature = ", ".join(f"%{n}: {t}" for n, t in args)
+    type) pairs, `results` (value, type) pairs; the parameters named in
+    `views` take strided views (view_layout)."""
+    def parameter(n, t):
+        if n not in views:
+            return f"%{n}: {t}"
+        return f"%{n}: {t} {view_layout(t.count('x'))}"
+    signature = ", ".join(parameter(n, t) for n, t in args)
     types = ", ".join(t for _, t in results)
     values = ", ".join(v for v, _ in results)
     lines = [f"func.func @{name}({signature}) -> ({types}) {{"]

@@ -42,17 +42,24 @@ class _SdpaCall:
         self.v4 = (batch, hkv, vs[-2], vs[-1])
         self.out4 = (batch, hq, qs[-2], vs[-1])
         self.args, self.inputs, self.originals = [], [], []
+        # Parameters read in place from the caller's strided views (a
+        # transposed [B, L, H, D] projection): query, key and value.
+        self.views = set()
         for name, x, s in (("q", query, self.q4), ("k", key, self.k4),
                            ("v", value, self.v4)):
-            self.add_input(name, x, s, elem, "v.v.")
+            self.add_input(name, x, s, elem, "v.v.", view=True)
         self.attrs = []
 
-    def add_input(self, name, x, shape, elem, pattern=""):
+    def add_input(self, name, x, shape, elem, pattern="", view=False):
         """Appends a function parameter `%name` bound to `x` (viewed as
         `shape`); `pattern` marks the dimensions a shape-generic build
-        leaves dynamic (_ir.varying_dims)."""
+        leaves dynamic (_ir.varying_dims); with `view`, the parameter takes
+        `x` as the strided view it is (_arrays.as_view), not a copy."""
         self.args.append((name, shape, elem, _ir.varying_dims(shape, pattern)))
-        self.inputs.append(_arrays.reshape(_arrays.as_array(x, name), shape))
+        if view:
+            self.views.add(name)
+        x_native = _arrays.as_view(x, name) if view else _arrays.as_array(x, name)
+        self.inputs.append(_arrays.reshape(x_native, shape))
         self.originals.append(x)
 
     def _empty(self, name, shape, elem, like, dynamic, types, body, pattern="v.v."):
@@ -109,7 +116,7 @@ class _SdpaCall:
         values = ", ".join(v for v, _ in results)
         body.append(self.sdpa_line(values, outs, result_types, types, regions))
         return _ir.function("sdpa", [(name, types[name]) for name, *_ in self.args],
-                            results, body)
+                            results, body, self.views)
 
     def grad_source(self, regions, dynamic):
         """The text of the backward: parameters the forward's, then its
@@ -121,12 +128,16 @@ class _SdpaCall:
                       for name, shape in (("q", self.q4), ("k", self.k4), ("v", self.v4))]
         body.append(self.grad_line(types, regions))
         return _ir.function("sdpa_grad", [(name, types[name]) for name, *_ in self.args],
-                            list(zip(("%dq", "%dk", "%dv"), grad_types)), body)
+                            list(zip(("%dq", "%dk", "%dv"), grad_types)), body, self.views)
 
     def _run(self, source, regions, target, dynamic, kind):
+        if target != "cpu":
+            # Views are the CPU ABI's (docs/CpuABI.md): elsewhere, copies.
+            self.views = set()
+            self.inputs = [_arrays.contiguous(x) for x in self.inputs]
         key = (kind, tuple((name, tuple(shape), elem, varying)
                            for name, shape, elem, varying in self.args),
-               self.out4, self.elem, tuple(self.attrs), regions)
+               self.out4, self.elem, tuple(self.attrs), regions, tuple(sorted(self.views)))
         function = compile_shaped(lambda d: source(regions, d), dynamic, target, key=key)
         self.function = function
         like = _arrays.first_torch(self.originals)
@@ -309,7 +320,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     out = call.run(regions, target, dynamic)
     # (A mask of more than 4 dimensions is a broadcast copy, not a view.)
     if signature is not None and (attn_mask is None or len(_arrays.shape(attn_mask)) <= 4):
-        remember_call(signature, (call.function, [(name, shape) for name, shape, *_ in call.args],
+        remember_call(signature, (call.function, [(name, shape, name in call.views)
+                                                  for name, shape, *_ in call.args],
                                   _arrays.shape(out)))
     return out
 
@@ -630,8 +642,8 @@ def _run_checked(entry, arrays):
     """Runs a remembered call (see remember_call) on `arrays`."""
     function, views, out_shape = entry
     inputs = []
-    for x, (name, shape) in zip((x for x in arrays if x is not None), views):
-        x = _arrays.as_array(x, name)
+    for x, (name, shape, view) in zip((x for x in arrays if x is not None), views):
+        x = _arrays.as_view(x, name) if view else _arrays.as_array(x, name)
         inputs.append(x if x.shape == shape else _arrays.reshape(x, shape))
     like = _arrays.first_torch(arrays)
     out = function.run_arrays(inputs, like)

@@ -118,6 +118,8 @@ std::optional<AbiElement> toElement(nb::dlpack::dtype dtype) {
 }
 
 using Array = nb::ndarray<nb::c_contig, nb::device::cpu>;
+/// A CPU array of any strides (a parameter that takes views).
+using StridedArray = nb::ndarray<nb::device::cpu>;
 
 /// A parsed module and the C view of its entry function: enough to check
 /// arguments and size results without compiling.
@@ -143,6 +145,15 @@ public:
         shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
       result.emplace_back(elementName(param.element), shape);
     }
+    return result;
+  }
+
+  /// Per input: whether it may be a strided view (AbiParam::rowStrided).
+  std::vector<bool> stridedInputs() const {
+    std::vector<bool> result;
+    for (const AbiParam &param : abi.params)
+      if (!param.isOutput)
+        result.push_back(param.rowStrided);
     return result;
   }
 
@@ -473,8 +484,10 @@ constexpr auto makeCifaceTable(std::index_sequence<N...>) {
 /// result.
 class CifaceFunction {
 public:
-  CifaceFunction(uintptr_t address, const std::vector<std::string> &elements)
-      : address(reinterpret_cast<void *>(address)) {
+  CifaceFunction(uintptr_t address, const std::vector<std::string> &elements,
+                 const std::vector<bool> &strided)
+      : address(reinterpret_cast<void *>(address)), strided(strided) {
+    this->strided.resize(elements.size(), false);
     for (const std::string &name : elements) {
       std::optional<AbiElement> element;
       for (AbiElement e :
@@ -493,8 +506,10 @@ public:
 
   /// Runs the function: its status (0: ran; otherwise it refused its
   /// buffers, and attn_abi_error says why), or -1 - i when array i cannot
-  /// be passed (not a C-contiguous CPU array, or another element type
-  /// than the parameter's): the caller's checks then say what is wrong.
+  /// be passed (not a C-contiguous CPU array, or, for a parameter that
+  /// takes views, a CPU array whose last dimension is not contiguous; or
+  /// another element type than the parameter's): the caller's checks
+  /// then say what is wrong.
   int32_t call(nb::list arrays) {
     size_t count = arrays.size();
     if (count != elements.size())
@@ -511,11 +526,14 @@ public:
       words.resize(words.size() + 3);
       size_t sizes = words.size();
       std::optional<int64_t> pointer =
-          appendBuffer(arrays[i], elements[i], words);
+          strided[i] ? appendView(arrays[i], elements[i], words)
+                     : appendBuffer(arrays[i], elements[i], words);
       if (!pointer)
         return -1 - static_cast<int32_t>(i);
       words[starts.back()] = words[starts.back() + 1] = *pointer;
       words[starts.back() + 2] = 0;
+      if (strided[i])
+        continue; // appendView wrote the strides
       size_t rank = words.size() - sizes;
       words.resize(words.size() + rank);
       int64_t stride = 1;
@@ -566,6 +584,43 @@ private:
     return nb::cast<int64_t>(object.attr(names.dataPtr)());
   }
 
+  /// Appends the sizes and then the strides (in elements) of `object` to
+  /// `words` and returns its data pointer, if it is a CPU array of element
+  /// `expected` whose last dimension is contiguous (stride 1, or a size
+  /// of at most 1): a parameter that takes views (AbiParam::rowStrided).
+  static std::optional<int64_t> appendView(nb::handle object,
+                                           AbiElement expected,
+                                           SmallVectorImpl<int64_t> &words) {
+    size_t sizes = words.size();
+    int64_t pointer;
+    if (PyObject_CheckBuffer(object.ptr())) {
+      StridedArray array;
+      if (!nb::try_cast(object, array, /*convert=*/false) ||
+          toElement(array.dtype()) != expected)
+        return std::nullopt;
+      for (size_t d = 0; d < array.ndim(); ++d)
+        words.push_back(array.shape(d));
+      for (size_t d = 0; d < array.ndim(); ++d)
+        words.push_back(array.stride(d));
+      pointer = reinterpret_cast<int64_t>(array.data());
+    } else {
+      static const TensorAttributes names;
+      if (!nb::hasattr(object, names.dataPtr) ||
+          !nb::cast<bool>(object.attr(names.isCpu)) ||
+          getTorchElement(object.attr(names.dtype)) != expected)
+        return std::nullopt;
+      for (nb::handle size : object.attr(names.shape))
+        words.push_back(nb::cast<int64_t>(size));
+      for (nb::handle stride : object.attr(names.stride)())
+        words.push_back(nb::cast<int64_t>(stride));
+      pointer = nb::cast<int64_t>(object.attr(names.dataPtr)());
+    }
+    size_t rank = (words.size() - sizes) / 2;
+    if (rank > 0 && words[sizes + rank - 1] > 1 && words[sizes + 2 * rank - 1] != 1)
+      return std::nullopt;
+    return pointer;
+  }
+
   /// The attribute names a torch tensor is read through, made once (a
   /// name given as a C string is a new Python string on every lookup:
   /// seven per tensor per call). Interned and never freed, so that no
@@ -573,7 +628,7 @@ private:
   struct TensorAttributes {
     nb::handle dataPtr = intern("data_ptr"), isCpu = intern("is_cpu"),
                isContiguous = intern("is_contiguous"), dtype = intern("dtype"),
-               shape = intern("shape");
+               shape = intern("shape"), stride = intern("stride");
     static nb::handle intern(const char *name) {
       return PyUnicode_InternFromString(name);
     }
@@ -606,6 +661,8 @@ private:
 
   void *address;
   std::vector<AbiElement> elements;
+  /// Per parameter: whether it takes views (AbiParam::rowStrided).
+  std::vector<bool> strided;
 };
 
 NB_MODULE(_native, m) {
@@ -618,6 +675,9 @@ NB_MODULE(_native, m) {
       .def_prop_ro("name", &Program::name)
       .def_prop_ro("inputs", [](const Program &p) { return p.params(false); })
       .def_prop_ro("outputs", [](const Program &p) { return p.params(true); })
+      .def_prop_ro("strided_inputs", &Program::stridedInputs,
+                   "Per input: whether it may be a view whose last dimension "
+                   "is contiguous (bufferization.buffer_layout).")
       .def("result_shapes", &Program::resultShapes, nb::arg("input_shapes"),
            "The shape of every result for inputs of these shapes.")
       .def("emit_shared", &Program::emitShared, nb::arg("path"),
@@ -642,10 +702,14 @@ NB_MODULE(_native, m) {
            "Calls the function on C-contiguous CPU arrays: inputs, then "
            "one output per result (written in place).");
   nb::class_<CifaceFunction>(m, "CifaceFunction")
-      .def(nb::init<uintptr_t, const std::vector<std::string> &>(),
+      .def(nb::init<uintptr_t, const std::vector<std::string> &,
+                    const std::vector<bool> &>(),
            nb::arg("address"), nb::arg("elements"),
+           nb::arg("strided") = std::vector<bool>(),
            "The C interface at `address` (an ABI-checked CPU function), "
-           "whose parameters have these element types ('f32', 'bf16', ...).")
+           "whose parameters have these element types ('f32', 'bf16', ...) "
+           "and, where `strided` says so, take views (strides read from "
+           "the array; the parameters not listed are dense).")
       .def("__call__", &CifaceFunction::call, nb::arg("arrays"),
            "Runs it on `arrays` (inputs, then outputs): its status, or "
            "-1 - i when array i cannot be passed as parameter i.");

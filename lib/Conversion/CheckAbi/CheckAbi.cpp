@@ -124,12 +124,13 @@ MemRefType getDynamicType(MemRefType type) {
                          type.getMemorySpace());
 }
 
-/// Whether `type` is what the out-parameter ABI passes: a memref with the
-/// identity layout (dense row-major), which a dynamic memref can be cast
-/// back to.
+/// Whether `type` is what the out-parameter ABI passes, which a dynamic
+/// memref can be cast back to: a memref with the identity layout (dense
+/// row-major) or a strided one (an input given as a view, AbiParam::rowStrided).
 bool isAbiBuffer(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
-  return memref && memref.getLayout().isIdentity();
+  return memref && (memref.getLayout().isIdentity() ||
+                    isa<StridedLayoutAttr>(memref.getLayout()));
 }
 
 /// The fields of one recorded relation: (param, dimension, other param,
@@ -254,13 +255,23 @@ void addChecks(func::FuncOp fn) {
     givenSizes[position] = metadata.getSizes();
     Value argument = arith::ConstantIntOp::create(b, loc, position, 64);
     int64_t rank = compiled.getRank();
-    // Sizes the type fixes, then dense row-major strides of the sizes
-    // given (any stride for a dimension of size 1: it is never stepped;
-    // any strides for a buffer of no elements).
+    // Sizes the type fixes, then the strides: those of a dense row-major
+    // buffer of the sizes given for the identity layout, those the type
+    // fixes for a strided one (its dynamic strides and offset are the
+    // caller's); any stride for a dimension of size 1 (it is never
+    // stepped) and any strides for a buffer of no elements.
+    SmallVector<int64_t> staticStrides;
+    int64_t staticOffset;
+    if (failed(compiled.getStridesAndOffset(staticStrides, staticOffset)))
+      llvm_unreachable("identity and strided layouts have strides");
+    bool dense = compiled.getLayout().isIdentity();
     Value elements = index(1);
     SmallVector<Value> expectedStrides(rank);
     for (int64_t d = rank - 1; d >= 0; --d) {
-      expectedStrides[d] = elements;
+      if (dense)
+        expectedStrides[d] = elements;
+      else if (!ShapedType::isDynamic(staticStrides[d]))
+        expectedStrides[d] = index(staticStrides[d]);
       elements =
           arith::MulIOp::create(b, loc, elements, metadata.getSizes()[d]);
     }
@@ -287,6 +298,8 @@ void addChecks(func::FuncOp fn) {
     Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                            elements, index(0));
     for (int64_t d = 0; d < rank; ++d) {
+      if (!expectedStrides[d])
+        continue; // the caller's to choose
       Value stride = metadata.getStrides()[d];
       Value stepped = arith::AndIOp::create(
           b, loc,
@@ -300,14 +313,17 @@ void addChecks(func::FuncOp fn) {
                       kindValue(AbiMismatch::Stride), i64(expectedStrides[d]),
                       i64(stride)});
     }
-    // The compiled type's offset is 0: a view into a larger buffer would be
-    // read from its start.
+    // A dense type's offset is 0: a view into a larger buffer would be
+    // read from its start. A strided type reads the caller's.
     Value none = arith::ConstantIntOp::create(b, loc, -1, 64);
-    Value shifted = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                          metadata.getOffset(), index(0));
-    mismatch.check(b, loc, shifted,
-                   {argument, none, kindValue(AbiMismatch::Offset),
-                    i64(index(0)), i64(metadata.getOffset())});
+    if (!ShapedType::isDynamic(staticOffset)) {
+      Value expected = index(staticOffset);
+      Value shifted = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                            metadata.getOffset(), expected);
+      mismatch.check(b, loc, shifted,
+                     {argument, none, kindValue(AbiMismatch::Offset),
+                      i64(expected), i64(metadata.getOffset())});
+    }
     Value pointer =
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, given);
     Value null = arith::AndIOp::create(
@@ -322,22 +338,23 @@ void addChecks(func::FuncOp fn) {
     // The buffer as its compiled type: a reinterpret_cast with the checked
     // sizes and strides (a memref.cast would be folded into its users,
     // which would then read the dynamic buffer).
-    SmallVector<int64_t> staticStrides;
-    int64_t staticOffset;
-    if (failed(compiled.getStridesAndOffset(staticStrides, staticOffset)))
-      llvm_unreachable("identity layouts have strides");
     SmallVector<OpFoldResult> sizes, strides;
     for (int64_t d = 0; d < rank; ++d) {
       sizes.push_back(
           compiled.isDynamicDim(d)
               ? OpFoldResult(metadata.getSizes()[d])
               : OpFoldResult(b.getIndexAttr(compiled.getDimSize(d))));
+      Value dynamicStride =
+          dense ? expectedStrides[d] : metadata.getStrides()[d];
       strides.push_back(ShapedType::isDynamic(staticStrides[d])
-                            ? OpFoldResult(expectedStrides[d])
+                            ? OpFoldResult(dynamicStride)
                             : OpFoldResult(b.getIndexAttr(staticStrides[d])));
     }
+    OpFoldResult offset = ShapedType::isDynamic(staticOffset)
+                              ? OpFoldResult(metadata.getOffset())
+                              : OpFoldResult(b.getIndexAttr(staticOffset));
     arg.replaceAllUsesWith(memref::ReinterpretCastOp::create(
-        b, loc, compiled, given, b.getIndexAttr(0), sizes, strides));
+        b, loc, compiled, given, offset, sizes, strides));
   }
   // Relations of sizes of two buffers, compared once each buffer passed
   // its own checks (a negative size never reaches a comparison that matters:

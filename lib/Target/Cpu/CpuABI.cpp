@@ -143,6 +143,17 @@ static FailureOr<AbiParam> getParam(func::FuncOp func, Type type,
   return param;
 }
 
+/// Whether `layout` is the one strided layout the ABI passes:
+/// strided<[?, ..., ?, 1], offset: ?> of `rank` dimensions.
+static bool isRowStridedLayout(Attribute layout, int64_t rank) {
+  auto strided = dyn_cast<StridedLayoutAttr>(layout);
+  if (!strided || rank < 1 || !ShapedType::isDynamic(strided.getOffset()))
+    return false;
+  ArrayRef<int64_t> strides = strided.getStrides();
+  return static_cast<int64_t>(strides.size()) == rank && strides.back() == 1 &&
+         llvm::all_of(strides.drop_back(), ShapedType::isDynamic);
+}
+
 FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
   FunctionAbi abi;
   abi.name = func.getSymName().str();
@@ -159,6 +170,16 @@ FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
     FailureOr<AbiParam> param = getParam(func, type, "argument #" + Twine(i));
     if (failed(param))
       return failure();
+    if (Attribute layout = func.getArgAttr(i, kBufferLayoutAttr)) {
+      if (!param->isBuffer || !isRowStridedLayout(layout, param->getRank()))
+        return func.emitError()
+               << "argument #" << i << " (" << type << ") has " << kBufferLayoutAttr
+               << " = " << layout
+               << "; the C ABI passes dense row-major buffers, or views "
+                  "whose innermost dimension is contiguous: strided<[?, ..., "
+                  "?, 1], offset: ?> of the tensor's rank (at least 1)";
+      param->rowStrided = true;
+    }
     abi.params.push_back(*param);
   }
   abi.numInputs = abi.params.size();
@@ -538,7 +559,10 @@ static void emitFunction(const FunctionAbi &abi, llvm::raw_ostream &os,
   os << "/* " << abi.name << "\n";
   for (auto [i, param] : llvm::enumerate(abi.params))
     os << " *   " << getParamName(abi, i) << ": " << describe(param)
-       << (param.isOutput ? "  (written by the call)" : "") << "\n";
+       << (param.isOutput ? "  (written by the call)" : "")
+       << (param.rowStrided ? "  (any strides and offset; the last stride 1)"
+                            : "")
+       << "\n";
   os << " */\n";
 
   // The exported descriptor entry point.

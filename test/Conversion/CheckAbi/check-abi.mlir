@@ -26,11 +26,9 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[STATUS:.*]] = arith.extui %[[FAILED]] : i1 to i32
 // CHECK-NEXT: return %[[STATUS]] : i32
-// Private functions, functions with results and buffers of other layouts
-// are left as they are.
+// Private functions and functions with results are left as they are.
 // CHECK: func.func private @helper(%{{.*}}: memref<4xf32>)
 // CHECK: func.func @with_result(%{{.*}}: memref<4xf32>) -> index
-// CHECK: func.func @strided(%{{.*}}: memref<4xf32, strided<[2]>>)
 // The record and the query the library exports.
 // CHECK: llvm.mlir.global internal @__attn_abi_info
 // CHECK: llvm.func internal @__attn_abi_mismatch
@@ -49,7 +47,35 @@ func.func @with_result(%a: memref<4xf32>) -> index {
   %c = arith.constant 4 : index
   return %c : index
 }
+
+// -----
+
+// A strided layout: the strides and offset it fixes are compared (the
+// stride 2, the offset 0), those it leaves dynamic are the caller's: the
+// row stride and offset of a view (AbiParam::rowStrided) are read, not
+// compared, and the view is reinterpreted with them; its last stride must
+// be 1.
+// CHECK-LABEL: func.func @strided
+// CHECK-SAME: (%[[S:.*]]: memref<?xf32, strided<[?], offset: ?>>) -> i32
+// CHECK: %{{.*}}, %[[SOFF:.*]], %[[SSIZE:.*]], %[[SSTRIDE:.*]] = memref.extract_strided_metadata %[[S]]
+// CHECK: arith.cmpi ne, %[[SSTRIDE]], %c2
+// CHECK: arith.cmpi ne, %[[SOFF]], %c0
+// CHECK: memref.reinterpret_cast %[[S]] to offset: [0], sizes: [4], strides: [2]
+// CHECK-LABEL: func.func @views
+// CHECK-SAME: (%[[V:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %{{.*}}: memref<?x?xf32, strided<[?, ?], offset: ?>>) -> i32
+// CHECK: %{{.*}}, %[[VOFF:.*]], %[[VSIZES:.*]]:2, %[[VSTRIDES:.*]]:2 = memref.extract_strided_metadata %[[V]]
+// CHECK-NOT: arith.cmpi ne, %[[VSTRIDES]]#0
+// CHECK-NOT: arith.cmpi ne, %[[VOFF]]
+// CHECK: arith.cmpi ne, %[[VSTRIDES]]#1, %c1
+// CHECK-NOT: arith.cmpi ne, %[[VSTRIDES]]#0
+// CHECK-NOT: arith.cmpi ne, %[[VOFF]]
+// CHECK: memref.reinterpret_cast %[[V]] to offset: [%[[VOFF]]], sizes: [4, %[[VSIZES]]#1], strides: [%[[VSTRIDES]]#0, 1]
+// CHECK-SAME: to memref<4x?xf32, strided<[?, 1], offset: ?>>
 func.func @strided(%a: memref<4xf32, strided<[2]>>) {
+  return
+}
+func.func @views(%a: memref<4x?xf32, strided<[?, 1], offset: ?>>, %out: memref<4x?xf32>) {
+  memref.copy %a, %out : memref<4x?xf32, strided<[?, 1], offset: ?>> to memref<4x?xf32>
   return
 }
 

@@ -36,6 +36,12 @@ struct AbiParam {
   bool isBuffer = true;
   /// Whether the callee writes it (a result turned out parameter).
   bool isOutput = false;
+  /// Whether the buffer may be a strided view: its innermost dimension
+  /// contiguous (stride 1), every other stride and the offset whatever
+  /// the caller passes. An input whose tensor carries
+  /// `bufferization.buffer_layout = strided<[?, ..., ?, 1], offset: ?>`;
+  /// every other buffer is dense row-major.
+  bool rowStrided = false;
 
   /// The number of dimensions (0 for scalars and rank-0 buffers).
   int64_t getRank() const { return shape.size(); }
@@ -116,6 +122,10 @@ std::string formatShape(ArrayRef<int64_t> shape);
 
 /// `tensor<1x?x64xf32>`-style spelling of a buffer type.
 std::string formatTensorType(ArrayRef<int64_t> shape, AbiElement element);
+
+/// The argument attribute that makes an input a strided view (one-shot
+/// bufferization's own: it gives the argument that layout).
+constexpr llvm::StringLiteral kBufferLayoutAttr = "bufferization.buffer_layout";
 
 /// The ABI of `func`, a public function with a body; emits an error at the
 /// offending argument or result and fails if some type cannot cross the C

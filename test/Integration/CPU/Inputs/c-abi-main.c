@@ -253,6 +253,48 @@ int main(void) {
     failures += !untouched;
     free(q), free(init), free(o), free(want);
   }
+  /* Views: query, key and value as [B, L, H, D] buffers (the key one row
+   * into a larger buffer: an offset), passed as [B, H, L, D] by their
+   * strides; the results are those of dense copies. A view whose last
+   * dimension is not contiguous is refused. */
+  {
+    float *q = random_buffer(2 * 4 * 5 * 8), *k = random_buffer(2 * 2 * 7 * 8),
+          *v = random_buffer(2 * 2 * 7 * 8), *o = poisoned_buffer(2 * 4 * 5 * 8);
+    /* [b, l, h, d] -> [b, h, l, d] */
+    float *qt = malloc(2 * 5 * 4 * 8 * sizeof(float)),
+          *kt = malloc((2 * 7 * 2 * 8 + 16) * sizeof(float)),
+          *vt = malloc(2 * 7 * 2 * 8 * sizeof(float));
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t h = 0; h < 4; ++h)
+        for (int64_t l = 0; l < 7; ++l)
+          for (int64_t d = 0; d < 8; ++d) {
+            if (l < 5)
+              qt[((b * 5 + l) * 4 + h) * 8 + d] = q[((b * 4 + h) * 5 + l) * 8 + d];
+            if (h < 2) {
+              kt[16 + ((b * 7 + l) * 2 + h) * 8 + d] = k[((b * 2 + h) * 7 + l) * 8 + d];
+              vt[((b * 7 + l) * 2 + h) * 8 + d] = v[((b * 2 + h) * 7 + l) * 8 + d];
+            }
+          }
+    attn_memref_f32_4d dq = {qt, qt, 0, {2, 4, 5, 8}, {5 * 4 * 8, 8, 4 * 8, 1}},
+                       dk = {kt, kt, 16, {2, 2, 7, 8}, {7 * 2 * 8, 8, 2 * 8, 1}},
+                       dv = {vt, vt, 0, {2, 2, 7, 8}, {7 * 2 * 8, 8, 2 * 8, 1}},
+                       dout = dense(o, 2, 4, 5, 8);
+    int32_t status = _mlir_ciface_views(&dq, &dk, &dv, &dout);
+    double *want = reference(q, k, v, 2, 4, 2, 5, 7, 8, 8, /*causal=*/1);
+    failures += check("views", o, want, 2 * 4 * 5 * 8);
+    failures += status != 0;
+    attn_memref_f32_4d columns = dv;
+    columns.strides[3] = 2;
+    int64_t info[5];
+    status = _mlir_ciface_views(&dq, &dk, &columns, &dout);
+    int error = attn_abi_error(info);
+    printf("refused view: status %d error %d argument %lld dimension %lld kind "
+           "%lld expected %lld actual %lld\n",
+           status, error, (long long)info[0], (long long)info[1],
+           (long long)info[2], (long long)info[3], (long long)info[4]);
+    free(qt), free(kt), free(vt);
+    free(q), free(k), free(v), free(o), free(want);
+  }
   /* The host's thread pool: the static function's loop runs through it
    * (every iteration once, any order); a declining pool or none at all
    * leaves the loop to the library's OpenMP runtime. Same results. */

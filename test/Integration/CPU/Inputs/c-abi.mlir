@@ -33,3 +33,16 @@ func.func @init_argument(%q: tensor<1x2x3x8xf32>, %init: tensor<1x2x3x8xf32>)
      : tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32> -> tensor<1x2x3x8xf32>
   return %o : tensor<1x2x3x8xf32>
 }
+
+// Query, key and value taken as views (the C ABI's row-strided buffers):
+// [B, H, L, D] read from [B, L, H, D] projections in place, any offset.
+func.func @views(
+    %q: tensor<2x4x5x8xf32> {bufferization.buffer_layout = strided<[?, ?, ?, 1], offset: ?>},
+    %k: tensor<2x2x7x8xf32> {bufferization.buffer_layout = strided<[?, ?, ?, 1], offset: ?>},
+    %v: tensor<2x2x7x8xf32> {bufferization.buffer_layout = strided<[?, ?, ?, 1], offset: ?>})
+    -> tensor<2x4x5x8xf32> {
+  %e = tensor.empty() : tensor<2x4x5x8xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e) causal
+     : tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32> -> tensor<2x4x5x8xf32>
+  return %o : tensor<2x4x5x8xf32>
+}
