@@ -11,7 +11,9 @@
 # problems too small to compute anything (B1 H1 S8 D16, and one decode row
 # against 16 keys with GQA), with torch tensors and with NumPy arrays (torch
 # takes tensors only), and a compiled function called directly
-# (attn_mlir.compile), after a warm-up that compiles. Each figure is the
+# (attn_mlir.compile), and a small causal call on the [B, H, L, D] views of
+# [B, L, H, D] projections that transformers pass (read in place, and copied
+# first as before views), after a warm-up that compiles. Each figure is the
 # best of --repeat runs of the mean over --calls back-to-back calls, in
 # microseconds; the ratio is ours / torch's (lower is better).
 #
@@ -82,6 +84,26 @@ def main():
                                 args.calls, args.repeat)
                 print(f"| functional {name}, {kind} | {ours * 1e6:.1f} | {theirs * 1e6:.1f} | "
                       f"{ours / theirs:.2f} |", flush=True)
+    # Transformers' inputs: [B, H, L, D] views of [B, L, H, D] projections
+    # (B1 L24 H4 D64, causal). attn-mlir reads the views in place; the
+    # second row makes the copies every call made before it did.
+    views = [torch.from_numpy(rng.standard_normal((1, 24, 4, 64)).astype(np.float32))
+             .transpose(1, 2) for _ in range(3)]
+    got = F.scaled_dot_product_attention(*views, is_causal=True)
+    if (got - torch.nn.functional.scaled_dot_product_attention(
+            *views, is_causal=True)).abs().max() > 1e-5:
+        raise SystemExit("views: attn-mlir differs from torch")
+    with torch.no_grad():
+        theirs = per_call(lambda: torch.nn.functional.scaled_dot_product_attention(
+            *views, is_causal=True), args.calls, args.repeat)
+        for kind, call in (
+                ("views, read in place", lambda: F.scaled_dot_product_attention(
+                    *views, is_causal=True)),
+                ("views, copied first", lambda: F.scaled_dot_product_attention(
+                    *(x.contiguous() for x in views), is_causal=True))):
+            ours = per_call(call, args.calls, args.repeat)
+            print(f"| functional B1 H4 L24 D64 causal, {kind} | {ours * 1e6:.1f} | "
+                  f"{theirs * 1e6:.1f} | {ours / theirs:.2f} |", flush=True)
     # A paged decode (attn_mlir.paged_attention) against torch SDPA on the
     # same keys held contiguously: B1 Hq4 Hkv1, 16 keys in one 16-key page.
     q = rng.standard_normal((1, 1, 4, 16)).astype(np.float32)  # [B, Sq, Hq, D]

@@ -108,7 +108,7 @@ def _define():
     import torch
     from torch import Tensor
 
-    from . import functional
+    from . import _plan
 
     def prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                 enable_gqa, window, alignment, captures, capture_names, seed):
@@ -117,8 +117,8 @@ def _define():
         if dropout_p > 0 and seed is None:
             raise ValueError("attn_mlir::sdpa_forward/sdpa_backward with dropout "
                              "need the seed (scaled_dot_product_attention draws one)")
-        call = functional._prepare(query, key, value, attn_mask, dropout_p, is_causal,
-                                   scale, enable_gqa, window, alignment, seed=seed)
+        call = _plan.prepare(query, key, value, attn_mask, dropout_p, is_causal,
+                             scale, enable_gqa, window, alignment, seed=seed)
         # The names come joined by commas (a custom op takes no list of
         # strings).
         for name, array in zip(filter(None, capture_names.split(",")), captures):

@@ -17,16 +17,16 @@
 # ===----------------------------------------------------------------------=== #
 
 from . import _arrays, _ir
-from .functional import _SdpaCall
+from ._plan import SdpaCall
 
 _C = "%c{0} = arith.constant {0} : index"
 
 
-class HeadSplitCall(_SdpaCall):
+class HeadSplitCall(SdpaCall):
     """attn.sdpa (forward with its log-sum-exp, or attn.sdpa_grad) on heads
     split from `sources` ([N, T, W] arrays): `refs` gives, for Q, K and V,
     (index of the source, first column); each is `heads` heads of `head_dim`
-    columns. Masks and dropout are added as for _SdpaCall (add_input "m"
+    columns. Masks and dropout are added as for SdpaCall (add_input "m"
     [N or 1, H or 1, L, S], "ds" and the attributes)."""
 
     def __init__(self, sources, refs, heads, head_dim, elem):

@@ -8,257 +8,8 @@ import math
 
 import numpy as np
 
-from . import _arrays, _autograd, _ir, _linear, flex
+from . import _arrays, _autograd, _ir, _linear, _plan
 from ._compile import checked_call, compile_shaped, remember_call
-
-# f64 computes in float64 throughout (torch.autograd.gradcheck's inputs).
-_FLOATS = ("f32", "f16", "bf16", "f64")
-
-
-def _dims(x, name):
-    s = _arrays.shape(x)
-    if len(s) < 2:
-        raise ValueError(f"{name} must have at least 2 dimensions (..., L, E), "
-                         f"got shape {list(s)}")
-    return s
-
-
-class _SdpaCall:
-    """One attn.sdpa call being put together: the checked arguments as
-    [B, H, L, E] views, the function's parameters and the op's attributes.
-    scaled_dot_product_attention and flex_attention share it."""
-
-    def __init__(self, query, key, value, elem, shapes):
-        qs, ks, vs = shapes
-        self.elem, self.qs, self.ks, self.vs = elem, qs, ks, vs
-        # The log-sum-exp's type: the accumulator's.
-        self.stat_elem = "f64" if elem == "f64" else "f32"
-        lead = qs[:-3] if len(qs) > 3 else ()
-        batch = math.prod(lead) if lead else 1
-        hq = qs[-3] if len(qs) >= 3 else 1
-        hkv = ks[-3] if len(ks) >= 3 else 1
-        self.q4 = (batch, hq, qs[-2], qs[-1])
-        self.k4 = (batch, hkv, ks[-2], ks[-1])
-        self.v4 = (batch, hkv, vs[-2], vs[-1])
-        self.out4 = (batch, hq, qs[-2], vs[-1])
-        self.args, self.inputs, self.originals = [], [], []
-        # Parameters read in place from the caller's strided views (a
-        # transposed [B, L, H, D] projection): query, key and value.
-        self.views = set()
-        for name, x, s in (("q", query, self.q4), ("k", key, self.k4),
-                           ("v", value, self.v4)):
-            self.add_input(name, x, s, elem, "v.v.", view=True)
-        self.attrs = []
-
-    def add_input(self, name, x, shape, elem, pattern="", view=False):
-        """Appends a function parameter `%name` bound to `x` (viewed as
-        `shape`); `pattern` marks the dimensions a shape-generic build
-        leaves dynamic (_ir.varying_dims); with `view`, the parameter takes
-        `x` as the strided view it is (_arrays.as_view), not a copy."""
-        self.args.append((name, shape, elem, _ir.varying_dims(shape, pattern)))
-        if view:
-            self.views.add(name)
-        x_native = _arrays.as_view(x, name) if view else _arrays.as_array(x, name)
-        self.inputs.append(_arrays.reshape(x_native, shape))
-        self.originals.append(x)
-
-    def _empty(self, name, shape, elem, like, dynamic, types, body, pattern="v.v."):
-        """Appends `%name = tensor.empty` of `shape` to `body`, its varying
-        sizes (with `dynamic`; `pattern` as _ir.varying_dims's) read from
-        the same dimensions of parameter `%like`; returns its type."""
-        varying = _ir.varying_dims(shape, pattern) if dynamic else ()
-        sizes = []
-        for i in varying:
-            body += [f"%{name}_c{i} = arith.constant {i} : index",
-                     f"%{name}_d{i} = tensor.dim %{like}, %{name}_c{i} : {types[like]}"]
-            sizes.append(f"%{name}_d{i}")
-        type = _ir.tensor_type(shape, elem, varying)
-        body.append(f"%{name} = tensor.empty({', '.join(sizes)}) : {type}")
-        return type
-
-    def _mask_operand(self, types):
-        """The mask and the run-time dropout seed clauses of the op."""
-        clauses = f"mask(%m : {types['m']}) " if "m" in types else ""
-        if "ds" in types:
-            clauses += f"dropout_seed(%ds : {types['ds']}) "
-        return clauses
-
-    def sdpa_line(self, values, outs, result_types, types, regions):
-        """`values = attn.sdpa %q, %k, %v ...` of this call, `types` giving
-        the types of its operands by name."""
-        return (f"{values} = attn.sdpa %q, %k, %v {self._mask_operand(types)}{outs} "
-                f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']} "
-                f"-> {result_types}{regions}")
-
-    def grad_line(self, types, regions):
-        """`%dq, %dk, %dv = attn.sdpa_grad` of this call into %eq, %ek, %ev,
-        from %o, %do and %lse."""
-        return (f"%dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse "
-                f"{self._mask_operand(types)}outs(%eq, %ek, %ev) "
-                f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']}, "
-                f"{types['o']}, {types['lse']}{regions}")
-
-    def source(self, regions, dynamic, lse=False):
-        """The function's text; with `dynamic`, the batch size and sequence
-        lengths are left to run time (a shape-generic build). With `lse`,
-        the function also returns the rows' log-sum-exp [B, Hq, L] (f32)."""
-        types = _ir.parameter_types(self.args, dynamic)
-        body = []
-        # The output's dynamic sizes are the query's (batch, query length).
-        out_type = self._empty("e", self.out4, self.elem, "q", dynamic, types, body)
-        results, outs, result_types = [("%o", out_type)], "outs(%e)", out_type
-        if lse:
-            lse_type = self._empty("l", self.q4[:3], self.stat_elem, "q", dynamic, types,
-                                   body, pattern="v.v")
-            results.append(("%lse", lse_type))
-            outs += f" lse(%l : {lse_type})"
-            result_types += f", {lse_type}"
-        values = ", ".join(v for v, _ in results)
-        body.append(self.sdpa_line(values, outs, result_types, types, regions))
-        return _ir.function("sdpa", [(name, types[name]) for name, *_ in self.args],
-                            results, body, self.views)
-
-    def grad_source(self, regions, dynamic):
-        """The text of the backward: parameters the forward's, then its
-        result `o`, the result's gradient `do` and the log-sum-exp `lse`;
-        returns dq, dk, dv."""
-        types = _ir.parameter_types(self.args, dynamic)
-        body = []
-        grad_types = [self._empty(f"e{name}", shape, self.elem, name, dynamic, types, body)
-                      for name, shape in (("q", self.q4), ("k", self.k4), ("v", self.v4))]
-        body.append(self.grad_line(types, regions))
-        return _ir.function("sdpa_grad", [(name, types[name]) for name, *_ in self.args],
-                            list(zip(("%dq", "%dk", "%dv"), grad_types)), body, self.views)
-
-    def _run(self, source, regions, target, dynamic, kind):
-        if target != "cpu":
-            # Views are the CPU ABI's (docs/CpuABI.md): elsewhere, copies.
-            self.views = set()
-            self.inputs = [_arrays.contiguous(x) for x in self.inputs]
-        key = (kind, tuple((name, tuple(shape), elem, varying)
-                           for name, shape, elem, varying in self.args),
-               self.out4, self.elem, tuple(self.attrs), regions, tuple(sorted(self.views)))
-        function = compile_shaped(lambda d: source(regions, d), dynamic, target, key=key)
-        self.function = function
-        like = _arrays.first_torch(self.originals)
-        return function.run_arrays(self.inputs, like)
-
-    def run(self, regions, target, dynamic=None, lse=False):
-        """Compiles (or reuses) the function for these arguments, static or
-        shape-generic as `dynamic` says (compile_shaped), and runs it: the
-        output, or with `lse` (output, log-sum-exp), shaped as the query's
-        leading dimensions."""
-        source = (lambda r, d: self.source(r, d, lse=True)) if lse else self.source
-        result = self._run(source, regions, target, dynamic, "lse" if lse else "forward")
-        out_shape = self.qs[:-1] + (self.vs[-1],)
-        if not lse:
-            return _arrays.reshape(result, out_shape)
-        return (_arrays.reshape(result[0], out_shape),
-                _arrays.reshape(result[1], self.qs[:-1]))
-
-    def run_grad(self, out, out_grad, lse, regions, target, dynamic=None):
-        """The gradients (dq, dk, dv), shaped as query, key and value, of the
-        forward this call describes, given its output, the output's gradient
-        and its log-sum-exp."""
-        self.add_input("o", out, self.out4, self.elem, "v.v.")
-        self.add_input("do", out_grad, self.out4, self.elem, "v.v.")
-        self.add_input("lse", lse, self.q4[:3], self.stat_elem, "v.v")
-        dq, dk, dv = self._run(self.grad_source, regions, target, dynamic, "grad")
-        return (_arrays.reshape(dq, self.qs), _arrays.reshape(dk, self.ks),
-                _arrays.reshape(dv, self.vs))
-
-
-def _draw_seed(like):
-    """A fresh dropout seed: from torch's generator for torch tensors (so
-    torch.manual_seed reproduces a run), NumPy's global one otherwise."""
-    if _arrays.is_torch(like):
-        torch = _arrays._torch()
-        return int(torch.randint(0, 2**62, ()))
-    return int(np.random.randint(0, 2**62, dtype=np.int64))
-
-
-def _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
-             window, alignment, require_rank4=False, seed=None):
-    """Checks the arguments as PyTorch does (with its messages' numbers) and
-    returns the _SdpaCall with the masks and attributes in place."""
-    qs, ks, vs = _dims(query, "query"), _dims(key, "key"), _dims(value, "value")
-    if require_rank4 and not (len(qs) == len(ks) == len(vs) == 4):
-        raise ValueError(f"query, key and value must be 4-D (B, H, L, E), got shapes "
-                         f"{list(qs)}, {list(ks)}, {list(vs)}")
-    elem = _arrays.element(query)
-    if elem not in _FLOATS:
-        raise TypeError(f"query must be float32, float16, bfloat16 or float64, got {elem}")
-    for name, x in (("key", key), ("value", value)):
-        if _arrays.element(x) != elem:
-            raise TypeError(f"query, key and value must have the same dtype: query "
-                            f"is {elem}, {name} is {_arrays.element(x)}")
-    if not (len(qs) == len(ks) == len(vs)):
-        raise ValueError(f"query, key and value must have the same rank, got "
-                         f"{len(qs)}, {len(ks)} and {len(vs)}")
-    if ks[-1] != qs[-1]:
-        raise ValueError(f"key's last dimension ({ks[-1]}) must equal query's "
-                         f"embedding size E ({qs[-1]})")
-    if ks[-2] != vs[-2]:
-        raise ValueError(f"key and value must have the same sequence length S, "
-                         f"got {ks[-2]} and {vs[-2]}")
-    if ks[:-2] != vs[:-2] or (len(qs) > 3 and qs[:-3] != ks[:-3]):
-        raise ValueError(f"batch dimensions of query {list(qs[:-2])}, key "
-                         f"{list(ks[:-2])} and value {list(vs[:-2])} do not match")
-    hq = qs[-3] if len(qs) >= 3 else 1
-    hkv = ks[-3] if len(ks) >= 3 else 1
-    if hq != hkv:
-        if not enable_gqa:
-            raise ValueError(f"query heads ({hq}) and key/value heads ({hkv}) differ; "
-                             f"pass enable_gqa=True for grouped-query attention")
-        if hq % hkv:
-            raise ValueError(f"query heads ({hq}) must be a multiple of key/value "
-                             f"heads ({hkv})")
-    if is_causal and attn_mask is not None:
-        raise ValueError("attn_mask and is_causal cannot both be set (PyTorch's rule)")
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
-    if alignment not in ("top_left", "bottom_right"):
-        raise ValueError(f"alignment must be 'top_left' or 'bottom_right', got {alignment!r}")
-    if alignment != "top_left" and not is_causal and window is None:
-        raise ValueError("alignment has no effect without is_causal or window")
-    if window is not None and (len(window) != 2 or min(window) < 0):
-        raise ValueError(f"window must be (left, right) with non-negative "
-                         f"extents, got {tuple(window)}")
-    if scale is not None and (not math.isfinite(scale) or scale == 0):
-        raise ValueError(f"scale must be finite and non-zero, got {scale}")
-
-    call = _SdpaCall(query, key, value, elem, (qs, ks, vs))
-    if attn_mask is not None:
-        mask_elem = _arrays.element(attn_mask)
-        if mask_elem not in ("i1",) + _FLOATS:
-            raise TypeError(f"attn_mask must be bool or float, got {mask_elem}")
-        ms = _arrays.shape(attn_mask)
-        target_shape = qs[:-1] + (ks[-2],)
-        if len(ms) > len(target_shape) or any(
-                m != 1 and m != t for m, t in zip(ms[::-1], target_shape[::-1])):
-            raise ValueError(f"attn_mask of shape {list(ms)} does not broadcast to "
-                             f"(..., Hq, L, S) = {list(target_shape)}")
-        mask = attn_mask
-        if len(ms) > 4:  # leading dimensions flattened like the query's
-            mask = _broadcast(_arrays.as_array(attn_mask, "attn_mask"), target_shape)
-            ms = call.q4[:3] + (ks[-2],)
-        call.add_input("m", mask, ms, mask_elem, "v.vv")
-    if scale is not None:
-        call.attrs.append(f"scale = {_ir.float_literal(scale)}")
-    if is_causal:
-        call.attrs.append("causal")
-    if window is not None:
-        call.attrs.append(f"window = [{int(window[0])}, {int(window[1])}]")
-    if alignment != "top_left":
-        call.attrs.append(f"align = <{alignment}>")
-    if dropout_p > 0:
-        call.attrs.append(f"dropout = {_ir.float_literal(dropout_p)}")
-        # The seed is an argument, not an attribute: a new one each call
-        # needs no new compile.
-        seed = _draw_seed(query) if seed is None else int(seed)
-        call.add_input("ds", np.array(seed, np.int64), (), "i64")
-    return call
-
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False,
@@ -304,18 +55,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         entry = checked_call(signature)
         if entry is not None:
             return _run_checked(entry, (query, key, value, attn_mask))
-    regions = _softcap_region(softcap, attn_mask)
+    regions = _plan.softcap_region(softcap, attn_mask)
     if grad:
         # The seed is drawn here, once: the backward drops the same elements.
         if dropout_p > 0 and seed is None:
-            seed = _draw_seed(query)
+            seed = _plan.draw_seed(query)
         out, _ = _autograd.ops().sdpa(
             query, key, value, attn_mask, float(dropout_p), bool(is_causal),
             None if scale is None else float(scale), bool(enable_gqa),
             None if window is None else [int(w) for w in window], alignment, target,
             dynamic, regions, [], "", None if seed is None else int(seed))
         return out
-    call = _prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
+    call = _plan.prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                     enable_gqa, window, alignment, seed=seed)
     out = call.run(regions, target, dynamic)
     # (A mask of more than 4 dimensions is a broadcast copy, not a view.)
@@ -324,22 +75,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                                   for name, shape, *_ in call.args],
                                   _arrays.shape(out)))
     return out
-
-
-def _softcap_region(softcap, attn_mask):
-    """The score_mod region of `softcap` (none for None), checked: the op
-    adds a float mask before its score_mod (AttnOps.td), where a soft cap
-    must come first."""
-    if softcap is None:
-        return ""
-    if not math.isfinite(softcap) or softcap <= 0:
-        raise ValueError(f"softcap must be finite and positive, got {softcap}")
-    if attn_mask is not None and _arrays.element(attn_mask) != "i1":
-        raise ValueError(f"softcap takes a bool attn_mask (True takes part), got a "
-                         f"{_arrays.element(attn_mask)} one: a float mask would be added "
-                         f"before the cap")
-    cap = float(softcap)
-    return " score_mod " + flex.trace_score_mod(lambda s, b, h, q, k: cap * flex.tanh(s / cap))
 
 
 def _transpose_heads(x):
@@ -648,12 +383,6 @@ def _run_checked(entry, arrays):
     like = _arrays.first_torch(arrays)
     out = function.run_arrays(inputs, like)
     return out if out.shape == out_shape else _arrays.reshape(out, out_shape)
-
-
-def _broadcast(x, target_shape):
-    if _arrays.is_torch(x):
-        return x.broadcast_to(tuple(target_shape)).contiguous()
-    return np.ascontiguousarray(np.broadcast_to(x, tuple(target_shape)))
 
 
 def linear(input, weight, bias=None, target="cpu", dynamic=None):

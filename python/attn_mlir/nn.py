@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from . import _arrays, _autograd, _ir, _linear, _packing, functional
+from . import _arrays, _autograd, _ir, _linear, _packing, _plan, functional
 from ._compile import compile_shaped
 
 # PyTorch's parameter names, in its module's order.
@@ -167,7 +167,7 @@ class _Multihead:
         if self.training and self.dropout > 0:
             flags.append(f"dropout = {_ir.float_literal(self.dropout)}")
             # The seed is an argument: a fresh one per call costs no compile.
-            seed = self.seed if self.seed is not None else functional._draw_seed(query)
+            seed = self.seed if self.seed is not None else _plan.draw_seed(query)
             clauses.append(("dropout_seed", add("ds", np.array(seed, np.int64))))
 
         # Result types: the output has the query's layout; the weights are
@@ -448,7 +448,7 @@ def _decomposed_forward(mha, query, key, value, key_padding_mask, need_weights,
     dropout = mha.dropout if mha.training else 0.0
     seed = None
     if dropout > 0:
-        seed = mha.seed if mha.seed is not None else functional._draw_seed(query)
+        seed = mha.seed if mha.seed is not None else _plan.draw_seed(query)
 
     def merged_output(out):  # [N, L, E] -> the query's layout, projected
         out = linear(out, mha.out_proj.weight, mha.out_proj.bias)

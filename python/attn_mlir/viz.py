@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _arrays, _ir
 from ._native import explain_sparsity
-from .flex import _INDEX_ARGS, _Tracer
+from ._trace import _INDEX_ARGS, _Tracer
 
 EMPTY, PARTIAL, FULL = 0, 1, 2
 

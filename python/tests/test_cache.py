@@ -86,16 +86,16 @@ def test_repeated_call_does_not_write_the_function_again(rng, monkeypatch):
     # A call whose shapes, types and attributes were seen before takes the
     # function chosen then without writing its texts (most of a small
     # call's overhead); anything that changes the text writes it again.
-    from attn_mlir import functional
+    from attn_mlir import _plan
 
     written = []
-    source = functional._SdpaCall.source
+    source = _plan.SdpaCall.source
 
     def counting(self, regions, dynamic):
         written.append(dynamic)
         return source(self, regions, dynamic)
 
-    monkeypatch.setattr(functional._SdpaCall, "source", counting)
+    monkeypatch.setattr(_plan.SdpaCall, "source", counting)
     attn_mlir.clear_cache()
     q = rng.standard_normal((1, 2, 9, 8)).astype(np.float32)
     first = attn_mlir.scaled_dot_product_attention(q, q, q)

@@ -7,7 +7,7 @@
 from .. import _arrays
 from ..functional import scaled_dot_product_attention
 
-# The element types the compiled attention takes (functional._FLOATS).
+# The element types the compiled attention takes (_plan._FLOATS).
 _FLOATS = ("f32", "f16", "bf16", "f64")
 # torch.nn.functional.scaled_dot_product_attention's parameters, in order.
 _SDPA_PARAMETERS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal",
