@@ -616,7 +616,8 @@ private:
       pointer = nb::cast<int64_t>(object.attr(names.dataPtr)());
     }
     size_t rank = (words.size() - sizes) / 2;
-    if (rank > 0 && words[sizes + rank - 1] > 1 && words[sizes + 2 * rank - 1] != 1)
+    if (rank > 0 && words[sizes + rank - 1] > 1 &&
+        words[sizes + 2 * rank - 1] != 1)
       return std::nullopt;
     return pointer;
   }

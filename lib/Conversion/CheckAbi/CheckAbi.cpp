@@ -126,7 +126,8 @@ MemRefType getDynamicType(MemRefType type) {
 
 /// Whether `type` is what the out-parameter ABI passes, which a dynamic
 /// memref can be cast back to: a memref with the identity layout (dense
-/// row-major) or a strided one (an input given as a view, AbiParam::rowStrided).
+/// row-major) or a strided one (an input given as a view,
+/// AbiParam::rowStrided).
 bool isAbiBuffer(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
   return memref && (memref.getLayout().isIdentity() ||

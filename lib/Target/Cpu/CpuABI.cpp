@@ -173,8 +173,8 @@ FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
     if (Attribute layout = func.getArgAttr(i, kBufferLayoutAttr)) {
       if (!param->isBuffer || !isRowStridedLayout(layout, param->getRank()))
         return func.emitError()
-               << "argument #" << i << " (" << type << ") has " << kBufferLayoutAttr
-               << " = " << layout
+               << "argument #" << i << " (" << type << ") has "
+               << kBufferLayoutAttr << " = " << layout
                << "; the C ABI passes dense row-major buffers, or views "
                   "whose innermost dimension is contiguous: strided<[?, ..., "
                   "?, 1], offset: ?> of the tensor's rank (at least 1)";

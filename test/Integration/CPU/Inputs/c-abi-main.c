@@ -259,7 +259,8 @@ int main(void) {
    * dimension is not contiguous is refused. */
   {
     float *q = random_buffer(2 * 4 * 5 * 8), *k = random_buffer(2 * 2 * 7 * 8),
-          *v = random_buffer(2 * 2 * 7 * 8), *o = poisoned_buffer(2 * 4 * 5 * 8);
+          *v = random_buffer(2 * 2 * 7 * 8),
+          *o = poisoned_buffer(2 * 4 * 5 * 8);
     /* [b, l, h, d] -> [b, h, l, d] */
     float *qt = malloc(2 * 5 * 4 * 8 * sizeof(float)),
           *kt = malloc((2 * 7 * 2 * 8 + 16) * sizeof(float)),
@@ -269,14 +270,21 @@ int main(void) {
         for (int64_t l = 0; l < 7; ++l)
           for (int64_t d = 0; d < 8; ++d) {
             if (l < 5)
-              qt[((b * 5 + l) * 4 + h) * 8 + d] = q[((b * 4 + h) * 5 + l) * 8 + d];
+              qt[((b * 5 + l) * 4 + h) * 8 + d] =
+                  q[((b * 4 + h) * 5 + l) * 8 + d];
             if (h < 2) {
-              kt[16 + ((b * 7 + l) * 2 + h) * 8 + d] = k[((b * 2 + h) * 7 + l) * 8 + d];
-              vt[((b * 7 + l) * 2 + h) * 8 + d] = v[((b * 2 + h) * 7 + l) * 8 + d];
+              kt[16 + ((b * 7 + l) * 2 + h) * 8 + d] =
+                  k[((b * 2 + h) * 7 + l) * 8 + d];
+              vt[((b * 7 + l) * 2 + h) * 8 + d] =
+                  v[((b * 2 + h) * 7 + l) * 8 + d];
             }
           }
     attn_memref_f32_4d dq = {qt, qt, 0, {2, 4, 5, 8}, {5 * 4 * 8, 8, 4 * 8, 1}},
-                       dk = {kt, kt, 16, {2, 2, 7, 8}, {7 * 2 * 8, 8, 2 * 8, 1}},
+                       dk = {kt,
+                             kt,
+                             16,
+                             {2, 2, 7, 8},
+                             {7 * 2 * 8, 8, 2 * 8, 1}},
                        dv = {vt, vt, 0, {2, 2, 7, 8}, {7 * 2 * 8, 8, 2 * 8, 1}},
                        dout = dense(o, 2, 4, 5, 8);
     int32_t status = _mlir_ciface_views(&dq, &dk, &dv, &dout);
