@@ -190,7 +190,7 @@ def reference_scores(a, q, k, mask, kv_lens):
 
 def score_attrs(a):
     parts = []
-    if a.scale is not None:
+    if a.scale is not None and not a.runtime_scale:
         parts.append(f"scale = {a.scale!r}")
     if a.causal:
         parts.append("causal")
@@ -324,6 +324,10 @@ def check_score_op(a, rng):
         # The seed as an operand (its value a.seed) instead of the attribute.
         args.append(("ds", np.array(a.seed, np.int64), "i64"))
         mask_clause += "dropout_seed(%ds : tensor<i64>) "
+    if a.runtime_scale:
+        # The scale as an operand (its value a.scale) instead of the attribute.
+        args.append(("sc", np.array(a.scale, np.float32), "f32"))
+        mask_clause += "scale_value(%sc : tensor<f32>) "
 
     if a.op == "sdpa_grad":
         return check_grad(a, rng, args, mask_clause, q, k, v, mask, kv_lens)
@@ -845,6 +849,8 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--runtime-seed", action="store_true",
                    help="pass --seed as the dropout_seed operand, not the seed attribute")
+    p.add_argument("--runtime-scale", action="store_true",
+                   help="pass --scale as the scale_value operand, not the scale attribute")
     p.add_argument("--mask", help="bool:SHAPE or f32|f16|bf16:SHAPE, e.g. bool:2x1x5x7")
     p.add_argument("--kv-lens", help="comma-separated lengths, one per batch")
     p.add_argument("--kv-lens-type", choices=["i32", "i64"], default="i32")
@@ -890,6 +896,8 @@ def main():
     p.add_argument("--input-seed", type=int,
                    help="seed of the random inputs (default: fresh, printed) to replay a run")
     a = p.parse_args()
+    if a.runtime_scale and a.scale is None:
+        p.error("--runtime-scale passes --scale: give one")
 
     seed = (a.input_seed if a.input_seed is not None
             else int.from_bytes(os.urandom(4), "little"))

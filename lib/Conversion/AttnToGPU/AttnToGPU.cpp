@@ -143,8 +143,9 @@ public:
 
 private:
   // Host-side values the kernel captures (`lse` only when the op returns
-  // the row log-sum-exp, `seed` only with a run-time dropout seed).
-  Value query, key, value, out, lse, mask, kvLens, seed;
+  // the row log-sum-exp, `seed` and `scaleBuffer` only with a run-time
+  // dropout seed and scale).
+  Value query, key, value, out, lse, mask, kvLens, seed, scaleBuffer;
   Value queryLength, keyCount, group;
   Log2ScoreScale scale;
 
@@ -182,6 +183,11 @@ void FlashKernelBuilder::buildPrologue(gpu::LaunchOp launch) {
   // A run-time dropout seed, read once per thread from device memory.
   if (seed)
     sem.seedValue = memref::LoadOp::create(b, loc, seed, ValueRange{});
+  // Likewise a run-time scale; the host-side one is a constant then.
+  if (scaleBuffer) {
+    sem.scaleValue = memref::LoadOp::create(b, loc, scaleBuffer, ValueRange{});
+    scale = buildLog2ScoreScale(b, loc, sem, op.getQuery(), f32);
+  }
   kvHead = arith::DivUIOp::create(b, loc, head, group);
   rowStart = mul(blocks.x, config.getQueryTile());
   lastRow = arith::SubIOp::create(
@@ -408,6 +414,8 @@ SmallVector<Value> FlashKernelBuilder::build() {
     kvLens = toBuffer(lens);
   if (Value s = op.getDropoutSeed())
     seed = toBuffer(s);
+  if (Value s = op.getScaleValue())
+    scaleBuffer = toBuffer(s);
 
   // The destination: a fresh buffer the kernel fills completely.
   auto resultType = op.getResult().getType();
@@ -436,7 +444,9 @@ SmallVector<Value> FlashKernelBuilder::build() {
   Value queryHeads = memref::DimOp::create(b, loc, query, 1);
   group = arith::DivUIOp::create(b, loc, queryHeads,
                                  memref::DimOp::create(b, loc, key, 1));
-  scale = buildLog2ScoreScale(b, loc, sem, op.getQuery(), f32);
+  // A run-time scale lives in device memory: the kernel reads it.
+  if (!scaleBuffer)
+    scale = buildLog2ScoreScale(b, loc, sem, op.getQuery(), f32);
 
   Value queryTiles = arith::CeilDivUIOp::create(b, loc, queryLength,
                                                 index(config.getQueryTile()));

@@ -112,7 +112,7 @@ private:
   MaskAnalysis masks;
 
   // Host-side values the kernels capture.
-  Value query, key, value, out, outGrad, lse, mask, kvLens, seed;
+  Value query, key, value, out, outGrad, lse, mask, kvLens, seed, scaleBuffer;
   Value queryGrad, keyGrad, valueGrad, rowTerms;
   Value batches, queryHeads, keyHeads, queryLength, keyCount, group;
   Log2ScoreScale scale;
@@ -202,6 +202,12 @@ gpu::LaunchOp FlashGradBuilder::launch(Value gridX, Value gridY,
   // A run-time dropout seed, read once per thread from device memory.
   if (seed)
     sem.seedValue = memref::LoadOp::create(b, loc, seed, ValueRange{});
+  // Likewise a run-time scale (the host has none to capture then).
+  if (scaleBuffer) {
+    sem.scaleValue = memref::LoadOp::create(b, loc, scaleBuffer, ValueRange{});
+    scale = buildLog2ScoreScale(b, loc, sem, op.getQuery(), f32);
+    naturalScale = buildScale(b, loc, sem, op.getQuery(), f32);
+  }
   return launchOp;
 }
 
@@ -623,6 +629,8 @@ SmallVector<Value> FlashGradBuilder::build() {
     kvLens = toBuffer(lens);
   if (Value s = op.getDropoutSeed())
     seed = toBuffer(s);
+  if (Value s = op.getScaleValue())
+    scaleBuffer = toBuffer(s);
 
   // Fresh buffers the kernels fill completely (every row below Sq or Skv
   // is stored, zeros where no key or query takes part).
@@ -638,8 +646,11 @@ SmallVector<Value> FlashGradBuilder::build() {
   queryLength = memref::DimOp::create(b, loc, query, 2);
   keyCount = memref::DimOp::create(b, loc, key, 2);
   group = arith::DivUIOp::create(b, loc, queryHeads, keyHeads);
-  scale = buildLog2ScoreScale(b, loc, sem, op.getQuery(), f32);
-  naturalScale = buildScale(b, loc, sem, op.getQuery(), f32);
+  // A run-time scale lives in device memory: the kernels read it.
+  if (!scaleBuffer) {
+    scale = buildLog2ScoreScale(b, loc, sem, op.getQuery(), f32);
+    naturalScale = buildScale(b, loc, sem, op.getQuery(), f32);
+  }
 
   // Launched in this order on one stream: the second reads the row terms
   // the first stores.

@@ -121,3 +121,18 @@ func.func @runtime_seed(%q: tensor<1x1x8x16xf16>, %lse: tensor<1x1x8xf32>, %s: t
     : tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8xf32>
   return %dq : tensor<1x1x8x16xf16>
 }
+
+// -----
+
+// A run-time scale: each of the two launches reads it once per thread.
+// CHECK-LABEL: func.func @runtime_scale
+// CHECK:         gpu.launch
+// CHECK:           tensor.extract %arg2[] : tensor<f32>
+// CHECK:         gpu.launch
+// CHECK:           tensor.extract %arg2[] : tensor<f32>
+func.func @runtime_scale(%q: tensor<1x1x8x16xf16>, %lse: tensor<1x1x8xf32>, %s: tensor<f32>) -> tensor<1x1x8x16xf16> {
+  // expected-remark @+1 {{flash backward kernels}}
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %q, %q, %lse scale_value(%s : tensor<f32>) outs(%q, %q, %q)
+    : tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8xf32>
+  return %dq : tensor<1x1x8x16xf16>
+}

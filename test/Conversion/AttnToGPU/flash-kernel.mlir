@@ -159,3 +159,22 @@ func.func @d80_partial_round(%q: tensor<1x2x90x80xf16>, %k: tensor<1x2x90x80xf16
      : tensor<1x2x90x80xf16>, tensor<1x2x90x80xf16>, tensor<1x2x90x80xf16> -> tensor<1x2x90x80xf16>
   return %o : tensor<1x2x90x80xf16>
 }
+
+// -----
+
+// A run-time scale: the kernel reads it from its buffer once per thread (a
+// load that canonicalization turns back into an extract of the tensor) and
+// folds log2(e) into it there; the host computes no scale.
+// CHECK-LABEL: func.func @runtime_scale
+// CHECK-SAME:    %[[S:[a-z0-9]+]]: tensor<f32>
+// CHECK-NOT:     tensor.extract %[[S]]
+// CHECK:         gpu.launch
+// CHECK:           %[[X:.*]] = tensor.extract %[[S]][] : tensor<f32>
+// CHECK:           arith.mulf %[[X]], %cst{{.*}} : f32
+func.func @runtime_scale(%q: tensor<1x2x100x16xf16>, %k: tensor<1x1x130x16xf16>, %v: tensor<1x1x130x16xf16>, %s: tensor<f32>) -> tensor<1x2x100x16xf16> {
+  %init = tensor.empty() : tensor<1x2x100x16xf16>
+  // expected-remark @below {{flash kernel: 4 warps, 64 query rows x 64 keys per step, 6144 bytes of shared memory}}
+  %o = attn.sdpa %q, %k, %v scale_value(%s : tensor<f32>) outs(%init) causal
+    : tensor<1x2x100x16xf16>, tensor<1x1x130x16xf16>, tensor<1x1x130x16xf16> -> tensor<1x2x100x16xf16>
+  return %o : tensor<1x2x100x16xf16>
+}

@@ -254,7 +254,7 @@ func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %init: tensor<1x2
 
 func.func @f(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %init: tensor<1x2x4x4xf32>) {
   // expected-error @+1 {{all of {init, result} have same type}}
-  %o = "attn.sdpa"(%q, %k, %v, %init) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0>, resultSegmentSizes = array<i32: 1, 0>}> ({}, {}) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %o = "attn.sdpa"(%q, %k, %v, %init) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0>, resultSegmentSizes = array<i32: 1, 0>}> ({}, {}) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
   return
 }
 
@@ -407,6 +407,24 @@ func.func @grad_score_mod_not_differentiable(%q: tensor<1x1x8x4xf32>, %l: tensor
        attn.yield %f : f32
      }
   return %dq : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+func.func @scale_twice(%q: tensor<1x1x8x4xf32>, %s: tensor<f32>) -> tensor<1x1x8x4xf32> {
+  // expected-error @+1 {{takes a scale attribute (0.5) or a scale_value operand, not both}}
+  %r = attn.sdpa %q, %q, %q scale_value(%s : tensor<f32>) outs(%q) scale = 0.5
+     : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32>
+  return %r : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+func.func @scale_not_scalar(%q: tensor<1x1x8x4xf32>, %s: tensor<1xf32>) -> tensor<1x1x8x4xf32> {
+  // expected-error @+1 {{operand #3 must be 0D tensor of 32-bit float or 64-bit float values}}
+  %r = attn.sdpa %q, %q, %q scale_value(%s : tensor<1xf32>) outs(%q)
+     : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32>
+  return %r : tensor<1x1x8x4xf32>
 }
 
 // -----

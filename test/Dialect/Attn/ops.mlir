@@ -170,6 +170,22 @@ func.func @sdpa_lse_and_grad(%q: tensor<2x8x12x32xf32>, %k: tensor<2x2x16x32xf32
   return %dq, %dk, %dv, %gq : tensor<2x8x12x32xf32>, tensor<2x2x16x32xf32>, tensor<2x2x16x24xf32>, tensor<1x1x?x8xf64>
 }
 
+// A run-time scale (after the other operands), in attn.weights and
+// attn.sdpa_grad too.
+// CHECK-LABEL: func @runtime_scale
+// CHECK: attn.sdpa {{.*}} dropout_seed(%{{.*}} : tensor<i64>) scale_value(%[[S:.*]] : tensor<f32>) outs(%{{.*}}) dropout = 1.000000e-01 :
+// CHECK: attn.weights {{.*}} scale_value(%[[S]] : tensor<f32>) outs(
+// CHECK: attn.sdpa_grad {{.*}} scale_value(%[[S]] : tensor<f32>) outs(
+func.func @runtime_scale(%q: tensor<1x1x4x8xf32>, %lse: tensor<1x1x4xf32>, %p: tensor<1x1x4x4xf32>, %s: tensor<f32>, %ds: tensor<i64>) -> (tensor<1x1x4x8xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>) {
+  %o = attn.sdpa %q, %q, %q dropout_seed(%ds : tensor<i64>) scale_value(%s : tensor<f32>) outs(%q) dropout = 0.1
+     : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  %w = attn.weights %q, %q scale_value(%s : tensor<f32>) outs(%p)
+     : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x4xf32>
+  %dq, %dk, %dv = attn.sdpa_grad %q, %q, %q, %q, %q, %lse scale_value(%s : tensor<f32>) outs(%q, %q, %q)
+     : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4xf32>
+  return %o, %w, %dq : tensor<1x1x4x8xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x8xf32>
+}
+
 // A run-time dropout seed.
 // CHECK-LABEL: func @sdpa_runtime_seed
 // CHECK: attn.sdpa {{.*}} dropout_seed(%{{.*}} : tensor<i64>) outs(%{{.*}}) dropout = 1.000000e-01 :

@@ -303,6 +303,10 @@ static LogicalResult verifyScoreOp(OpTy op, ScoreDims &dims) {
              << "scale (" << formatNumber(scale->convertToDouble())
              << ") must be finite and non-zero";
   }
+  if (op.getScale() && op.getScaleValue())
+    return op.emitOpError() << "takes a scale attribute ("
+                            << formatNumber(op.getScale()->convertToDouble())
+                            << ") or a scale_value operand, not both";
 
   if (std::optional<ArrayRef<int64_t>> window = op.getWindow()) {
     if (window->size() != 2)

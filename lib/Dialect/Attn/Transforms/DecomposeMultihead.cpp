@@ -463,18 +463,18 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
     if (!op.getWeights()) {
       Value init = tensor::EmptyOp::create(
           rewriter, loc, getSizes(rewriter, loc, qh), mb.element);
-      attended =
-          SdpaOp::create(rewriter, loc, init.getType(), /*lse=*/Type(), qh, kh,
-                         vh, mask,
-                         /*kv_lens=*/Value(), /*block_offsets=*/Value(),
-                         /*block_indices=*/Value(),
-                         /*block_classes=*/Value(), op.getDropoutSeed(), init,
-                         /*lse_init=*/Value(),
-                         /*scale=*/FloatAttr(), causal,
-                         /*window=*/DenseI64ArrayAttr(), alignment,
-                         op.getDropoutPAttr(), op.getSeedAttr(),
-                         /*block_size=*/DenseI64ArrayAttr())
-              .getResult();
+      attended = SdpaOp::create(rewriter, loc, init.getType(), /*lse=*/Type(),
+                                qh, kh, vh, mask,
+                                /*kv_lens=*/Value(), /*block_offsets=*/Value(),
+                                /*block_indices=*/Value(),
+                                /*block_classes=*/Value(), op.getDropoutSeed(),
+                                /*scale_value=*/Value(), init,
+                                /*lse_init=*/Value(),
+                                /*scale=*/FloatAttr(), causal,
+                                /*window=*/DenseI64ArrayAttr(), alignment,
+                                op.getDropoutPAttr(), op.getSeedAttr(),
+                                /*block_size=*/DenseI64ArrayAttr())
+                     .getResult();
     } else {
       SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, qh, {0, 1, 2});
       sizes.push_back(tensor::getMixedSize(rewriter, loc, kh, 2));
@@ -483,7 +483,8 @@ struct DecomposeMultihead : OpRewritePattern<MultiheadOp> {
           rewriter, loc, init.getType(), qh, kh, mask, /*kv_lens=*/Value(),
           /*block_offsets=*/Value(),
           /*block_indices=*/Value(),
-          /*block_classes=*/Value(), op.getDropoutSeed(), init,
+          /*block_classes=*/Value(), op.getDropoutSeed(),
+          /*scale_value=*/Value(), init,
           /*scale=*/FloatAttr(), causal,
           /*window=*/DenseI64ArrayAttr(), alignment, op.getDropoutPAttr(),
           op.getSeedAttr(),

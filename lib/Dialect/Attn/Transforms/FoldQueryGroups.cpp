@@ -129,9 +129,10 @@ struct FoldQueryGroups : OpRewritePattern<SdpaOp> {
         rewriter, loc, init.getType(), lseInit ? lseInit.getType() : Type(),
         query, op.getKey(), op.getValue(), op.getMask(), op.getKvLens(),
         op.getBlockOffsets(), op.getBlockIndices(), op.getBlockClasses(),
-        op.getDropoutSeed(), init, lseInit, op.getScaleAttr(),
-        op.getCausalAttr(), op.getWindowAttr(), op.getAlignmentAttr(),
-        op.getDropoutPAttr(), op.getSeedAttr(), op.getBlockSizeAttr());
+        op.getDropoutSeed(), op.getScaleValue(), init, lseInit,
+        op.getScaleAttr(), op.getCausalAttr(), op.getWindowAttr(),
+        op.getAlignmentAttr(), op.getDropoutPAttr(), op.getSeedAttr(),
+        op.getBlockSizeAttr());
     SmallVector<Value> results = {
         unfoldGroups(rewriter, loc, folded.getResult(),
                      op.getResult().getType(), kvHeads, group)};

@@ -51,6 +51,7 @@ template <typename OpTy> static ScoreSemantics getSemantics(OpTy op) {
   sem.dropout = op.getDropoutP().convertToDouble();
   sem.seed = op.getSeed();
   sem.seedTensor = op.getDropoutSeed();
+  sem.scaleTensor = op.getScaleValue();
   return sem;
 }
 
@@ -64,6 +65,12 @@ ScoreSemantics attn::getScoreSemantics(SdpaGradOp op) {
 
 Value attn::buildScale(OpBuilder &b, Location loc, const ScoreSemantics &sem,
                        Value query, Type acc) {
+  if (sem.scaleValue || sem.scaleTensor) {
+    Value scale = sem.scaleValue ? sem.scaleValue
+                                 : Value(tensor::ExtractOp::create(
+                                       b, loc, sem.scaleTensor, ValueRange{}));
+    return castFloat(b, loc, scale, acc);
+  }
   int64_t headDim = cast<ShapedType>(query.getType()).getShape().back();
   if (sem.scale || !ShapedType::isDynamic(headDim)) {
     double value =

@@ -27,6 +27,7 @@ def Attn_LengthTensor : RankedTensorOf<[I32, I64]>;
 def Attn_BlockListTensor : 1DTensorOf<[I32, I64]>;
 def Attn_BlockClassTensor : 4DTensorOf<[I8]>;
 def Attn_SeedTensor : 0DTensorOf<[I64]>;
+def Attn_ScaleTensor : 0DTensorOf<[F32, F64]>;
 def Attn_PageTableTensor : 2DTensorOf<[I32, I64]>;
 // Row statistics (the log-sum-exp) are kept in the accumulator type: f32,
 // or f64 for the float64 reference.
@@ -46,7 +47,8 @@ defvar Attn_ScoreOperands = (ins
   Optional<Attn_BlockListTensor>:$block_offsets,
   Optional<Attn_BlockListTensor>:$block_indices,
   Optional<Attn_BlockClassTensor>:$block_classes,
-  Optional<Attn_SeedTensor>:$dropout_seed
+  Optional<Attn_SeedTensor>:$dropout_seed,
+  Optional<Attn_ScaleTensor>:$scale_value
 );
 
 defvar Attn_ScoreAttributes = (ins
@@ -65,6 +67,7 @@ defvar Attn_ScoreOperandFormat = [{
   (`blocks` `(` $block_offsets^ `,` $block_indices `:` type($block_offsets) `,` type($block_indices) `)`)?
   (`block_classes` `(` $block_classes^ `:` type($block_classes) `)`)?
   (`dropout_seed` `(` $dropout_seed^ `:` type($dropout_seed) `)`)?
+  (`scale_value` `(` $scale_value^ `:` type($scale_value) `)`)?
 }];
 
 defvar Attn_ScoreAttributeFormat = [{
@@ -87,7 +90,10 @@ defvar Attn_ScoreModifierDoc = [{
     Scores are formed in `f32` in this order:
 
     1. `s = scale * dot(q[b, h, i, :], k[b, h / (Hq / Hkv), j, :])`, where
-       `scale` defaults to `1 / sqrt(D)`.
+       `scale` is the `scale` attribute, or the value of the
+       `scale_value(%s : tensor<f32>)` operand (or `f64`) when one is given (a scale
+       that differs between layers or calls without recompiling), and
+       defaults to `1 / sqrt(D)`.
     2. An additive float `mask` is added: `s += mask[b, h, i, j]`.
     3. The `score_mod` region, if present, maps `s` to a new score. It receives
        `(s : f32, b, h, i, j : index)` and yields an `f32`.

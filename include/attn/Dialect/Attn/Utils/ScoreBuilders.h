@@ -39,6 +39,11 @@ struct ScoreSemantics {
   std::optional<std::pair<int64_t, int64_t>> window;
   /// The explicit `scale`, if any.
   std::optional<double> scale;
+  /// The run-time scale (a 0-D f32 tensor) that replaces `scale`, if any.
+  Value scaleTensor;
+  /// The run-time scale already read (an f32), used in place of
+  /// `scaleTensor`: a GPU kernel reads it once from its buffer.
+  Value scaleValue;
   double dropout = 0;
   int64_t seed = 0;
   /// The run-time seed (a 0-D i64 tensor) that replaces `seed`, if any;
@@ -59,8 +64,9 @@ ScoreSemantics getScoreSemantics(SdpaOp op);
 ScoreSemantics getScoreSemantics(WeightsOp op);
 ScoreSemantics getScoreSemantics(SdpaGradOp op);
 
-/// The softmax scale in `acc`: the explicit one, else 1/sqrt(D) with D the
-/// last dimension of `query` (computed at run time when it is dynamic).
+/// The softmax scale in `acc`: the run-time one, the explicit one, else
+/// 1/sqrt(D) with D the last dimension of `query` (computed at run time when it
+/// is dynamic).
 Value buildScale(OpBuilder &b, Location loc, const ScoreSemantics &sem,
                  Value query, Type acc);
 
