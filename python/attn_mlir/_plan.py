@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from . import _arrays, _ir, _trace
+from . import _arrays, _ir
 from ._compile import compile_shaped
 
 # f64 computes in float64 throughout (torch.autograd.gradcheck's inputs).
@@ -49,6 +49,9 @@ class SdpaCall:
         self.v4 = (batch, hkv, vs[-2], vs[-1])
         self.out4 = (batch, hq, qs[-2], vs[-1])
         self.args, self.inputs, self.originals = [], [], []
+        # Parameters whose values the call's options fix (a run-time scale,
+        # softcap's constants), not the caller's arrays: name -> input.
+        self.bound = {}
         # Parameters read in place from the caller's strided views (a
         # transposed [B, L, H, D] projection): query, key and value.
         self.views = set()
@@ -57,17 +60,27 @@ class SdpaCall:
             self.add_input(name, x, s, elem, "v.v.", view=True)
         self.attrs = []
 
-    def add_input(self, name, x, shape, elem, pattern="", view=False):
+    def add_input(self, name, x, shape, elem, pattern="", view=False, bound=False):
         """Appends a function parameter `%name` bound to `x` (viewed as
         `shape`); `pattern` marks the dimensions a shape-generic build
         leaves dynamic (_ir.varying_dims); with `view`, the parameter takes
-        `x` as the strided view it is (_arrays.as_view), not a copy."""
+        `x` as the strided view it is (_arrays.as_view), not a copy; with
+        `bound`, `x` is a value the call's options fix (see `bound`)."""
         self.args.append((name, shape, elem, _ir.varying_dims(shape, pattern)))
         if view:
             self.views.add(name)
         x_native = _arrays.as_view(x, name) if view else _arrays.as_array(x, name)
         self.inputs.append(_arrays.reshape(x_native, shape))
         self.originals.append(x)
+        if bound:
+            self.bound[name] = self.inputs[-1]
+
+    def add_scalar(self, name, value, elem):
+        """Appends a 0-D parameter `%name` of type `elem` holding `value`,
+        fixed by the call's options: a value the function reads at run
+        time, so that calls differing only in it share one compile."""
+        dtype = {"f32": np.float32, "f64": np.float64, "i64": np.int64}[elem]
+        self.add_input(name, np.array(value, dtype), (), elem, bound=True)
 
     def _empty(self, name, shape, elem, like, dynamic, types, body, pattern="v.v."):
         """Appends `%name = tensor.empty` of `shape` to `body`, its varying
@@ -84,10 +97,12 @@ class SdpaCall:
         return type
 
     def _mask_operand(self, types):
-        """The mask and the run-time dropout seed clauses of the op."""
+        """The mask, the run-time dropout seed and scale clauses of the op."""
         clauses = f"mask(%m : {types['m']}) " if "m" in types else ""
         if "ds" in types:
             clauses += f"dropout_seed(%ds : {types['ds']}) "
+        if "sc" in types:
+            clauses += f"scale_value(%sc : {types['sc']}) "
         return clauses
 
     def sdpa_line(self, values, outs, result_types, types, regions):
@@ -251,7 +266,11 @@ def prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gq
             ms = call.q4[:3] + (ks[-2],)
         call.add_input("m", mask, ms, mask_elem, "v.vv")
     if scale is not None:
-        call.attrs.append(f"scale = {_ir.float_literal(scale)}")
+        # A run-time operand, not an attribute: layers that differ only in
+        # their scale (GPT-2's scale_attn_by_inverse_layer_idx) share one
+        # compile, and a constant makes the kernel no faster
+        # (benchmarks/RESULTS.md, session 41). f64 calls keep every bit.
+        call.add_scalar("sc", scale, "f64" if elem == "f64" else "f32")
     if is_causal:
         call.attrs.append("causal")
     if window is not None:
@@ -267,20 +286,37 @@ def prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gq
     return call
 
 
+# softcap's score_mod: cap * tanh(s / cap) with the cap and its reciprocal
+# as 0-D parameters (read at run time, so models with different caps share
+# one compile; the kernel is as fast as with constants: benchmarks/
+# RESULTS.md, session 41). Written out, not traced: it is the same text for
+# every cap, and torch.compile traces the calls that build it.
+_SOFTCAP_REGION = """ score_mod {
+       ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+         %cap = tensor.extract %softcap[] : tensor<f32>
+         %inverse = tensor.extract %softcap_inverse[] : tensor<f32>
+         %x = arith.mulf %s, %inverse : f32
+         %t = math.tanh %x : f32
+         %capped = arith.mulf %cap, %t : f32
+         attn.yield %capped : f32
+     }"""
+
+
 def softcap_region(softcap, attn_mask):
-    """The score_mod region of `softcap` (none for None), checked: the op
-    adds a float mask before its score_mod (AttnOps.td), where a soft cap
-    must come first."""
+    """The score_mod region of `softcap` and the values of the 0-D f32
+    parameters it reads, [(name, value)] (("", []) for None), checked: the
+    op adds a float mask before its score_mod (AttnOps.td), where a soft
+    cap must come first."""
     if softcap is None:
-        return ""
+        return "", []
     if not math.isfinite(softcap) or softcap <= 0:
         raise ValueError(f"softcap must be finite and positive, got {softcap}")
     if attn_mask is not None and _arrays.element(attn_mask) != "i1":
         raise ValueError(f"softcap takes a bool attn_mask (True takes part), got a "
                          f"{_arrays.element(attn_mask)} one: a float mask would be added "
                          f"before the cap")
-    cap = float(softcap)
-    return " score_mod " + _trace.trace_score_mod(lambda s, b, h, q, k: cap * _trace.tanh(s / cap))
+    return _SOFTCAP_REGION, [("softcap", float(softcap)),
+                             ("softcap_inverse", 1.0 / float(softcap))]
 
 
 def broadcast(x, target_shape):

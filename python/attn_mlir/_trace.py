@@ -305,13 +305,3 @@ def _has_contents(cell):
 
 
 _INDEX_ARGS = [("b", "index"), ("h", "index"), ("q_idx", "index"), ("kv_idx", "index")]
-
-
-def trace_score_mod(fn):
-    """The region text of score_mod `fn`, which captures no arrays (the
-    modifiers the package builds itself, such as sdpa's softcap)."""
-    tracer = _Tracer()
-    region = tracer.trace(fn, "s", [("score", "f32")] + _INDEX_ARGS, "f32")
-    if tracer.captures:
-        raise TraceError("trace_score_mod takes a score_mod that captures no arrays")
-    return region

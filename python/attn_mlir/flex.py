@@ -16,7 +16,7 @@
 
 from . import _arrays, _autograd, _plan
 from ._trace import (_INDEX_ARGS, TraceError, Value, _Tracer, cos, erf, exp, exp2, log, log1p,  # noqa: F401
-                     log2, maximum, minimum, rsqrt, sigmoid, sin, sqrt, tanh, trace_score_mod,
+                     log2, maximum, minimum, rsqrt, sigmoid, sin, sqrt, tanh,
                      where)
 
 

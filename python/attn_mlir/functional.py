@@ -55,7 +55,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         entry = checked_call(signature)
         if entry is not None:
             return _run_checked(entry, (query, key, value, attn_mask))
-    regions = _plan.softcap_region(softcap, attn_mask)
+    regions, captures = _plan.softcap_region(softcap, attn_mask)
     if grad:
         # The seed is drawn here, once: the backward drops the same elements.
         if dropout_p > 0 and seed is None:
@@ -64,15 +64,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             query, key, value, attn_mask, float(dropout_p), bool(is_causal),
             None if scale is None else float(scale), bool(enable_gqa),
             None if window is None else [int(w) for w in window], alignment, target,
-            dynamic, regions, [], "", None if seed is None else int(seed))
+            dynamic, regions, [_arrays._torch().tensor(x, dtype=_arrays._torch().float32)
+                               for _, x in captures],
+            ",".join(name for name, _ in captures), None if seed is None else int(seed))
         return out
     call = _plan.prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                     enable_gqa, window, alignment, seed=seed)
+    for name, x in captures:
+        call.add_scalar(name, x, "f32")
     out = call.run(regions, target, dynamic)
     # (A mask of more than 4 dimensions is a broadcast copy, not a view.)
     if signature is not None and (attn_mask is None or len(_arrays.shape(attn_mask)) <= 4):
-        remember_call(signature, (call.function, [(name, shape, name in call.views)
-                                                  for name, shape, *_ in call.args],
+        remember_call(signature, (call.function,
+                                  [(name, shape, name in call.views, call.bound.get(name))
+                                   for name, shape, *_ in call.args],
                                   _arrays.shape(out)))
     return out
 
@@ -374,10 +379,17 @@ def _signature(arrays, *options):
 
 
 def _run_checked(entry, arrays):
-    """Runs a remembered call (see remember_call) on `arrays`."""
-    function, views, out_shape = entry
+    """Runs a remembered call (see remember_call) on `arrays`: its
+    parameters are (name, shape, view, bound), bound the input the call's
+    options fixed (SdpaCall.bound), else taken from the next of `arrays`."""
+    function, params, out_shape = entry
+    given = iter(x for x in arrays if x is not None)
     inputs = []
-    for x, (name, shape, view) in zip((x for x in arrays if x is not None), views):
+    for name, shape, view, bound in params:
+        if bound is not None:
+            inputs.append(bound)
+            continue
+        x = next(given)
         x = _arrays.as_view(x, name) if view else _arrays.as_array(x, name)
         inputs.append(x if x.shape == shape else _arrays.reshape(x, shape))
     like = _arrays.first_torch(arrays)

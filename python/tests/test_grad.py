@@ -222,6 +222,34 @@ def test_torch_compile_traces_without_graph_break(rng):
     assert torch.equal(q.grad, want)
 
 
+def test_torch_compile_with_scale_and_softcap(rng):
+    # The run-time scale and softcap's parameters are built inside the
+    # traced function: no graph break (softcap's region used to be traced
+    # from NumPy arrays, which dynamo refused), the same values and
+    # gradients as eager torch.
+    q, k, v = leaves(rng, [(1, 2, 9, 16)] * 3)
+
+    def f(q, k, v):
+        return attn_mlir.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3,
+                                                      softcap=4.0)
+
+    def reference(q, k, v):
+        s = 4.0 * torch.tanh(0.3 * q @ k.transpose(-1, -2) / 4.0)
+        s = s.masked_fill(~torch.ones(9, 9, dtype=torch.bool).tril(), float("-inf"))
+        return torch.softmax(s, -1) @ v
+
+    out = torch.compile(f, fullgraph=True, backend="eager")(q, k, v)
+    out.sum().backward()
+    grads = [t.grad.clone() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    want = reference(q, k, v)
+    want.sum().backward()
+    assert (out - want).abs().max().item() < 1e-5
+    for got, t in zip(grads, (q, k, v)):
+        assert (got - t.grad).abs().max().item() < 1e-5
+
+
 def test_flex_attention_through_score_mod(rng):
     # Soft-capping (tanh), an ALiBi bias from a captured slope table and a
     # document mask from captured ids: the gradients flow through the

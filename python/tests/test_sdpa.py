@@ -116,3 +116,40 @@ def test_torch_input_is_not_copied():
     before = q.clone()
     attn_mlir.scaled_dot_product_attention(q, q, q)
     assert torch.equal(q, before)
+
+
+def _softcap_reference(q, k, v, scale, cap):
+    s = scale * np.asarray(q, np.float64) @ np.swapaxes(np.asarray(k, np.float64), -1, -2)
+    s = cap * np.tanh(s / cap)
+    s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (p / p.sum(axis=-1, keepdims=True)) @ np.asarray(v, np.float64)
+
+
+@pytest.mark.parametrize("torch_inputs", [False, True])
+def test_scale_and_softcap_values_share_one_compile(rng, torch_inputs):
+    # scale and softcap are read at run time: after the first call, other
+    # values compile nothing, and each call (the remembered one of the
+    # same signature, too) computes with its own values, not the first's.
+    # (Lengths of their own: no other test compiled these functions.)
+    length = 21 if torch_inputs else 19
+    q, k, v = (rng.standard_normal((1, 2, length, 16)).astype(np.float32) for _ in range(3))
+    if torch_inputs:
+        torch = require("torch")
+        q, k, v = (torch.from_numpy(x) for x in (q, k, v))
+    sdpa = attn_mlir.scaled_dot_product_attention
+    def builds():  # compiled here or loaded from the disk cache
+        stats = attn_mlir.stats()
+        return stats["compiles"] + stats["disk_hits"]
+
+    sdpa(q, k, v, is_causal=True, scale=0.5, softcap=20.0)
+    before = builds()
+    for scale, cap in ((0.9, 3.0), (0.05, 50.0), (0.9, 3.0), (2.0, 1.5), (2.0, 1.5)):
+        got = np.asarray(sdpa(q, k, v, is_causal=True, scale=scale, softcap=cap))
+        want = _softcap_reference(q, k, v, scale, cap)
+        assert relative_error(got, want) < 1e-5, (scale, cap)
+    for scale in (0.3, 1.7, 0.3):
+        got = np.asarray(sdpa(q, k, v, scale=scale))
+        assert relative_error(got, reference_sdpa(q, k, v, scale=scale)) < 1e-5, scale
+    # The second group's first call compiles (no softcap region, no causal).
+    assert builds() - before <= 1

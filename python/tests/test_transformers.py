@@ -241,6 +241,34 @@ def test_one_compile_per_shape_class_after_warm_up():
         assert attn_mlir.stats()["compiles"] == before
 
 
+def test_layers_with_different_scales_share_one_compile():
+    # GPT-2 scales layer i's scores by 1 / (sqrt(D) (i + 1)): a run-time
+    # scale operand, so the 4 layers compile one function (per shape class),
+    # not one each, and generate() compiles nothing once warm.
+    config = transformers.GPT2Config(n_embd=64, n_layer=4, n_head=4, vocab_size=VOCAB,
+                                     n_positions=128, bos_token_id=0, eos_token_id=0,
+                                     scale_attn_by_inverse_layer_idx=True)
+    eager, ours = _pair(transformers.AutoModelForCausalLM, config)
+    ids, _ = _tokens(1, 12)
+
+    def builds():  # compiled here or loaded from the disk cache
+        stats = attn_mlir.stats()
+        return stats["compiles"] + stats["disk_hits"]
+
+    with torch.no_grad():
+        before = builds()
+        got = ours(input_ids=ids).logits
+        assert builds() - before <= 1
+        np.testing.assert_allclose(got.numpy(), eager(input_ids=ids).logits.numpy(),
+                                   rtol=1e-5, atol=2e-6)
+        want = eager.generate(ids, max_new_tokens=8, do_sample=False)
+        ours.generate(ids, max_new_tokens=8, do_sample=False)  # warm-up: decode shapes
+        before = builds()
+        got = ours.generate(ids, max_new_tokens=8, do_sample=False)
+        assert builds() == before
+    assert torch.equal(got, want)
+
+
 def test_sdpa_mode_routes_torch_sdpa_calls():
     F = torch.nn.functional
     generator = torch.Generator().manual_seed(12)
