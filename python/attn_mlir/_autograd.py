@@ -122,7 +122,7 @@ def _define():
         # The names come joined by commas (a custom op takes no list of
         # strings).
         for name, array in zip(filter(None, capture_names.split(",")), captures):
-            call.add_input(name, array, _arrays.shape(array), _arrays.element(array))
+            call.add_capture(name, array)
         return call
 
     # Each custom op is made of a plain function that the eager

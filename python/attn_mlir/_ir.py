@@ -31,6 +31,24 @@ def parameter_types(params, dynamic):
             for name, shape, elem, varying in params}
 
 
+def parameter_type_slot(name):
+    """Stands for the type of parameter `%name` in a modifier region's
+    text, written before the function's types are known (static or
+    shape-generic): bind_parameter_types fills it in. An MLIR type alias
+    that nothing defines, so a slot left unfilled is a parse error."""
+    return f"!parameter_type.{name}"
+
+
+def bind_parameter_types(text, types):
+    """`text` with the slots of parameter_type_slot replaced by the
+    parameters' types ({name: type})."""
+    if "!parameter_type." not in text:
+        return text
+    for name, type in types.items():
+        text = text.replace(parameter_type_slot(name), type)
+    return text
+
+
 def float_literal(x):
     """A float attribute MLIR parses back to the same double."""
     return repr(float(x)) if float(x) == float(x) else "0x7FF8000000000000"

@@ -75,6 +75,15 @@ class SdpaCall:
         if bound:
             self.bound[name] = self.inputs[-1]
 
+    def add_capture(self, name, array):
+        """Appends parameter `%name` for an array a modifier captures. Its
+        sizes follow the shape-class policy of the main operands (every
+        dimension but those of size 1 dynamic in a shape-generic build): a
+        decode step's mask that grows by a key per token (Gemma 2's under
+        flex_attention) compiles twice, not once per token."""
+        shape = _arrays.shape(array)
+        self.add_input(name, array, shape, _arrays.element(array), "v" * len(shape))
+
     def add_scalar(self, name, value, elem):
         """Appends a 0-D parameter `%name` of type `elem` holding `value`,
         fixed by the call's options: a value the function reads at run
@@ -110,7 +119,7 @@ class SdpaCall:
         the types of its operands by name."""
         return (f"{values} = attn.sdpa %q, %k, %v {self._mask_operand(types)}{outs} "
                 f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']} "
-                f"-> {result_types}{regions}")
+                f"-> {result_types}{_ir.bind_parameter_types(regions, types)}")
 
     def grad_line(self, types, regions):
         """`%dq, %dk, %dv = attn.sdpa_grad` of this call into %eq, %ek, %ev,
@@ -118,7 +127,7 @@ class SdpaCall:
         return (f"%dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse "
                 f"{self._mask_operand(types)}outs(%eq, %ek, %ev) "
                 f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']}, "
-                f"{types['o']}, {types['lse']}{regions}")
+                f"{types['o']}, {types['lse']}{_ir.bind_parameter_types(regions, types)}")
 
     def source(self, regions, dynamic, lse=False):
         """The function's text; with `dynamic`, the batch size and sequence

@@ -238,7 +238,8 @@ class _Captured:
                 names.append(i._to("index").name)
             else:
                 names.append(region.constant(int(i), "index").name)
-        ttype = _ir.tensor_type(self.shape, self.elem)
+        # The parameter's type is static or shape-generic as the build is.
+        ttype = _ir.parameter_type_slot(self.arg)
         return region.emit(f"tensor.extract %{self.arg}[{', '.join(names)}] : {ttype}", self.elem)
 
 

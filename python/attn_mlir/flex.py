@@ -28,8 +28,9 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
     `score_mod(score, b, h, q_idx, kv_idx) -> score` rewrites each score
     (after scaling); `mask_mod(b, h, q_idx, kv_idx) -> bool` keeps the key
     where it is true. A row with no visible key gives 0. `dynamic`: as in
-    scaled_dot_product_attention (arrays the modifiers capture keep their
-    shapes). Differentiable like scaled_dot_product_attention, through
+    scaled_dot_product_attention, for the arrays the modifiers capture too
+    (a decode step's mask that grows by one key per token compiles twice,
+    not once per length). Differentiable like scaled_dot_product_attention, through
     score_mod by the chain rule; tensors the modifiers capture get no
     gradient.
     """
@@ -52,5 +53,5 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
             ",".join(names), None)
         return out
     for name, array in tracer.captures:
-        call.add_input(name, array, _arrays.shape(array), _arrays.element(array))
+        call.add_capture(name, array)
     return call.run(regions, target, dynamic)

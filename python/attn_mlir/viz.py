@@ -102,6 +102,7 @@ def _mask_ir(L, S, mask_mod, is_causal, window, alignment):
         regions = " mask_mod " + tracer.trace(mask_mod, "m", _INDEX_ARGS, "i1")
         for name, array in tracer.captures:
             args.append((name, _ir.tensor_type(_arrays.shape(array), _arrays.element(array))))
+        regions = _ir.bind_parameter_types(regions, dict(args))
     body = ["%e = tensor.empty() : " + t,
             f"%o = attn.sdpa %q, %k, %k outs(%e) {' '.join(attrs)} : {t}, {tk}, {tk} -> {t}{regions}"]
     return _ir.function("f", args, [("%o", t)], body)

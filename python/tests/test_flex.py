@@ -72,6 +72,36 @@ def test_documents_and_alibi_from_captured_arrays(rng):
     assert relative_error(got, reference_flex(q, k, v, alibi, document)) < 1e-5
 
 
+def test_captured_arrays_that_grow_compile_twice_not_per_size(rng):
+    # A decode loop: one query row against a cache one key longer each
+    # step, with a padding mask (captured, [B, S]) and per-key document ids
+    # ([S]) that grow with it. The captured arrays follow the main
+    # operands' shape classes: the first length static, the second one the
+    # shape-generic function every later length runs.
+    def builds():
+        stats = attn_mlir.stats()
+        return stats["compiles"] + stats["disk_hits"]
+
+    before = builds()
+    for length in range(13, 23):
+        q, k, v = inputs(rng, B=2, L=1, S=length)
+        keep = rng.random((2, length)) < 0.8
+        keep[:, -1] = True
+        docs = np.sort(rng.integers(0, 3, length)).astype(np.int32)
+        query_docs = docs[-1:].copy()  # the query's: it sees its own key
+
+        def padded(b, h, q_idx, kv_idx):
+            return keep[b, kv_idx] & (docs[kv_idx] == query_docs[q_idx])
+
+        def bias(score, b, h, q_idx, kv_idx):
+            return score + 0.1 * docs[kv_idx]
+
+        got = attn_mlir.flex_attention(q, k, v, score_mod=bias, mask_mod=padded)
+        want = reference_flex(q, k, v, bias, padded)
+        assert relative_error(got, want) < 1e-5, length
+    assert builds() - before == 2
+
+
 def test_softcap_prefix_lm_and_gqa(rng):
     q, k, v = inputs(rng, H=4, Hkv=2)
 
