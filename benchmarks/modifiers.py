@@ -10,7 +10,9 @@
 # (cap * tanh(score / cap)), the same softcap written with exp, and scores
 # through erf, log1p and sigmoid. The ratio to the attention without a
 # modifier is what a modifier costs; a transcendental function that LLVM
-# scalarises into libm calls costs several times the attention.
+# scalarises into libm calls costs several times the attention. The last
+# two rows are scaled_dot_product_attention's causal attention without and
+# with `softcap=` (whose cap is read at run time).
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -56,6 +58,12 @@ def main():
     calls = {name: (lambda mod=mod: attn_mlir.flex_attention(q, k, v, score_mod=mod,
                                                              mask_mod=mask))
              for name, mod in modifiers(flex).items()}
+    # sdpa's softcap= reads the cap and its reciprocal at run time (one
+    # compile for every cap); against sdpa's causal attention without it.
+    calls["sdpa causal"] = lambda: attn_mlir.scaled_dot_product_attention(
+        q, k, v, is_causal=True)
+    calls["sdpa softcap=30 (run-time cap)"] = lambda: attn_mlir.scaled_dot_product_attention(
+        q, k, v, is_causal=True, softcap=30.0)
     best = {}
     for name, call in calls.items():
         call()  # compile

@@ -26,6 +26,7 @@
 #
 # ===----------------------------------------------------------------------=== #
 
+import atexit
 import ctypes
 import hashlib
 import hmac
@@ -618,3 +619,10 @@ def clear_cache():
     _shape_families.clear()
     _shaped_calls.clear()
     _checked_calls.clear()
+
+
+# The compiled functions go before the interpreter tears modules down: a
+# function still cached then (a process that imported transformers, whose
+# teardown order differs) outlives the native module, which reports it as
+# leaked.
+atexit.register(clear_cache)
