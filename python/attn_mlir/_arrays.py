@@ -112,6 +112,67 @@ def as_view(x, name):
     return as_array(x, name)
 
 
+def as_destination(x, name):
+    """`x` as a destination parameter passes it: a view the call writes
+    (docs/CpuABI.md, "Destinations"), as as_view passes it but never a
+    copy, which would take the results and drop them."""
+    y = as_view(x, name)
+    if is_torch(x):
+        same = y is x
+    else:
+        same = (y.__array_interface__["data"][0] == x.__array_interface__["data"][0]
+                and y.strides == x.strides)
+    if not same:
+        strides = x.stride() if is_torch(x) else tuple(s // x.itemsize for s in x.strides)
+        raise ValueError(f"{name} is written in place, so it must be a view the call "
+                         f"can take as it is: its last dimension contiguous (stride 1), "
+                         f"got strides {list(strides)} (in elements)")
+    return y
+
+
+def reshape_view(x, new_shape, name):
+    """`x` reshaped to `new_shape` as a view of the same memory: an error
+    where that needs a copy (a destination's results would go to it)."""
+    new_shape = tuple(new_shape)
+    if tuple(x.shape) == new_shape:
+        return x
+    try:
+        if is_torch(x):
+            return x.view(new_shape)
+        y = x.view()
+        y.shape = new_shape
+        return y
+    except (RuntimeError, AttributeError):
+        raise ValueError(f"{name} of shape {list(x.shape)} cannot be viewed as "
+                         f"{list(new_shape)} without a copy; pass a view whose leading "
+                         f"dimensions merge") from None
+
+
+def may_overlap(a, b):
+    """Whether the memory of arrays or tensors `a` and `b` may overlap
+    (the bounds of what each spans; a cheap check, conservative)."""
+    def span(x):
+        if is_torch(x):
+            if x.numel() == 0:
+                return None
+            start = x.data_ptr()
+            size = x.element_size()
+            strides = x.stride()
+        else:
+            x = np.asarray(x)
+            if x.size == 0:
+                return None
+            start = x.__array_interface__["data"][0]
+            size = x.itemsize
+            strides = tuple(s // x.itemsize for s in x.strides)
+        low = start + size * sum(s * (d - 1) for s, d in zip(strides, x.shape) if s < 0)
+        high = start + size * (1 + sum(s * (d - 1) for s, d in zip(strides, x.shape) if s > 0))
+        return low, high
+
+    sa, sb = span(a), span(b)
+    return sa is not None and sb is not None and sa[0] < sb[1] and sb[0] < sa[1]
+
+
 def contiguous(x):
     """`x` (from as_array or as_view) as a C-contiguous array or tensor."""
     if is_torch(x):

@@ -62,6 +62,15 @@ def view_layout(rank):
             "1], offset: ?>}")
 
 
+def destination_type(tensor):
+    """The memref type of a destination parameter (docs/CpuABI.md,
+    "Destinations") that takes views, for the tensor type `tensor`: the
+    same sizes, the strides and offset of view_layout."""
+    rank = tensor.count("x")
+    return ("memref<" + tensor[len("tensor<"):-1] + ", strided<[" + "?, " * (rank - 1) +
+            "1], offset: ?>>")
+
+
 def function(name, args, results, body, views=()):
     """func.func @name(args) -> results { body; return }: `args` are (name,
     type) pairs, `results` (value, type) pairs; the parameters named in
@@ -75,6 +84,6 @@ def function(name, args, results, body, views=()):
     values = ", ".join(v for v, _ in results)
     lines = [f"func.func @{name}({signature}) -> ({types}) {{"]
     lines += ["  " + line for line in body]
-    lines.append(f"  return {values} : {types}")
+    lines.append(f"  return {values} : {types}" if results else "  return")
     lines.append("}")
     return "\n".join(lines) + "\n"

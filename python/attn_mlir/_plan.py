@@ -20,6 +20,8 @@ from ._compile import compile_shaped
 
 # f64 computes in float64 throughout (torch.autograd.gradcheck's inputs).
 _FLOATS = ("f32", "f16", "bf16", "f64")
+# The parameter of a caller's output view the function writes (out=).
+DESTINATION = "out"
 
 
 def _dims(x, name):
@@ -59,6 +61,7 @@ class SdpaCall:
                            ("v", value, self.v4)):
             self.add_input(name, x, s, elem, "v.v.", view=True)
         self.attrs = []
+        self.destination = False
 
     def add_input(self, name, x, shape, elem, pattern="", view=False, bound=False):
         """Appends a function parameter `%name` bound to `x` (viewed as
@@ -74,6 +77,31 @@ class SdpaCall:
         self.originals.append(x)
         if bound:
             self.bound[name] = self.inputs[-1]
+
+    def set_destination(self, out, originals):
+        """Makes the call write its output into `out` (out=): a view of the
+        output's shape and element type, on the CPU, its last dimension
+        contiguous, overlapping none of `originals` (the query, key, value
+        and mask), passed as the destination parameter %out
+        (docs/CpuABI.md, "Destinations"): no result, no copy."""
+        want = self.qs[:-1] + (self.vs[-1],)
+        if _arrays.is_torch(out) != _arrays.is_torch(originals[0]):
+            raise TypeError(f"out must be a {type(originals[0]).__name__} like the query, "
+                            f"got a {type(out).__name__}")
+        if tuple(_arrays.shape(out)) != want:
+            raise ValueError(f"out has shape {list(_arrays.shape(out))}; the output's is "
+                             f"{list(want)}")
+        if _arrays.element(out) != self.elem:
+            raise TypeError(f"out is {_arrays.element(out)}; the output is {self.elem}")
+        if _arrays.device(out) != "cpu":
+            raise ValueError(f"out= writes CPU memory; out is on {_arrays.device(out)}")
+        check_destination(out, originals)
+        out_native = _arrays.reshape_view(_arrays.as_destination(out, "out"), self.out4, "out")
+        self.args.append((DESTINATION, self.out4, self.elem, _ir.varying_dims(self.out4, "v.v.")))
+        self.views.add(DESTINATION)
+        self.inputs.append(out_native)
+        self.originals.append(out)
+        self.destination = True
 
     def add_capture(self, name, array):
         """Appends parameter `%name` for an array a modifier captures. Its
@@ -146,8 +174,18 @@ class SdpaCall:
             result_types += f", {lse_type}"
         values = ", ".join(v for v, _ in results)
         body.append(self.sdpa_line(values, outs, result_types, types, regions))
-        return _ir.function("sdpa", [(name, types[name]) for name, *_ in self.args],
-                            results, body, self.views)
+        params = [(name, types[name]) for name, *_ in self.args]
+        views = self.views
+        if self.destination:
+            # The output stored in the caller's view: empty-tensor
+            # elimination makes the op write there directly.
+            dest_type = _ir.destination_type(types[DESTINATION])
+            params[-1] = (DESTINATION, dest_type)
+            views = views - {DESTINATION}
+            body.append(f"bufferization.materialize_in_destination %o in restrict writable "
+                        f"%{DESTINATION} : ({out_type}, {dest_type}) -> ()")
+            results = []
+        return _ir.function("sdpa", params, results, body, views)
 
     def grad_source(self, regions, dynamic):
         """The text of the backward: parameters the forward's, then its
@@ -182,6 +220,8 @@ class SdpaCall:
         source = (lambda r, d: self.source(r, d, lse=True)) if lse else self.source
         result = self._run(source, regions, target, dynamic, "lse" if lse else "forward")
         out_shape = self.qs[:-1] + (self.vs[-1],)
+        if self.destination:
+            return self.originals[-1]
         if not lse:
             return _arrays.reshape(result, out_shape)
         return (_arrays.reshape(result[0], out_shape),
@@ -197,6 +237,18 @@ class SdpaCall:
         dq, dk, dv = self._run(self.grad_source, regions, target, dynamic, "grad")
         return (_arrays.reshape(dq, self.qs), _arrays.reshape(dk, self.ks),
                 _arrays.reshape(dv, self.vs))
+
+
+def check_destination(out, originals):
+    """What out= needs of `out` beyond its type, shape and device (which a
+    remembered call's signature fixes): writable, and overlapping none of
+    `originals` (query, key, value, attn_mask)."""
+    if not _arrays.is_torch(out) and not out.flags.writeable:
+        raise ValueError("out is a read-only NumPy array")
+    for name, x in zip(("query", "key", "value", "attn_mask"), originals):
+        if x is not None and _arrays.may_overlap(out, x):
+            raise ValueError(f"out overlaps {name}: the call reads {name} while it "
+                             f"writes out")
 
 
 def draw_seed(like):

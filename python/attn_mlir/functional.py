@@ -14,7 +14,7 @@ from ._compile import checked_call, compile_shaped, remember_call
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False,
                                  window=None, alignment="top_left", softcap=None,
-                                 target="cpu", dynamic=None, seed=None):
+                                 target="cpu", dynamic=None, seed=None, out=None):
     """torch.nn.functional.scaled_dot_product_attention, compiled.
 
     query (..., Hq, L, E), key (..., Hkv, S, E), value (..., Hkv, S, Ev) ->
@@ -32,7 +32,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     generator (docs/Numerics.md), not torch's: with `seed=None` each call
     draws a fresh seed (from torch's generator for torch tensors, so
     torch.manual_seed makes runs repeat; NumPy's global one otherwise), an
-    int `seed` drops the same elements every call.
+    int `seed` drops the same elements every call. `out`: a view of the
+    output's shape and dtype (e.g. the [B, H, L, Ev] transpose of a
+    [B, L, H, Ev] tensor) that the call writes in place and returns, with
+    no copy; its last dimension contiguous, overlapping no input, on the
+    CPU, and not under autograd (as torch's out= arguments).
 
     Differentiable: with torch tensors that require grad (and grad mode
     on), the call is the custom op `torch.ops.attn_mlir.sdpa_forward`,
@@ -48,13 +52,25 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # A call like one checked before (dropout draws a seed per call: not
     # these) runs the function chosen then on its arguments' views.
     grad = _arrays.is_torch(query) and _autograd.wanted(query, key, value, attn_mask)
+    if out is not None:
+        if grad or (_arrays.is_torch(out) and out.requires_grad and
+                    _arrays._torch().is_grad_enabled()):
+            raise RuntimeError("scaled_dot_product_attention with out= does not support "
+                               "automatic differentiation (as torch's out= functions)")
+        if target != "cpu":
+            raise ValueError(f"out= writes CPU memory; target is {target!r}")
+    arrays = (query, key, value, attn_mask, out)
     signature = None
     if dropout_p == 0 and not grad:
-        signature = _signature((query, key, value, attn_mask), is_causal, scale,
-                               enable_gqa, window, alignment, softcap, target, dynamic)
+        signature = _signature(arrays, is_causal, scale, enable_gqa, window, alignment,
+                               softcap, target, dynamic)
         entry = checked_call(signature)
         if entry is not None:
-            return _run_checked(entry, (query, key, value, attn_mask))
+            if out is None:
+                return _run_checked(entry, arrays)
+            _plan.check_destination(out, arrays[:4])
+            _run_checked(entry, arrays)
+            return out
     regions, captures = _plan.softcap_region(softcap, attn_mask)
     if grad:
         # The seed is drawn here, once: the backward drops the same elements.
@@ -72,14 +88,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                     enable_gqa, window, alignment, seed=seed)
     for name, x in captures:
         call.add_scalar(name, x, "f32")
-    out = call.run(regions, target, dynamic)
+    if out is not None:
+        call.set_destination(out, (query, key, value, attn_mask))
+    result = call.run(regions, target, dynamic)
     # (A mask of more than 4 dimensions is a broadcast copy, not a view.)
     if signature is not None and (attn_mask is None or len(_arrays.shape(attn_mask)) <= 4):
         remember_call(signature, (call.function,
                                   [(name, shape, name in call.views, call.bound.get(name))
                                    for name, shape, *_ in call.args],
-                                  _arrays.shape(out)))
-    return out
+                                  _arrays.shape(result)))
+    return result
 
 
 def _transpose_heads(x):
@@ -390,10 +408,16 @@ def _run_checked(entry, arrays):
             inputs.append(bound)
             continue
         x = next(given)
+        if name == _plan.DESTINATION:
+            # Written in place: the caller's memory or an error, no copy.
+            inputs.append(_arrays.reshape_view(_arrays.as_destination(x, name), shape, name))
+            continue
         x = _arrays.as_view(x, name) if view else _arrays.as_array(x, name)
         inputs.append(x if x.shape == shape else _arrays.reshape(x, shape))
     like = _arrays.first_torch(arrays)
     out = function.run_arrays(inputs, like)
+    if isinstance(out, tuple) and not out:  # a destination took the output
+        return None
     return out if out.shape == out_shape else _arrays.reshape(out, out_shape)
 
 

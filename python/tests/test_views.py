@@ -102,3 +102,78 @@ def test_gradients_through_views():
         grads.append([x.grad.clone() for x in xs])
     for got, want in zip(*grads):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# out=: the output written in place into a caller's view.
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_out_view_is_written_in_place(dynamic):
+    generator = torch.Generator().manual_seed(4)
+    q = _heads_view(torch.randn(2, 29, 4, 32, generator=generator))
+    k, v = (_heads_view(torch.randn(2, 41, 2, 32, generator=generator)) for _ in range(2))
+    want = attn_mlir.scaled_dot_product_attention(q, k, v, enable_gqa=True, is_causal=True,
+                                                  dynamic=dynamic)
+    for _ in range(2):  # the first call compiles, the second is remembered
+        # [B, L, H, D] storage with a row of NaN on either side, written
+        # through its [B, H, L, D] view at an offset.
+        storage = torch.full((2, 31, 4, 32), float("nan"))
+        out = _heads_view(storage[:, 1:30])
+        got = attn_mlir.scaled_dot_product_attention(q, k, v, enable_gqa=True, is_causal=True,
+                                                     dynamic=dynamic, out=out)
+        assert got is out
+        np.testing.assert_array_equal(out.numpy(), want.numpy())
+        assert torch.isnan(storage[:, 0]).all() and torch.isnan(storage[:, 30]).all()
+
+
+def test_out_costs_no_copy_and_no_result():
+    generator = torch.Generator().manual_seed(5)
+    q, k, v = (_heads_view(torch.randn(1, 96, 4, 64, generator=generator)) for _ in range(3))
+    storage = torch.empty(1, 96, 4, 64)
+    call = lambda: attn_mlir.scaled_dot_product_attention(q, k, v, is_causal=True,  # noqa: E731
+                                                          out=_heads_view(storage))
+    call()
+    assert _copies(call) == []
+    # NumPy: nothing the size of the output is allocated.
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 256, 4, 64)).astype(np.float32)
+    qn = x.transpose(0, 2, 1, 3)
+    target = np.empty_like(x)
+    attn_mlir.scaled_dot_product_attention(qn, qn, qn, out=target.transpose(0, 2, 1, 3))
+    tracemalloc.start()
+    try:
+        attn_mlir.scaled_dot_product_attention(qn, qn, qn, out=target.transpose(0, 2, 1, 3))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < x.nbytes // 4, f"{peak} bytes allocated"
+    np.testing.assert_allclose(target.transpose(0, 2, 1, 3),
+                               attn_mlir.scaled_dot_product_attention(qn, qn, qn),
+                               rtol=0, atol=0)
+
+
+def test_out_errors():
+    q = torch.randn(1, 2, 8, 16)
+    sdpa = attn_mlir.scaled_dot_product_attention
+    with pytest.raises(ValueError, match=r"out has shape \[1, 2, 8, 8\]; the output's is "
+                                         r"\[1, 2, 8, 16\]"):
+        sdpa(q, q, q, out=torch.empty(1, 2, 8, 8))
+    with pytest.raises(TypeError, match="out is f64; the output is f32"):
+        sdpa(q, q, q, out=torch.empty(1, 2, 8, 16, dtype=torch.float64))
+    with pytest.raises(TypeError, match="out must be a Tensor like the query"):
+        sdpa(q, q, q, out=np.empty((1, 2, 8, 16), np.float32))
+    with pytest.raises(ValueError, match=r"last dimension contiguous \(stride 1\), got "
+                                         r"strides \[256, 128, 1, 8\]"):
+        sdpa(q, q, q, out=torch.empty(1, 2, 16, 8).transpose(-1, -2))
+    with pytest.raises(ValueError, match="out overlaps query"):
+        sdpa(q, q.clone(), q.clone(), out=q)
+    with pytest.raises(ValueError, match="out overlaps value"):
+        buffer = torch.randn(1, 2, 8, 32)
+        sdpa(q, q, buffer[..., 16:], out=buffer[..., :16])
+    x = torch.randn(1, 2, 8, 16, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out= does not support automatic differentiation"):
+        sdpa(x, x, x, out=torch.empty(1, 2, 8, 16))
+    with pytest.raises(ValueError, match="read-only NumPy array"):
+        a = np.zeros((1, 2, 8, 16), np.float32)
+        frozen = np.zeros((1, 2, 8, 16), np.float32)
+        frozen.flags.writeable = False
+        sdpa(a, a, a, out=frozen)

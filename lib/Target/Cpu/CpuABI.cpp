@@ -180,6 +180,19 @@ FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
                   "?, 1], offset: ?> of the tensor's rank (at least 1)";
       param->rowStrided = true;
     }
+    if (auto memref = dyn_cast<MemRefType>(type)) {
+      // A destination: dense, or a view like the inputs'.
+      param->isDestination = true;
+      param->rowStrided = !memref.getLayout().isIdentity();
+      if (param->rowStrided &&
+          !isRowStridedLayout(memref.getLayout(), param->getRank()))
+        return func.emitError()
+               << "argument #" << i << " (" << type
+               << ") is a destination with a layout the C ABI cannot pass; "
+                  "it takes dense row-major buffers, or views whose "
+                  "innermost dimension is contiguous: strided<[?, ..., ?, "
+                  "1], offset: ?> of the memref's rank (at least 1)";
+    }
     abi.params.push_back(*param);
   }
   abi.numInputs = abi.params.size();
@@ -560,6 +573,9 @@ static void emitFunction(const FunctionAbi &abi, llvm::raw_ostream &os,
   for (auto [i, param] : llvm::enumerate(abi.params))
     os << " *   " << getParamName(abi, i) << ": " << describe(param)
        << (param.isOutput ? "  (written by the call)" : "")
+       << (param.isDestination ? "  (a destination: written by the call, "
+                                 "overlapping no other buffer)"
+                               : "")
        << (param.rowStrided ? "  (any strides and offset; the last stride 1)"
                             : "")
        << "\n";
@@ -590,8 +606,8 @@ static void emitFunction(const FunctionAbi &abi, llvm::raw_ostream &os,
       os << getCElementType(param.element) << " " << name;
       continue;
     }
-    os << (param.isOutput ? "" : "const ") << getCElementType(param.element)
-       << " *" << name;
+    os << (param.isOutput || param.isDestination ? "" : "const ")
+       << getCElementType(param.element) << " *" << name;
     if (!param.hasStaticShape())
       os << ", const int64_t *" << name << "_sizes";
   }

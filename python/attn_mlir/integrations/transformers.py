@@ -110,11 +110,18 @@ def attention_forward(module, query, key, value, attention_mask, dropout=0.0, sc
         attention_mask = create_position_bias_mask(position_bias, attention_mask, causal,
                                                    query, key)
         causal = False
-    out = scaled_dot_product_attention(
-        query, key, value, attn_mask=attention_mask, dropout_p=dropout, is_causal=causal,
-        scale=scaling, enable_gqa=query.shape[1] != key.shape[1], window=window,
-        softcap=softcap)
-    return out.transpose(1, 2).contiguous(), None
+    options = dict(attn_mask=attention_mask, dropout_p=dropout, is_causal=causal,
+                   scale=scaling, enable_gqa=query.shape[1] != key.shape[1], window=window,
+                   softcap=softcap)
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value)):
+        out = scaled_dot_product_attention(query, key, value, **options)
+        return out.transpose(1, 2).contiguous(), None
+    # Without autograd the kernel writes the [B, L, Hq, Dv] result the
+    # model wants through its [B, Hq, L, Dv] view: no transpose copy.
+    B, Hq, L = query.shape[:3]
+    out = torch.empty(B, L, Hq, value.shape[-1], dtype=query.dtype)
+    scaled_dot_product_attention(query, key, value, out=out.transpose(1, 2), **options)
+    return out, None
 
 
 def register():

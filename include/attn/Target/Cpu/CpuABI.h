@@ -36,11 +36,17 @@ struct AbiParam {
   bool isBuffer = true;
   /// Whether the callee writes it (a result turned out parameter).
   bool isOutput = false;
+  /// Whether it is an input the callee may write: a memref argument, a
+  /// destination the caller lends (the function stores a result in it with
+  /// bufferization.materialize_in_destination; docs/CpuABI.md,
+  /// "Destinations"). It must overlap no other buffer of the call.
+  bool isDestination = false;
   /// Whether the buffer may be a strided view: its innermost dimension
   /// contiguous (stride 1), every other stride and the offset whatever
   /// the caller passes. An input whose tensor carries
-  /// `bufferization.buffer_layout = strided<[?, ..., ?, 1], offset: ?>`;
-  /// every other buffer is dense row-major.
+  /// `bufferization.buffer_layout = strided<[?, ..., ?, 1], offset: ?>`,
+  /// or a destination of that layout; every other buffer is dense
+  /// row-major.
   bool rowStrided = false;
 
   /// The number of dimensions (0 for scalars and rank-0 buffers).

@@ -303,6 +303,49 @@ int main(void) {
     free(qt), free(kt), free(vt);
     free(q), free(k), free(v), free(o), free(want);
   }
+  /* A destination: the output written through the [B, H, L, D] view of a
+   * [B, L, H, D] buffer, one row of it in (an offset); the rows around the
+   * view stay as they were. A view whose last dimension is not contiguous
+   * is refused. */
+  {
+    float *q = random_buffer(2 * 4 * 5 * 8), *k = random_buffer(2 * 2 * 7 * 8),
+          *v = random_buffer(2 * 2 * 7 * 8),
+          *blhd = poisoned_buffer(2 * 5 * 4 * 8 + 64),
+          *o = malloc(2 * 4 * 5 * 8 * sizeof(float));
+    attn_memref_f32_4d dq = dense(q, 2, 4, 5, 8), dk = dense(k, 2, 2, 7, 8),
+                       dv = dense(v, 2, 2, 7, 8),
+                       dout = {blhd,
+                               blhd,
+                               32,
+                               {2, 4, 5, 8},
+                               {5 * 4 * 8, 8, 4 * 8, 1}};
+    int32_t status = _mlir_ciface_destination(&dq, &dk, &dv, &dout);
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t h = 0; h < 4; ++h)
+        for (int64_t l = 0; l < 5; ++l)
+          for (int64_t d = 0; d < 8; ++d)
+            o[((b * 4 + h) * 5 + l) * 8 + d] =
+                blhd[32 + ((b * 5 + l) * 4 + h) * 8 + d];
+    double *want = reference(q, k, v, 2, 4, 2, 5, 7, 8, 8, /*causal=*/1);
+    failures += check("destination", o, want, 2 * 4 * 5 * 8);
+    failures += status != 0;
+    int around = 1;
+    for (int64_t i = 0; i < 32; ++i)
+      around &= isnan(blhd[i]) && isnan(blhd[32 + 2 * 5 * 4 * 8 + i]);
+    printf("destination: around the view %s\n",
+           around ? "untouched" : "WRITTEN");
+    failures += !around;
+    attn_memref_f32_4d columns = dout;
+    columns.strides[3] = 2;
+    int64_t info[5];
+    status = _mlir_ciface_destination(&dq, &dk, &dv, &columns);
+    int error = attn_abi_error(info);
+    printf("refused destination: status %d error %d argument %lld dimension "
+           "%lld kind %lld expected %lld actual %lld\n",
+           status, error, (long long)info[0], (long long)info[1],
+           (long long)info[2], (long long)info[3], (long long)info[4]);
+    free(q), free(k), free(v), free(blhd), free(o), free(want);
+  }
   /* The host's thread pool: the static function's loop runs through it
    * (every iteration once, any order); a declining pool or none at all
    * leaves the loop to the library's OpenMP runtime. Same results. */

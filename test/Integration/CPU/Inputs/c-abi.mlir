@@ -46,3 +46,17 @@ func.func @views(
      : tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32> -> tensor<2x4x5x8xf32>
   return %o : tensor<2x4x5x8xf32>
 }
+
+// The output written into a destination the caller lends: a [B, H, L, D]
+// view of a [B, L, H, D] buffer (docs/CpuABI.md, "Destinations"); no
+// result, no copy.
+func.func @destination(%q: tensor<2x4x5x8xf32>, %k: tensor<2x2x7x8xf32>,
+                       %v: tensor<2x2x7x8xf32>,
+                       %out: memref<2x4x5x8xf32, strided<[?, ?, ?, 1], offset: ?>>) {
+  %e = tensor.empty() : tensor<2x4x5x8xf32>
+  %o = attn.sdpa %q, %k, %v outs(%e) causal
+     : tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x8xf32> -> tensor<2x4x5x8xf32>
+  bufferization.materialize_in_destination %o in restrict writable %out
+     : (tensor<2x4x5x8xf32>, memref<2x4x5x8xf32, strided<[?, ?, ?, 1], offset: ?>>) -> ()
+  return
+}
