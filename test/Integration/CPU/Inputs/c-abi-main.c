@@ -98,6 +98,17 @@ static attn_memref_f32_4d dense(float *p, int64_t a, int64_t b, int64_t c,
   return m;
 }
 
+/* Prints what attn_abi_error says of a refused call, as "refused <what>:
+ * status, error, argument, dimension, kind, expected, actual". */
+static void print_refusal(const char *what, int32_t status) {
+  int64_t info[5];
+  int error = attn_abi_error(info);
+  printf("refused %s: status %d error %d argument %lld dimension %lld kind "
+         "%lld expected %lld actual %lld\n",
+         what, status, error, (long long)info[0], (long long)info[1],
+         (long long)info[2], (long long)info[3], (long long)info[4]);
+}
+
 /* A parallel-for of the host's own (attn_set_parallel_for): runs the
  * iterations in chunks of two, last chunk first, on this thread, and counts
  * them; `decline` makes it refuse every loop instead. */
@@ -157,28 +168,18 @@ int main(void) {
     float *canary = poisoned_buffer(2 * 4 * 5 * 8);
     attn_memref_f32_4d small = dense(canary, 2, 4, 3, 8);
     status = _mlir_ciface_static_gqa_causal(&dq, &dk, &dv, &small);
-    int error = attn_abi_error(info);
-    printf("refused size: status %d error %d argument %lld dimension %lld kind "
-           "%lld "
-           "expected %lld actual %lld\n",
-           status, error, (long long)info[0], (long long)info[1],
-           (long long)info[2], (long long)info[3], (long long)info[4]);
+    print_refusal("size", status);
     printf("refused size: output %s\n",
            isnan(canary[0]) ? "untouched" : "WRITTEN");
     printf("after the query: %d\n", attn_abi_error(NULL));
     attn_memref_f32_4d transposed = dk;
     transposed.strides[2] = 1, transposed.strides[3] = 7;
     status = _mlir_ciface_static_gqa_causal(&dq, &transposed, &dv, &dout);
-    error = attn_abi_error(info);
-    printf("refused stride: status %d error %d argument %lld dimension %lld "
-           "kind %lld "
-           "expected %lld actual %lld\n",
-           status, error, (long long)info[0], (long long)info[1],
-           (long long)info[2], (long long)info[3], (long long)info[4]);
+    print_refusal("stride", status);
     attn_memref_f32_4d null = dv;
     null.allocated = null.aligned = NULL;
     status = _mlir_ciface_static_gqa_causal(&dq, &dk, &null, &dout);
-    error = attn_abi_error(info);
+    int error = attn_abi_error(info);
     printf("refused null: status %d error %d argument %lld kind %lld\n", status,
            error, (long long)info[0], (long long)info[2]);
     free(canary);
@@ -206,21 +207,12 @@ int main(void) {
      * output of eight rows for nine queries. Refused before anything is
      * read (the value buffer holds six keys) or written. */
     const int64_t fewer_values[4] = {3, 2, 5, 4}, fewer_rows[4] = {3, 2, 8, 4};
-    int64_t info[5] = {0, 0, 0, 0, 0};
     float *canary = poisoned_buffer(3 * 2 * 9 * 4);
     memcpy(o, canary, sizeof(float) * 3 * 2 * 9 * 4);
     int status = attn_dynamic(q, qs, k, ks, v, fewer_values, o, os);
-    int error = attn_abi_error(info);
-    printf("refused unequal: status %d error %d argument %lld dimension %lld "
-           "kind %lld expected %lld actual %lld\n",
-           status, error, (long long)info[0], (long long)info[1],
-           (long long)info[2], (long long)info[3], (long long)info[4]);
+    print_refusal("unequal", status);
     status = attn_dynamic(q, qs, k, ks, v, vs, o, fewer_rows);
-    error = attn_abi_error(info);
-    printf("refused output: status %d error %d argument %lld dimension %lld "
-           "kind %lld expected %lld actual %lld\n",
-           status, error, (long long)info[0], (long long)info[1],
-           (long long)info[2], (long long)info[3], (long long)info[4]);
+    print_refusal("output", status);
     printf("refused unequal: output %s\n",
            memcmp(o, canary, sizeof(float) * 3 * 2 * 9 * 4) ? "written"
                                                             : "untouched");
@@ -293,13 +285,8 @@ int main(void) {
     failures += status != 0;
     attn_memref_f32_4d columns = dv;
     columns.strides[3] = 2;
-    int64_t info[5];
     status = _mlir_ciface_views(&dq, &dk, &columns, &dout);
-    int error = attn_abi_error(info);
-    printf("refused view: status %d error %d argument %lld dimension %lld kind "
-           "%lld expected %lld actual %lld\n",
-           status, error, (long long)info[0], (long long)info[1],
-           (long long)info[2], (long long)info[3], (long long)info[4]);
+    print_refusal("view", status);
     free(qt), free(kt), free(vt);
     free(q), free(k), free(v), free(o), free(want);
   }
@@ -337,13 +324,8 @@ int main(void) {
     failures += !around;
     attn_memref_f32_4d columns = dout;
     columns.strides[3] = 2;
-    int64_t info[5];
     status = _mlir_ciface_destination(&dq, &dk, &dv, &columns);
-    int error = attn_abi_error(info);
-    printf("refused destination: status %d error %d argument %lld dimension "
-           "%lld kind %lld expected %lld actual %lld\n",
-           status, error, (long long)info[0], (long long)info[1],
-           (long long)info[2], (long long)info[3], (long long)info[4]);
+    print_refusal("destination", status);
     free(q), free(k), free(v), free(blhd), free(o), free(want);
   }
   /* The host's thread pool: the static function's loop runs through it
