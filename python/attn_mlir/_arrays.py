@@ -149,27 +149,29 @@ def reshape_view(x, new_shape, name):
 
 
 def may_overlap(a, b):
-    """Whether the memory of arrays or tensors `a` and `b` may overlap
-    (the bounds of what each spans; a cheap check, conservative)."""
-    def span(x):
-        if is_torch(x):
-            if x.numel() == 0:
-                return None
-            start = x.data_ptr()
-            size = x.element_size()
-            strides = x.stride()
-        else:
-            x = np.asarray(x)
-            if x.size == 0:
-                return None
-            start = x.__array_interface__["data"][0]
-            size = x.itemsize
-            strides = tuple(s // x.itemsize for s in x.strides)
-        low = start + size * sum(s * (d - 1) for s, d in zip(strides, x.shape) if s < 0)
-        high = start + size * (1 + sum(s * (d - 1) for s, d in zip(strides, x.shape) if s > 0))
+    """Whether the memory of arrays or tensors `a` and `b` may overlap: for
+    tensors of different storages never (one call each, the common case),
+    else whether the bounds of what each spans meet (conservative)."""
+    if is_torch(a) and is_torch(b):
+        if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+            return False
+        return _span_overlap(*(
+            (x.data_ptr(), x.element_size(), x.stride(), x.shape) for x in (a, b)))
+    if not is_torch(a) and not is_torch(b):
+        return bool(np.may_share_memory(a, b))
+    return False  # a NumPy array and a torch tensor of their own memory
+
+
+def _span_overlap(first, second):
+    """Whether two (address, element size, strides, shape) spans meet."""
+    def bounds(start, size, strides, shape):
+        if any(d == 0 for d in shape):
+            return None
+        low = start + size * sum(s * (d - 1) for s, d in zip(strides, shape) if s < 0)
+        high = start + size * (1 + sum(s * (d - 1) for s, d in zip(strides, shape) if s > 0))
         return low, high
 
-    sa, sb = span(a), span(b)
+    sa, sb = bounds(*first), bounds(*second)
     return sa is not None and sb is not None and sa[0] < sb[1] and sb[0] < sa[1]
 
 
