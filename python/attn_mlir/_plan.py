@@ -78,15 +78,17 @@ class SdpaCall:
         if bound:
             self.bound[name] = self.inputs[-1]
 
-    def set_destination(self, out, originals):
+    def set_destination(self, out, read):
         """Makes the call write its output into `out` (out=): a view of the
         output's shape and element type, on the CPU, its last dimension
-        contiguous, overlapping none of `originals` (the query, key, value
-        and mask), passed as the destination parameter %out
-        (docs/CpuABI.md, "Destinations"): no result, no copy."""
+        contiguous, overlapping none of the arrays the call reads, `read`
+        as [(name, array or None)] with the query first, passed as the
+        destination parameter %out (docs/CpuABI.md, "Destinations"): no
+        result, no copy. Call it after every other parameter is added."""
         want = self.qs[:-1] + (self.vs[-1],)
-        if _arrays.is_torch(out) != _arrays.is_torch(originals[0]):
-            raise TypeError(f"out must be a {type(originals[0]).__name__} like the query, "
+        query = read[0][1]
+        if _arrays.is_torch(out) != _arrays.is_torch(query):
+            raise TypeError(f"out must be a {type(query).__name__} like the query, "
                             f"got a {type(out).__name__}")
         if tuple(_arrays.shape(out)) != want:
             raise ValueError(f"out has shape {list(_arrays.shape(out))}; the output's is "
@@ -95,7 +97,7 @@ class SdpaCall:
             raise TypeError(f"out is {_arrays.element(out)}; the output is {self.elem}")
         if _arrays.device(out) != "cpu":
             raise ValueError(f"out= writes CPU memory; out is on {_arrays.device(out)}")
-        check_destination(out, originals)
+        check_destination(out, read)
         out_native = _arrays.reshape_view(_arrays.as_destination(out, "out"), self.out4, "out")
         self.args.append((DESTINATION, self.out4, self.elem, _ir.varying_dims(self.out4, "v.v.")))
         self.views.add(DESTINATION)
@@ -239,13 +241,24 @@ class SdpaCall:
                 _arrays.reshape(dv, self.vs))
 
 
-def check_destination(out, originals):
+def check_out_options(out, grad, target):
+    """Whether out= goes with the rest of the call: no autograd (as torch's
+    out= functions), the CPU target."""
+    if grad or (_arrays.is_torch(out) and out.requires_grad and
+                _arrays._torch().is_grad_enabled()):
+        raise RuntimeError("out= does not support automatic differentiation (as torch's "
+                           "out= functions)")
+    if target != "cpu":
+        raise ValueError(f"out= writes CPU memory; target is {target!r}")
+
+
+def check_destination(out, read):
     """What out= needs of `out` beyond its type, shape and device (which a
     remembered call's signature fixes): writable, and overlapping none of
-    `originals` (query, key, value, attn_mask)."""
+    the arrays the call reads, `read` as [(name, array or None)]."""
     if not _arrays.is_torch(out) and not out.flags.writeable:
         raise ValueError("out is a read-only NumPy array")
-    for name, x in zip(("query", "key", "value", "attn_mask"), originals):
+    for name, x in read:
         if x is not None and _arrays.may_overlap(out, x):
             raise ValueError(f"out overlaps {name}: the call reads {name} while it "
                              f"writes out")

@@ -21,7 +21,7 @@ from ._trace import (_INDEX_ARGS, TraceError, Value, _Tracer, cos, erf, exp, exp
 
 
 def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
-                   enable_gqa=False, target="cpu", dynamic=None):
+                   enable_gqa=False, target="cpu", dynamic=None, out=None):
     """FlexAttention with the modifiers traced into the compiled kernel.
 
     query (B, Hq, L, E), key (B, Hkv, S, E), value (B, Hkv, S, Ev).
@@ -32,8 +32,12 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
     (a decode step's mask that grows by one key per token compiles twice,
     not once per length). Differentiable like scaled_dot_product_attention, through
     score_mod by the chain rule; tensors the modifiers capture get no
-    gradient.
+    gradient. `out`: as scaled_dot_product_attention's (written in place,
+    not under autograd; it must overlap no captured array either).
     """
+    grad = _arrays.is_torch(query) and _autograd.wanted(query, key, value, None)
+    if out is not None:
+        _plan.check_out_options(out, grad, target)
     call = _plan.prepare(query, key, value, None, 0.0, False, scale, enable_gqa, None,
                          "top_left", require_rank4=True)
     tracer = _Tracer()
@@ -42,7 +46,7 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
         regions += " score_mod " + tracer.trace(score_mod, "s", [("score", "f32")] + _INDEX_ARGS, "f32")
     if mask_mod is not None:
         regions += " mask_mod " + tracer.trace(mask_mod, "m", _INDEX_ARGS, "i1")
-    if _arrays.is_torch(query) and _autograd.wanted(query, key, value, None):
+    if grad:
         torch = _arrays._torch()
         names = [name for name, _ in tracer.captures]
         arrays = [array if _arrays.is_torch(array) else torch.as_tensor(array)
@@ -54,4 +58,8 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
         return out
     for name, array in tracer.captures:
         call.add_capture(name, array)
+    if out is not None:
+        call.set_destination(out, [("query", query), ("key", key), ("value", value)] +
+                             [(f"the captured array {name}", array)
+                              for name, array in tracer.captures])
     return call.run(regions, target, dynamic)

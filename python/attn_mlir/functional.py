@@ -53,12 +53,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # these) runs the function chosen then on its arguments' views.
     grad = _arrays.is_torch(query) and _autograd.wanted(query, key, value, attn_mask)
     if out is not None:
-        if grad or (_arrays.is_torch(out) and out.requires_grad and
-                    _arrays._torch().is_grad_enabled()):
-            raise RuntimeError("scaled_dot_product_attention with out= does not support "
-                               "automatic differentiation (as torch's out= functions)")
-        if target != "cpu":
-            raise ValueError(f"out= writes CPU memory; target is {target!r}")
+        _plan.check_out_options(out, grad, target)
     arrays = (query, key, value, attn_mask, out)
     signature = None
     if dropout_p == 0 and not grad:
@@ -68,7 +63,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if entry is not None:
             if out is None:
                 return _run_checked(entry, arrays)
-            _plan.check_destination(out, arrays[:4])
+            _plan.check_destination(out, _read(arrays))
             _run_checked(entry, arrays)
             return out
     regions, captures = _plan.softcap_region(softcap, attn_mask)
@@ -89,7 +84,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     for name, x in captures:
         call.add_scalar(name, x, "f32")
     if out is not None:
-        call.set_destination(out, (query, key, value, attn_mask))
+        call.set_destination(out, _read(arrays))
     result = call.run(regions, target, dynamic)
     # (A mask of more than 4 dimensions is a broadcast copy, not a view.)
     if signature is not None and (attn_mask is None or len(_arrays.shape(attn_mask)) <= 4):
@@ -386,6 +381,11 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
         ("q", q), ("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q),
         ("cu_seqlens_k", cu_seqlens_k))]
     return function.run_arrays(inputs, q if _arrays.is_torch(q) else None)
+
+
+def _read(arrays):
+    """The arrays scaled_dot_product_attention reads, by name (out=)."""
+    return list(zip(("query", "key", "value", "attn_mask"), arrays))
 
 
 def _signature(arrays, *options):

@@ -177,3 +177,26 @@ def test_out_errors():
         frozen = np.zeros((1, 2, 8, 16), np.float32)
         frozen.flags.writeable = False
         sdpa(a, a, a, out=frozen)
+
+
+def test_flex_attention_out_view():
+    generator = torch.Generator().manual_seed(7)
+    q, k, v = (_heads_view(torch.randn(1, 33, 2, 16, generator=generator)) for _ in range(3))
+    bias = torch.randn(33, generator=generator)
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return score + bias[kv_idx]
+
+    want = attn_mlir.flex_attention(q, k, v, score_mod=score_mod)
+    storage = torch.full((1, 33, 2, 16), float("nan"))
+    got = attn_mlir.flex_attention(q, k, v, score_mod=score_mod, out=_heads_view(storage))
+    assert got.data_ptr() == storage.data_ptr()
+    np.testing.assert_array_equal(storage.transpose(1, 2).numpy(), want.numpy())
+    # A captured array is read while out is written: it may not overlap.
+    shared = torch.zeros(1, 2, 33, 16)
+    with pytest.raises(ValueError, match="out overlaps the captured array cap0"):
+        attn_mlir.flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s + shared[b, h, i, 0],
+                                 out=shared)
+    x = torch.randn(1, 2, 33, 16, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out= does not support automatic differentiation"):
+        attn_mlir.flex_attention(x, x, x, out=torch.empty(1, 2, 33, 16))
