@@ -4,8 +4,6 @@
 #
 # ===----------------------------------------------------------------------=== #
 
-import math
-
 import numpy as np
 
 from . import _arrays, _autograd, _ir, _linear, _plan
