@@ -5,11 +5,27 @@
 # ===----------------------------------------------------------------------=== #
 
 
+def _shape_text(shape, dynamic):
+    return "".join("?x" if i in dynamic else f"{d}x" for i, d in enumerate(shape))
+
+
+def _view_strides(rank):
+    """The strides and offset of a view (docs/CpuABI.md's row-strided
+    buffers): every stride and the offset the caller's, the last 1."""
+    return "strided<[" + "?, " * (rank - 1) + "1], offset: ?>"
+
+
 def tensor_type(shape, elem, dynamic=()):
     """tensor<shape x elem>, the dimensions whose indices are in `dynamic`
     written as ? (sizes a shape-generic function takes at run time)."""
-    return "tensor<" + "".join("?x" if i in dynamic else f"{d}x"
-                               for i, d in enumerate(shape)) + f"{elem}>"
+    return f"tensor<{_shape_text(shape, dynamic)}{elem}>"
+
+
+def destination_type(shape, elem, dynamic=()):
+    """The memref type of a destination parameter (docs/CpuABI.md,
+    "Destinations") that takes views: the sizes as tensor_type's, the
+    strides and offset of view_layout."""
+    return f"memref<{_shape_text(shape, dynamic)}{elem}, {_view_strides(len(shape))}>"
 
 
 def varying_dims(shape, pattern):
@@ -58,17 +74,7 @@ def float_literal(x):
 # buffers, docs/CpuABI.md): every stride and the offset the caller's, the
 # last dimension contiguous.
 def view_layout(rank):
-    return ("{bufferization.buffer_layout = strided<[" + "?, " * (rank - 1) +
-            "1], offset: ?>}")
-
-
-def destination_type(tensor):
-    """The memref type of a destination parameter (docs/CpuABI.md,
-    "Destinations") that takes views, for the tensor type `tensor`: the
-    same sizes, the strides and offset of view_layout."""
-    rank = tensor.count("x")
-    return ("memref<" + tensor[len("tensor<"):-1] + ", strided<[" + "?, " * (rank - 1) +
-            "1], offset: ?>>")
+    return "{bufferization.buffer_layout = " + _view_strides(rank) + "}"
 
 
 def function(name, args, results, body, views=()):

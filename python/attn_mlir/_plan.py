@@ -50,6 +50,8 @@ class SdpaCall:
         self.k4 = (batch, hkv, ks[-2], ks[-1])
         self.v4 = (batch, hkv, vs[-2], vs[-1])
         self.out4 = (batch, hq, qs[-2], vs[-1])
+        # The output as the caller sees it: the query's leading dimensions.
+        self.out_shape = qs[:-1] + (vs[-1],)
         self.args, self.inputs, self.originals = [], [], []
         # Parameters whose values the call's options fix (a run-time scale,
         # softcap's constants), not the caller's arrays: name -> input.
@@ -85,14 +87,13 @@ class SdpaCall:
         as [(name, array or None)] with the query first, passed as the
         destination parameter %out (docs/CpuABI.md, "Destinations"): no
         result, no copy. Call it after every other parameter is added."""
-        want = self.qs[:-1] + (self.vs[-1],)
         query = read[0][1]
         if _arrays.is_torch(out) != _arrays.is_torch(query):
             raise TypeError(f"out must be a {type(query).__name__} like the query, "
                             f"got a {type(out).__name__}")
-        if tuple(_arrays.shape(out)) != want:
+        if tuple(_arrays.shape(out)) != self.out_shape:
             raise ValueError(f"out has shape {list(_arrays.shape(out))}; the output's is "
-                             f"{list(want)}")
+                             f"{list(self.out_shape)}")
         if _arrays.element(out) != self.elem:
             raise TypeError(f"out is {_arrays.element(out)}; the output is {self.elem}")
         if _arrays.device(out) != "cpu":
@@ -181,7 +182,8 @@ class SdpaCall:
         if self.destination:
             # The output stored in the caller's view: empty-tensor
             # elimination makes the op write there directly.
-            dest_type = _ir.destination_type(types[DESTINATION])
+            _, shape, elem, varying = self.args[-1]  # set_destination's, added last
+            dest_type = _ir.destination_type(shape, elem, varying if dynamic else ())
             params[-1] = (DESTINATION, dest_type)
             views = views - {DESTINATION}
             body.append(f"bufferization.materialize_in_destination %o in restrict writable "
@@ -221,12 +223,11 @@ class SdpaCall:
         leading dimensions."""
         source = (lambda r, d: self.source(r, d, lse=True)) if lse else self.source
         result = self._run(source, regions, target, dynamic, "lse" if lse else "forward")
-        out_shape = self.qs[:-1] + (self.vs[-1],)
         if self.destination:
             return self.originals[-1]
         if not lse:
-            return _arrays.reshape(result, out_shape)
-        return (_arrays.reshape(result[0], out_shape),
+            return _arrays.reshape(result, self.out_shape)
+        return (_arrays.reshape(result[0], self.out_shape),
                 _arrays.reshape(result[1], self.qs[:-1]))
 
     def run_grad(self, out, out_grad, lse, regions, target, dynamic=None):
@@ -356,7 +357,7 @@ def prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gq
         # The seed is an argument, not an attribute: a new one each call
         # needs no new compile.
         seed = draw_seed(query) if seed is None else int(seed)
-        call.add_input("ds", np.array(seed, np.int64), (), "i64")
+        call.add_scalar("ds", seed, "i64")
     return call
 
 

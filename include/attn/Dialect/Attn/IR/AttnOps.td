@@ -91,9 +91,9 @@ defvar Attn_ScoreModifierDoc = [{
 
     1. `s = scale * dot(q[b, h, i, :], k[b, h / (Hq / Hkv), j, :])`, where
        `scale` is the `scale` attribute, or the value of the
-       `scale_value(%s : tensor<f32>)` operand (or `f64`) when one is given (a scale
-       that differs between layers or calls without recompiling), and
-       defaults to `1 / sqrt(D)`.
+       `scale_value(%s : tensor<f32>)` operand (or `tensor<f64>`) when one
+       is given (a scale that differs between layers or calls without
+       recompiling), and defaults to `1 / sqrt(D)`.
     2. An additive float `mask` is added: `s += mask[b, h, i, j]`.
     3. The `score_mod` region, if present, maps `s` to a new score. It receives
        `(s : f32, b, h, i, j : index)` and yields an `f32`.
