@@ -104,23 +104,73 @@ def _transpose_heads(x):
     return np.ascontiguousarray(np.swapaxes(x, 1, 2))
 
 
-def _append_rows(cache, rows, block_table, positions, layout):
-    """Writes rows [B, T, Hkv, D] into the paged `cache` in place at
-    positions[b] + t through `block_table` (attn.append_pages' semantics:
-    rows outside the table or the cache are skipped)."""
-    def host(x):
-        return np.asarray(x.cpu() if _arrays.is_torch(x) else x).astype(np.int64)
+def _host_ints(x):
+    """An integer array of paged_attention (block_table, cache_seqlens) as
+    a NumPy int64 array on the host."""
+    return np.asarray(x.cpu() if _arrays.is_torch(x) else x).astype(np.int64)
 
-    num_pages = cache.shape[0]
+
+def _check_serving(cache, block_table, cache_seqlens, appended, layout):
+    """paged_attention's checks of what its integer arrays say against each
+    other, before anything is written: every sequence's keys (its
+    cache_seqlens plus the `appended` rows) fit in its row of the block
+    table, the pages holding them are pages of the cache, and no page is
+    written by two sequences. An error names the sequence and the numbers
+    (FlashAttention's flash_attn_with_kvcache refuses the same calls).
+    Returns (table, lengths before the append) as host int64 arrays."""
+    table, lens = _host_ints(block_table), _host_ints(cache_seqlens)
+    num_pages = _arrays.shape(cache)[0]
+    page_size = _arrays.shape(cache)[1 if layout == "nhd" else 2]
+    max_pages = table.shape[1]
+    negative = np.flatnonzero(lens < 0)
+    if negative.size:
+        b = negative[0]
+        raise ValueError(f"cache_seqlens[{b}] is {lens[b]}: a sequence's length must be >= 0")
+    total = lens + appended
+    over = np.flatnonzero(total > max_pages * page_size)
+    if over.size:
+        b = over[0]
+        with_rows = f" + {appended} appended rows = {total[b]}" if appended else ""
+        raise ValueError(
+            f"sequence {b} has {lens[b]} keys in the cache{with_rows}, more than its "
+            f"block_table row holds ({max_pages} pages of {page_size} = "
+            f"{max_pages * page_size} keys)")
+    # The pages each sequence's keys are in; other entries are never read.
+    used = np.arange(max_pages)[None, :] < -(-total[:, None] // page_size)
+    outside = used & ((table < 0) | (table >= num_pages))
+    if outside.any():
+        b, j = (int(i[0]) for i in np.nonzero(outside))
+        raise ValueError(f"block_table[{b}, {j}] is {table[b, j]}, holding keys of sequence "
+                         f"{b}, but the cache has {num_pages} pages (0 to {num_pages - 1})")
+    if appended and len(lens) > 1:
+        # Pages the append writes: those of positions lens[b] .. total[b] - 1.
+        first, last = lens // page_size, (total - 1) // page_size
+        written = (np.arange(max_pages)[None, :] >= first[:, None]) & (
+            np.arange(max_pages)[None, :] <= last[:, None])
+        sequence, column = np.nonzero(written)
+        pages = table[sequence, column]
+        order = np.argsort(pages, kind="stable")
+        pages, sequence = pages[order], sequence[order]
+        shared = np.flatnonzero((pages[1:] == pages[:-1]) & (sequence[1:] != sequence[:-1]))
+        if shared.size:
+            i = shared[0]
+            raise ValueError(f"sequences {sequence[i]} and {sequence[i + 1]} both append "
+                             f"rows into page {pages[i]}: sequences must not share the "
+                             "pages they write")
+    return table, lens
+
+
+def _append_rows(cache, rows, table, positions, layout):
+    """Writes rows [B, T, Hkv, D] into the paged `cache` in place at
+    positions[b] + t through `table` (host int64 arrays that
+    _check_serving passed: every row has its place)."""
     page_size = cache.shape[1] if layout == "nhd" else cache.shape[2]
-    table, start = host(block_table), host(positions)
     B, T = rows.shape[0], rows.shape[1]
-    position = start[:, None] + np.arange(T)[None, :]  # [B, T]
-    written = (position >= 0) & (position < table.shape[1] * page_size)
-    page = table[np.arange(B)[:, None], np.where(written, position, 0) // page_size]
-    written &= (page >= 0) & (page < num_pages)
-    b, t = np.nonzero(written)
-    page, slot = page[b, t], position[b, t] % page_size
+    position = positions[:, None] + np.arange(T)[None, :]  # [B, T]
+    b = np.repeat(np.arange(B), T)
+    t = np.tile(np.arange(T), B)
+    page = table[b, position[b, t] // page_size]
+    slot = position[b, t] % page_size
     if _arrays.is_torch(cache):
         torch = _arrays._torch()
         b, t, page, slot = (torch.from_numpy(x) for x in (b, t, page, slot))
@@ -192,12 +242,30 @@ def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softma
     elem = _check_operands(
         (("q", q, 4), ("k_cache", k_cache, 4), ("v_cache", v_cache, 4),
          ("block_table", block_table, 2), ("cache_seqlens", cache_seqlens, 1)),
-        (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)))
+        (("q", q), ("k_cache", k_cache), ("v_cache", v_cache)) + (
+            () if k is None or v is None else (("k", k), ("v", v))))
     for name, x in (("block_table", block_table), ("cache_seqlens", cache_seqlens)):
         if _arrays.element(x) not in ("i32", "i64"):
             raise TypeError(f"{name} must be int32 or int64, got {_arrays.element(x)}")
+        if _arrays.shape(x)[0] != _arrays.shape(q)[0]:
+            raise ValueError(f"{name} has {_arrays.shape(x)[0]} rows for the "
+                             f"{_arrays.shape(q)[0]} sequences of q: one per sequence")
     if (k is None) != (v is None):
         raise ValueError("k and v are appended together: give both or neither")
+    cache_shapes = {"k_cache": _arrays.shape(k_cache), "v_cache": _arrays.shape(v_cache)}
+    if cache_shapes["k_cache"][:3] != cache_shapes["v_cache"][:3]:
+        raise ValueError(f"k_cache {list(cache_shapes['k_cache'])} and v_cache "
+                         f"{list(cache_shapes['v_cache'])} must have the same pages, page "
+                         "size and heads (only the head size may differ)")
+    if k is not None:
+        for name, rows, cache in (("k", k, "k_cache"), ("v", v, "v_cache")):
+            shape = cache_shapes[cache]
+            heads = shape[2] if layout == "nhd" else shape[1]
+            want = (_arrays.shape(q)[0], _arrays.shape(k)[1], heads, shape[3])
+            if len(_arrays.shape(rows)) != 4 or tuple(_arrays.shape(rows)) != want:
+                raise ValueError(f"{name} must be (B, Sk, Hkv, head size) = {list(want)} "
+                                 f"(q's batch, k's rows, {cache}'s heads and head size), "
+                                 f"got {list(_arrays.shape(rows))}")
     shapes = tuple(_arrays.shape(x) for x in (q, k_cache, v_cache, block_table, cache_seqlens))
     elems = (elem, _arrays.element(block_table), _arrays.element(cache_seqlens))
     key = ("paged", shapes, elems, layout, softmax_scale, bool(causal))
@@ -220,8 +288,11 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     order; cache_seqlens (B,) int32, the keys each sequence has in the
     cache. With `k`, `v` (B, Sk, Hkv, D), those rows are first written into
     the caches in place at positions cache_seqlens[b] ... (as
-    flash_attn_with_kvcache does; rows falling outside the table or the
-    cache are skipped) and attention covers cache_seqlens + Sk keys.
+    flash_attn_with_kvcache does) and attention covers cache_seqlens + Sk
+    keys. Inconsistent serving inputs are a ValueError naming the sequence,
+    raised before anything is written: a negative length, more keys than a
+    sequence's block_table row holds, a page index (of a page holding keys)
+    outside the cache, two sequences appending into one page.
     `causal` aligns the last query row with the last key (bottom-right).
     Hq must be a multiple of Hkv (GQA/MQA). Returns (B, Sq, Hq, Dv), NumPy
     or torch like `q`. Keys past each sequence's length must be finite
@@ -236,11 +307,13 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
         function = _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v,
                                   softmax_scale, causal, layout, target)
         remember_call(signature, function)
+    appended = 0 if k is None else _arrays.shape(k)[1]
+    table, positions = _check_serving(k_cache, block_table, cache_seqlens, appended, layout)
     lens = cache_seqlens
-    if k is not None:
-        _append_rows(k_cache, k, block_table, cache_seqlens, layout)
-        _append_rows(v_cache, v, block_table, cache_seqlens, layout)
-        lens = cache_seqlens + _arrays.shape(k)[1]
+    if appended:
+        _append_rows(k_cache, k, table, positions, layout)
+        _append_rows(v_cache, v, table, positions, layout)
+        lens = cache_seqlens + appended
     inputs = [_arrays.as_array(_transpose_heads(q), "q")] + [
         _arrays.as_array(x, name) for name, x in (("k_cache", k_cache), ("v_cache", v_cache),
                                                   ("block_table", block_table),

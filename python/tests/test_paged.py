@@ -113,7 +113,8 @@ def test_value_head_size_and_mismatched_caches(rng):
     got = paged_attention(q, kc, vc, table, np.array(lengths, np.int32))
     assert got.shape == (2, 1, 4, 32)
     assert relative_error(got.astype(np.float64), reference(q, keys, values)) < 1e-5
-    with pytest.raises(ValueError, match=r"'attn.gather_pages' op result must have shape"):
+    with pytest.raises(ValueError, match=r"k_cache \[.*\] and v_cache \[.*\] must have the "
+                       "same pages, page size and heads"):
         paged_attention(q, kc[:, :, :1], vc, table, np.array(lengths, np.int32))
 
 
@@ -131,3 +132,112 @@ def test_bad_arguments(rng):
         paged_attention(q, kc.astype(np.float16), vc, table, lens)
     with pytest.raises(ValueError, match="give both or neither"):
         paged_attention(q, kc, vc, table, lens, k=q)
+
+
+def serving_case(rng, lengths, page_size=16, hkv=1, d=16):
+    """A cache for `lengths` (make_cache) with a decode query and one new
+    key and value row per sequence."""
+    keys, values, kc, vc, table = make_cache(rng, lengths, page_size, hkv, d, "nhd")
+    B = len(lengths)
+    q = rng.standard_normal((B, 1, 2 * hkv, d)).astype(np.float32)
+    k_new = rng.standard_normal((B, 1, hkv, d)).astype(np.float32)
+    v_new = rng.standard_normal((B, 1, hkv, d)).astype(np.float32)
+    return q, kc, vc, table, k_new, v_new
+
+
+def refused(call, caches, match):
+    """`call` raises ValueError matching `match` and leaves `caches` as
+    they were: nothing is written on a refused call."""
+    before = [c.copy() for c in caches]
+    with pytest.raises(ValueError, match=match):
+        call()
+    for c, b in zip(caches, before):
+        np.testing.assert_array_equal(c, b)
+
+
+def test_lengths_past_the_table_are_an_error(rng):
+    """257 keys asked of one 256-key page: FlashAttention refuses it, and so
+    does paged_attention (it used to attend over the 256 keys it had)."""
+    _, _, kc, vc, table = make_cache(rng, [200], 256, 1, 16, "nhd", spare=0)
+    table = table[:, :1]
+    q = rng.standard_normal((1, 1, 2, 16)).astype(np.float32)
+    refused(lambda: paged_attention(q, kc, vc, table, np.array([257], np.int32)), (kc, vc),
+            r"sequence 0 has 257 keys in the cache, more than its block_table row holds "
+            r"\(1 pages of 256 = 256 keys\)")
+    # The full table still takes its 256 keys.
+    assert np.isfinite(paged_attention(q, kc, vc, table, np.array([256], np.int32))).all()
+
+
+def test_append_into_a_full_table_is_an_error(rng):
+    """Appending a row past a sequence's pages used to drop the row without
+    a word; now the call is refused and the caches are left untouched."""
+    q, kc, vc, table, k_new, v_new = serving_case(rng, [20, 5])
+    capacity = table.shape[1] * 16
+    full = np.array([capacity, 5], np.int32)
+    refused(lambda: paged_attention(q, kc, vc, table, full, k=k_new, v=v_new), (kc, vc),
+            rf"sequence 0 has {capacity} keys in the cache \+ 1 appended rows = "
+            rf"{capacity + 1}, more than its block_table row holds \({table.shape[1]} pages "
+            rf"of 16 = {capacity} keys\)")
+
+
+def test_negative_length_is_an_error(rng):
+    q, kc, vc, table, k_new, v_new = serving_case(rng, [20, 5])
+    refused(lambda: paged_attention(q, kc, vc, table, np.array([20, -1], np.int32),
+                                    k=k_new, v=v_new), (kc, vc),
+            r"cache_seqlens\[1\] is -1: a sequence's length must be >= 0")
+
+
+def test_page_outside_the_pool_is_an_error(rng):
+    """A page that holds keys must be a page of the cache; entries past a
+    sequence's keys are never read and may hold anything (make_cache puts
+    out-of-range entries there)."""
+    q, kc, vc, table, k_new, v_new = serving_case(rng, [20, 5])
+    num_pages = kc.shape[0]
+    bad = table.copy()
+    bad[1, 0] = num_pages
+    refused(lambda: paged_attention(q, kc, vc, bad, np.array([20, 5], np.int32)), (kc, vc),
+            rf"block_table\[1, 0\] is {num_pages}, holding keys of sequence 1, but the "
+            rf"cache has {num_pages} pages \(0 to {num_pages - 1}\)")
+    bad[1, 0] = -2
+    refused(lambda: paged_attention(q, kc, vc, bad, np.array([20, 5], np.int32),
+                                    k=k_new, v=v_new), (kc, vc), r"block_table\[1, 0\] is -2")
+    # The appended row's page is checked too: 16 keys fill page 0 of
+    # sequence 1, the row goes to its page 1.
+    bad = table.copy()
+    bad[1, 1] = num_pages + 3
+    refused(lambda: paged_attention(q, kc, vc, bad, np.array([20, 16], np.int32),
+                                    k=k_new, v=v_new), (kc, vc), r"block_table\[1, 1\] is")
+
+
+def test_two_sequences_appending_into_one_page_is_an_error(rng):
+    q, kc, vc, table, k_new, v_new = serving_case(rng, [20, 5])
+    shared = table.copy()
+    shared[1, 0] = table[0, 1]  # sequence 1's page is sequence 0's second
+    refused(lambda: paged_attention(q, kc, vc, shared, np.array([20, 5], np.int32),
+                                    k=k_new, v=v_new), (kc, vc),
+            rf"sequences 0 and 1 both append rows into page {table[0, 1]}")
+    # Reading a shared page (a common prefix) is fine.
+    assert np.isfinite(paged_attention(q, kc, vc, shared, np.array([20, 5], np.int32))).all()
+
+
+def test_serving_errors_with_torch_tensors(rng):
+    torch = require("torch")
+    q, kc, vc, table, k_new, v_new = (torch.from_numpy(x) for x in serving_case(rng, [20, 5]))
+    full = torch.tensor([table.shape[1] * 16, 5], dtype=torch.int32)
+    before = kc.clone()
+    with pytest.raises(ValueError, match=f"sequence 0 has {table.shape[1] * 16} keys in the"):
+        paged_attention(q, kc, vc, table, full, k=k_new, v=v_new)
+    assert torch.equal(kc, before)
+
+
+def test_appended_rows_must_fit_the_caches(rng):
+    q, kc, vc, table, k_new, v_new = serving_case(rng, [20, 5])
+    lens = np.array([20, 5], np.int32)
+    with pytest.raises(ValueError, match=r"k must be \(B, Sk, Hkv, head size\) = \[2, 1, 1, 16\]"):
+        paged_attention(q, kc, vc, table, lens, k=k_new[:1], v=v_new)
+    with pytest.raises(ValueError, match=r"v must be \(B, Sk, Hkv, head size\) = \[2, 1, 1, 16\]"):
+        paged_attention(q, kc, vc, table, lens, k=k_new, v=v_new[:, :, :, :8])
+    with pytest.raises(ValueError, match=r"block_table has 1 rows for the 2 sequences of q"):
+        paged_attention(q, kc, vc, table[:1], lens)
+    with pytest.raises(ValueError, match=r"and v_cache .* must have the same pages"):
+        paged_attention(q, kc, vc[:-1], table, lens)
