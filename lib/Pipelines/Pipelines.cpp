@@ -125,6 +125,7 @@ static void addBufferizationWithOutParams(OpPassManager &pm,
 }
 
 void attn::buildReferencePipeline(OpPassManager &pm) {
+  pm.addPass(createAttnVerifyInput());
   addAttentionLowering(pm, /*tile=*/std::nullopt);
 }
 
@@ -214,6 +215,7 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
                                          const CpuPipelineOptions &options,
                                          const CpuTargetModel &target) {
   CpuKernelConfig config = getCpuKernelConfig(options, target);
+  pm.addPass(createAttnVerifyInput());
   // The sizes the buffers must agree on, which only the ops on tensors
   // tell; attn-check-abi compares them on every call.
   pm.addPass(createAttnRecordAbiSizes());
@@ -358,6 +360,7 @@ void attn::buildCpuPipeline(OpPassManager &pm,
 
 void attn::buildCudaKernelPipeline(OpPassManager &pm,
                                    const CudaPipelineOptions &options) {
+  pm.addPass(createAttnVerifyInput());
   pm.addPass(createAttnRaiseAttention());
   pm.addPass(createAttnDecomposeAggregates());
   pm.addPass(createAttnDecomposeMultihead());

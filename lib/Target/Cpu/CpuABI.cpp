@@ -271,6 +271,11 @@ private:
 std::optional<ParamSize> SizeTracer::traceDim(Value value, int64_t dim,
                                               unsigned depth) {
   auto type = cast<ShapedType>(value.getType());
+  // A dimension the value does not have (a constant tensor.dim index out of
+  // range: attn-verify-input rejects it, a pipeline built without it must
+  // not crash here) relates to nothing.
+  if (dim < 0 || dim >= type.getRank())
+    return std::nullopt;
   if (!type.isDynamicDim(dim))
     return ParamSize{-1, type.getDimSize(dim)};
   if (depth > kMaxDepth)

@@ -9,6 +9,24 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnVerifyInput : Pass<"attn-verify-input", "::mlir::ModuleOp"> {
+  let summary = "Reject input that upstream verifiers accept and no pipeline can compile";
+  let description = [{
+    The first pass of every pipeline (`--attn-cpu-pipeline`,
+    `--attn-cuda-pipeline`, the float64 reference of `attn-run --check`).
+    Upstream's verifiers let some programs through whose behaviour is
+    undefined and which later passes assume away; this pass turns them into
+    an error at the offending op, with the numbers, instead of a crash in a
+    pattern or an analysis several passes later:
+
+    - `tensor.dim` / `memref.dim` whose index is a constant outside
+      `[0, rank)` of a ranked operand (found by mutating the constants of the
+      project's own test IR: such an index crashed both pipelines).
+
+    Programs it accepts are left unchanged.
+  }];
+}
+
 def AttnRaiseAttention : Pass<"attn-raise-attention"> {
   let summary = "Rewrite attention written in linalg into attn.sdpa";
   let description = [{

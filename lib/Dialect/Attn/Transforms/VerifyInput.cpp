@@ -1,0 +1,56 @@
+//===- VerifyInput.cpp - what upstream verifiers accept and we cannot -----===//
+//
+// Part of attn-mlir, an MLIR-based attention compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir {
+namespace attn {
+#define GEN_PASS_DEF_ATTNVERIFYINPUT
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace attn
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// A `tensor.dim` or `memref.dim` (each a source and an index) whose
+/// constant index names no dimension of its ranked source. Returns
+/// failure after the diagnostic.
+template <typename DimOp> LogicalResult verifyDimIndex(DimOp op) {
+  std::optional<int64_t> index = getConstantIntValue(op.getIndex());
+  auto type = dyn_cast<ShapedType>(op.getSource().getType());
+  if (!index || !type || !type.hasRank())
+    return success();
+  if (*index >= 0 && *index < type.getRank())
+    return success();
+  return op.emitOpError("index ") << *index << " is not a dimension of " << type
+                                  << " (0 to " << type.getRank() - 1 << ")";
+}
+
+struct AttnVerifyInputPass
+    : attn::impl::AttnVerifyInputBase<AttnVerifyInputPass> {
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation()->walk([&](Operation *op) {
+      LogicalResult result =
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case<tensor::DimOp, memref::DimOp>(
+                  [](auto dim) { return verifyDimIndex(dim); })
+              .Default([](Operation *) { return success(); });
+      failed |= mlir::failed(result);
+    });
+    if (failed)
+      signalPassFailure();
+  }
+};
+
+} // namespace
