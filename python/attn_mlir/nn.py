@@ -98,7 +98,36 @@ class _Multihead:
             if mask is not None and _arrays.element(mask) not in ("i1", elem):
                 raise TypeError(f"{name} must be bool or {elem}, got "
                                 f"{_arrays.element(mask)}")
+        self._check_extents(qs, ks, key_padding_mask, attn_mask, batched)
         return qs, ks, batched
+
+    def _check_extents(self, qs, ks, key_padding_mask, attn_mask, batched):
+        """The batch and mask extents attn.multihead's verifier checks, in its
+        words, checked here so that every path (compiled, or torch ops under
+        autograd) gives the same ValueError before any work."""
+        L, S = (qs[1], ks[1]) if batched and self.batch_first else (qs[0], ks[0])
+        N = (qs[0] if self.batch_first else qs[1]) if batched else None
+        if batched:
+            key_batch = ks[0] if self.batch_first else ks[1]
+            if key_batch != N:
+                raise ValueError(f"key's batch size ({key_batch}) must be query's ({N})")
+        expected = []
+        if key_padding_mask is not None:
+            expected.append(("key_padding_mask", key_padding_mask,
+                             ([N, S], "[N, S]") if batched else ([S], "[S]")))
+        if attn_mask is not None:
+            rank = len(_arrays.shape(attn_mask))
+            if rank not in (2, 3):
+                raise ValueError(f"attn_mask must be 2-D [L, S] or 3-D [N * num_heads, L, S], "
+                                 f"got rank {rank}")
+            heads = (N * self.num_heads, "[N * num_heads, L, S]") if batched else (
+                self.num_heads, "[num_heads, L, S]")
+            expected.append(("attn_mask", attn_mask, ([L, S], "[L, S]") if rank == 2 else
+                             ([heads[0], L, S], heads[1])))
+        for name, mask, (shape, spelled) in expected:
+            got = list(_arrays.shape(mask))
+            if got != shape:
+                raise ValueError(f"{name} must have shape {spelled} = {shape}, got {got}")
 
     def _compiled_forward(self, params, query, key, value, key_padding_mask, need_weights,
                           attn_mask, average_attn_weights, elem, qs, ks, batched):

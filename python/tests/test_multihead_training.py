@@ -281,3 +281,38 @@ def test_torch_compile_traces_the_module(rng):
     mine(x, x, x, need_weights=False)[0].sum().backward()
     for name, p in mine.named_parameters():
         assert relative(traced[name], p.grad.double()) < 1e-5, name
+
+
+BAD_CALLS = [
+    # (what is wrong, keyword arguments over batch_first inputs N2 L3 S5 E8, message)
+    ("2-D attn_mask", {"attn_mask": np.zeros((2, 2), bool)},
+     r"attn_mask must have shape \[L, S\] = \[3, 5\], got \[2, 2\]"),
+    ("3-D attn_mask", {"attn_mask": np.zeros((2, 3, 5), bool)},
+     r"attn_mask must have shape \[N \* num_heads, L, S\] = \[4, 3, 5\], got \[2, 3, 5\]"),
+    ("4-D attn_mask", {"attn_mask": np.zeros((2, 2, 3, 5), bool)},
+     r"attn_mask must be 2-D \[L, S\] or 3-D \[N \* num_heads, L, S\], got rank 4"),
+    ("key_padding_mask", {"key_padding_mask": np.zeros((2, 4), bool)},
+     r"key_padding_mask must have shape \[N, S\] = \[2, 5\], got \[2, 4\]"),
+    ("key batch", {"key": np.zeros((1, 5, 8), np.float32), "value": np.zeros((1, 5, 8), np.float32)},
+     r"key's batch size \(1\) must be query's \(2\)"),
+]
+
+
+@pytest.mark.parametrize("what,kwargs,message", BAD_CALLS, ids=[c[0] for c in BAD_CALLS])
+def test_one_validation_on_every_path(rng, what, kwargs, message):
+    """The same ValueError under autograd (torch ops around the compiled
+    attention), under no_grad (the compiled attn.multihead) and for the
+    NumPy module: a wrong mask used to reach a reshape inside the autograd
+    path as an unchecked RuntimeError."""
+    torch = require("torch")
+    x = rng.standard_normal((2, 3, 8)).astype(np.float32)
+    kv = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    module = attn_mlir.nn.MultiheadAttention(8, 2, batch_first=True)
+    numpy_module = attn_mlir.nn.NumpyMultiheadAttention(8, 2, batch_first=True)
+    args = {"query": x, "key": kv, "value": kv, **kwargs}
+    tensors = {name: torch.from_numpy(a) for name, a in args.items()}
+    for grad in (True, False):
+        with torch.set_grad_enabled(grad), pytest.raises(ValueError, match=message):
+            module(**tensors)
+    with pytest.raises(ValueError, match=message):
+        numpy_module(**args)
