@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #===- scripts/fuzz.sh - run a fuzz target for a given time ----------------===//
 #
-# Usage: scripts/fuzz.sh parse|gen SECONDS [libFuzzer flags, e.g. -jobs=2]
+# Usage: scripts/fuzz.sh parse|mutate|gen SECONDS [libFuzzer flags, e.g. -jobs=2]
 #
 # Builds attn-mlir with ASan + UBSan and every attn source instrumented for
 # coverage (-DATTN_SANITIZE=ON -DATTN_FUZZ_COVERAGE=ON) into ./build-fuzz
@@ -9,8 +9,8 @@
 # instead, whose coverage feedback is their own code only), then runs
 # attn-<target>-fuzzer for SECONDS on a corpus kept between runs in
 # $BUILD_DIR/fuzz/<target>/corpus: seeded from every file of test/ and
-# examples/ (parse), or with random bytes (gen). A finding stops the run and
-# leaves its input as $BUILD_DIR/fuzz/<target>/crash-*; the log is
+# examples/ (parse, mutate), or with random bytes (gen). A finding stops
+# the run and leaves its input as $BUILD_DIR/fuzz/<target>/crash-*; the log is
 # $BUILD_DIR/fuzz/<target>/log. The last line says what ran: executions,
 # corpus, coverage, findings. Not a CI step (test/Fuzz runs 20-30 s ones);
 # docs/Testing.md records the long runs.
@@ -18,8 +18,8 @@
 #===----------------------------------------------------------------------===//
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-if [[ $# -lt 2 || ! "$1" =~ ^(parse|gen)$ || ! "$2" =~ ^[0-9]+$ ]]; then
-  echo "usage: scripts/fuzz.sh parse|gen SECONDS [libFuzzer flags]" >&2
+if [[ $# -lt 2 || ! "$1" =~ ^(parse|mutate|gen)$ || ! "$2" =~ ^[0-9]+$ ]]; then
+  echo "usage: scripts/fuzz.sh parse|mutate|gen SECONDS [libFuzzer flags]" >&2
   exit 2
 fi
 target="$1" seconds="$2"
@@ -43,7 +43,7 @@ corpus="$work/corpus"
 mkdir -p "$corpus"
 seeds=()
 if [[ -z "$(ls -A "$corpus")" ]]; then
-  if [[ "$target" == parse ]]; then
+  if [[ "$target" != gen ]]; then
     seeds=("$root/test" "$root/examples")
   else
     "$python" "$root/test/lib/fuzz_seeds.py" "$corpus" 64 512
@@ -54,7 +54,7 @@ flags=(-max_total_time="$seconds" -timeout=300 -rss_limit_mb=8192
 # The generator reads one choice per byte or two: inputs of any length
 # from the start, not libFuzzer's slowly growing ones.
 [[ "$target" == gen ]] && flags+=(-len_control=0 -max_len=2048)
-[[ "$target" == parse ]] && flags+=(-max_len=65536)
+[[ "$target" != gen ]] && flags+=(-max_len=65536)
 
 if grep -q '^ATTN_SANITIZE:BOOL=ON' "$BUILD_DIR/CMakeCache.txt"; then
   # libFuzzer's C++ library comes before the sanitizer runtime in the

@@ -52,6 +52,7 @@ tools = [
     "attnc",
     "attn-mma-layout-check",
     "attn-parse-fuzzer",
+    "attn-mutate-fuzzer",
     "attn-gen-fuzzer",
     "attn-mem-bandwidth",
     # Upstream's mlir-opt, which loads the attn plugin (test/Plugin).

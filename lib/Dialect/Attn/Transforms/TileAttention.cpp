@@ -755,7 +755,8 @@ int64_t TileBuilder::getKeyChunks(OpFoldResult batches, OpFoldResult heads,
     return decodeKeyChunks;
   std::optional<int64_t> b = getConstantIntValue(batches);
   std::optional<int64_t> h = getConstantIntValue(heads);
-  if (!b || !h || *b * *h >= kMinParallelIterations)
+  // No (batch, head) pair at all (a batch of 0): nothing to split.
+  if (!b || !h || *b * *h == 0 || *b * *h >= kMinParallelIterations)
     return 1;
   int64_t tiles = llvm::divideCeil(*staticKeys, kvTile);
   return std::max<int64_t>(
