@@ -235,6 +235,10 @@ struct AttnParallelizeContractionsPass
           linalg::inferContractionDims(op);
       if (failed(dims) || dims->m.empty())
         continue;
+      // A product with an empty loop (a sequence of no keys) has nothing
+      // to distribute, and the block sizes below divide by the extents.
+      if (llvm::is_contained(op.getStaticLoopRanges(), 0))
+        continue;
       // Batch and outer M dimensions one at a time (but see below), the
       // innermost M in blocks, the rest whole.
       SmallVector<OpFoldResult> sizes(op.getNumLoops(),

@@ -663,8 +663,10 @@ ValueRange TileBuilder::build() {
   // pairs): packing K into kv-tile keys would copy mostly padding on every
   // call (10 keys in 128: 13x the K it packs). Block-sparse ops keep the
   // tiles their layout is given in.
+  // No keys at all is a tile of one (of a pair): every row sees no key.
   if (staticKeys && *staticKeys < kvTile && !op.getBlockSize())
-    kvTile = pairs ? llvm::alignTo(*staticKeys, 2) : *staticKeys;
+    kvTile = pairs ? llvm::alignTo(std::max<int64_t>(*staticKeys, 1), 2)
+                   : std::max<int64_t>(*staticKeys, 1);
   padKeys = !staticKeys || (*staticKeys > kvTile && *staticKeys % kvTile);
   if (padKeys)
     lastKey = arith::SubIOp::create(b, loc, keyCount, constIndex(1));

@@ -664,6 +664,12 @@ std::optional<StringRef> attn::getTilingBlocker(SdpaGradOp op) {
       op.getValue().getType().isDynamicDim(3))
     return StringRef("has dynamic head sizes (the reference lowering "
                      "computes it)");
+  // An empty operand (a batch of 0, no keys: found by attn-mutate-fuzzer)
+  // has nothing to tile, and the padded tiles would slice past its end.
+  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()})
+    if (llvm::is_contained(cast<ShapedType>(operand.getType()).getShape(), 0))
+      return StringRef("has an empty operand (the reference lowering "
+                       "computes it)");
   return std::nullopt;
 }
 

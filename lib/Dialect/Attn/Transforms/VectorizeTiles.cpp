@@ -1375,9 +1375,19 @@ LogicalResult attn::vectorizeTiles(Operation *root,
   }
   IRRewriter rewriter(root->getContext());
 
+  // Ops with a loop of no iterations (a sequence of no keys) compute
+  // nothing and are left to the loops they lower to: the block and row
+  // sizes below divide by the extents.
+  auto isEmpty = [](linalg::LinalgOp op) {
+    return llvm::is_contained(op.getStaticLoopRanges(), 0);
+  };
+
   // 1. Register blocks, peeled.
   SmallVector<linalg::LinalgOp> contractions;
-  root->walk([&](linalg::LinalgOp op) { contractions.push_back(op); });
+  root->walk([&](linalg::LinalgOp op) {
+    if (!isEmpty(op))
+      contractions.push_back(op);
+  });
   for (linalg::LinalgOp op : contractions) {
     // The marker stays on the blocks tiling makes (see 2b).
     bool cacheBlocked = op->hasAttr(kCacheBlockedAttr);
@@ -1394,7 +1404,7 @@ LogicalResult attn::vectorizeTiles(Operation *root,
   // 1b. Everything else in the tiles, a row at a time.
   SmallVector<linalg::LinalgOp> others;
   root->walk([&](linalg::LinalgOp op) {
-    if (!op->hasAttr(kBlockMarker) && !op->hasAttr(kDotMarker))
+    if (!op->hasAttr(kBlockMarker) && !op->hasAttr(kDotMarker) && !isEmpty(op))
       others.push_back(op);
   });
   // Long rows a block of n-block lanes at a time: a few registers per
