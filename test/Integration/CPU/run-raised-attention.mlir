@@ -19,6 +19,8 @@
 // RUN: attn-run %s --entry=keep_where_true --check | FileCheck %s
 // RUN: attn-run %s --entry=drop_where_true --check | FileCheck %s
 // RUN: attn-run %s --entry=triangle --check | FileCheck %s
+// The scale as a named linalg.div by a splat (generalized, then raised).
+// RUN: attn-run %s --entry=named_div_scale --check | FileCheck %s
 // CHECK: result #0 {{.*}} ok
 // CHECK-NOT: FAIL
 
@@ -34,6 +36,8 @@
 // RAISED: attn.sdpa {{.*}} mask(
 // RAISED-LABEL: func.func @triangle
 // RAISED: attn.sdpa {{.*}} causal
+// RAISED-LABEL: func.func @named_div_scale
+// RAISED: attn.sdpa {{.*}} scale = 1.250000e-01
 
 func.func @batched(%q: tensor<8x64x32xf32>, %k: tensor<8x80x32xf32>,
                    %v: tensor<8x80x16xf32>) -> tensor<8x64x16xf32> {
@@ -223,4 +227,21 @@ func.func @triangle(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8
   %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   return %o : tensor<2x8x4xf32>
+}
+
+func.func @named_div_scale(%q: tensor<8x64x32xf32>, %k: tensor<8x80x32xf32>,
+                           %v: tensor<8x80x16xf32>) -> tensor<8x64x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant dense<8.0> : tensor<8x64x80xf32>
+  %kt_init = tensor.empty() : tensor<8x32x80xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x80x32xf32>) outs(%kt_init : tensor<8x32x80xf32>) permutation = [0, 2, 1]
+  %s_init = tensor.empty() : tensor<8x64x80xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x64x32xf32>, tensor<8x32x80xf32>) outs(%s_zero : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %scaled = linalg.div ins(%s, %c : tensor<8x64x80xf32>, tensor<8x64x80xf32>) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<8x64x80xf32>) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %o_init = tensor.empty() : tensor<8x64x16xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x64x80xf32>, tensor<8x80x16xf32>) outs(%o_zero : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  return %o : tensor<8x64x16xf32>
 }

@@ -17,6 +17,7 @@
 
 #include "attn/Dialect/Attn/Utils/StructuredBuilders.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Matchers.h"
 
@@ -861,6 +862,61 @@ static void recomposeSoftmaxes(Operation *root, bool explain) {
   eraseDeadSteps(steps.takeVector());
 }
 
+/// Whether `op` is a named elementwise op (linalg.mul, div, add, sub, exp,
+/// max, linalg.elementwise, ...) that the scale and mask steps may be
+/// written as: all loops parallel, one result through the identity map.
+/// Not fill, copy, transpose or broadcast: the products' zero accumulators
+/// and K^T are matched as those ops.
+static bool isNamedElementwiseStep(linalg::LinalgOp op) {
+  if (isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp,
+          linalg::TransposeOp, linalg::BroadcastOp>(op.getOperation()))
+    return false;
+  return op.getNumDpsInits() == 1 && op->getNumResults() == 1 &&
+         op.getNumParallelLoops() == op.getNumLoops() &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
+}
+
+/// The steps between each linalg.softmax of `root` and its scores' product
+/// written as named elementwise ops, as the linalg.generic each is (what
+/// the matchers read): `softmax(linalg.mul(Q K^T, splat c)) V`, which
+/// several frontends write, is a scale like the generic form. Only ops on
+/// that path change (to an equivalent generic); the walk follows the
+/// operand read through the identity map that a linalg op computes.
+static void generalizeSoftmaxSteps(Operation *root) {
+  IRRewriter rewriter(root->getContext());
+  SmallVector<linalg::SoftmaxOp> softmaxes;
+  root->walk([&](linalg::SoftmaxOp op) { softmaxes.push_back(op); });
+  for (linalg::SoftmaxOp softmax : softmaxes) {
+    Value scores = softmax.getInput();
+    while (auto op = scores.getDefiningOp<linalg::LinalgOp>()) {
+      if (linalg::isaContractionOpInterface(op))
+        break;
+      if (isNamedElementwiseStep(op)) {
+        rewriter.setInsertionPoint(op);
+        FailureOr<linalg::GenericOp> generic =
+            linalg::generalizeNamedOp(rewriter, op);
+        if (failed(generic))
+          break;
+        op = *generic;
+      }
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      if (!generic || !isElementwise(generic))
+        break;
+      // The scores: computed by an op (a mask is most often an argument).
+      Value next;
+      for (OpOperand *input : generic.getDpsInputOperands())
+        if (generic.getMatchingIndexingMap(input).isIdentity() &&
+            input->get().getDefiningOp<linalg::LinalgOp>()) {
+          next = input->get();
+          break;
+        }
+      if (!next)
+        break;
+      scores = next;
+    }
+  }
+}
+
 namespace {
 
 struct RaiseAttentionPass
@@ -869,6 +925,7 @@ struct RaiseAttentionPass
 
   void runOnOperation() override {
     recomposeSoftmaxes(getOperation(), explain);
+    generalizeSoftmaxSteps(getOperation());
     SmallVector<linalg::SoftmaxOp> candidates;
     getOperation()->walk(
         [&](linalg::SoftmaxOp op) { candidates.push_back(op); });

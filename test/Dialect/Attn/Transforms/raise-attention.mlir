@@ -265,3 +265,78 @@ func.func @triangle(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   return %o : tensor<2x8x4xf32>
 }
+
+// -----
+
+// The scale as a named linalg.mul by a splat constant (what several
+// frontends write; it used to stay unraised: "not a multiply-add
+// contraction (linalg.mul)"), and an unrelated linalg.mul left as it is.
+// CHECK-LABEL: func.func @named_mul_scale
+// CHECK-SAME: (%[[Q:.*]]: tensor<8x64x32xf32>, %[[K:.*]]: tensor<8x80x32xf32>, %[[V:.*]]: tensor<8x80x16xf32>, %[[X:.*]]: tensor<8x64x16xf32>)
+// CHECK: %[[O:.*]] = attn.sdpa {{.*}} scale = 1.250000e-01
+// CHECK-NOT: linalg.softmax
+// CHECK: linalg.mul ins(%[[X]], %[[X]]
+// EXPLAIN: remark: attn-raise-attention: raised into attn.sdpa (scale 1.250000e-01)
+func.func @named_mul_scale(%q: tensor<8x64x32xf32>, %k: tensor<8x80x32xf32>,
+                           %v: tensor<8x80x16xf32>, %x: tensor<8x64x16xf32>)
+    -> (tensor<8x64x16xf32>, tensor<8x64x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant dense<0.125> : tensor<8x64x80xf32>
+  %kt_init = tensor.empty() : tensor<8x32x80xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x80x32xf32>) outs(%kt_init : tensor<8x32x80xf32>) permutation = [0, 2, 1]
+  %s_init = tensor.empty() : tensor<8x64x80xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x64x32xf32>, tensor<8x32x80xf32>) outs(%s_zero : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %scaled = linalg.mul ins(%s, %c : tensor<8x64x80xf32>, tensor<8x64x80xf32>) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<8x64x80xf32>) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %o_init = tensor.empty() : tensor<8x64x16xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x64x80xf32>, tensor<8x80x16xf32>) outs(%o_zero : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  %sq = linalg.mul ins(%x, %x : tensor<8x64x16xf32>, tensor<8x64x16xf32>) outs(%o_init : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  return %o, %sq : tensor<8x64x16xf32>, tensor<8x64x16xf32>
+}
+
+// -----
+
+// The scale as a division by a splat (linalg.div), and as linalg.elementwise.
+// CHECK-LABEL: func.func @named_div_scale
+// CHECK: attn.sdpa {{.*}} scale = 1.250000e-01
+// CHECK-NOT: linalg.softmax
+// CHECK-LABEL: func.func @elementwise_mul_scale
+// CHECK: attn.sdpa {{.*}} scale = 2.500000e-01
+// CHECK-NOT: linalg.softmax
+// EXPLAIN: remark: attn-raise-attention: raised into attn.sdpa (scale 1.250000e-01)
+// EXPLAIN: remark: attn-raise-attention: raised into attn.sdpa (scale 2.500000e-01)
+func.func @named_div_scale(%q: tensor<8x64x32xf32>, %k: tensor<8x80x32xf32>,
+                           %v: tensor<8x80x16xf32>) -> tensor<8x64x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant dense<8.0> : tensor<8x64x80xf32>
+  %kt_init = tensor.empty() : tensor<8x32x80xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x80x32xf32>) outs(%kt_init : tensor<8x32x80xf32>) permutation = [0, 2, 1]
+  %s_init = tensor.empty() : tensor<8x64x80xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x64x32xf32>, tensor<8x32x80xf32>) outs(%s_zero : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %scaled = linalg.div ins(%s, %c : tensor<8x64x80xf32>, tensor<8x64x80xf32>) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<8x64x80xf32>) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %o_init = tensor.empty() : tensor<8x64x16xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x64x80xf32>, tensor<8x80x16xf32>) outs(%o_zero : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  return %o : tensor<8x64x16xf32>
+}
+
+func.func @elementwise_mul_scale(%q: tensor<8x64x32xf32>, %k: tensor<8x80x32xf32>,
+                                 %v: tensor<8x80x16xf32>) -> tensor<8x64x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant dense<0.25> : tensor<8x64x80xf32>
+  %kt_init = tensor.empty() : tensor<8x32x80xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x80x32xf32>) outs(%kt_init : tensor<8x32x80xf32>) permutation = [0, 2, 1]
+  %s_init = tensor.empty() : tensor<8x64x80xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x64x32xf32>, tensor<8x32x80xf32>) outs(%s_zero : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %scaled = linalg.elementwise kind=#linalg.elementwise_kind<mul> ins(%c, %s : tensor<8x64x80xf32>, tensor<8x64x80xf32>) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %p = linalg.softmax dimension(2) ins(%scaled : tensor<8x64x80xf32>) outs(%s_init : tensor<8x64x80xf32>) -> tensor<8x64x80xf32>
+  %o_init = tensor.empty() : tensor<8x64x16xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x64x80xf32>, tensor<8x80x16xf32>) outs(%o_zero : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
+  return %o : tensor<8x64x16xf32>
+}

@@ -41,7 +41,12 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
                          transposed through the indexing map, or through a
                          linalg.transpose of its last two dimensions
     S' = S * c or S / c  optional: an elementwise linalg.generic, c a
-                         constant scalar or splat (a 0-d tensor included)
+                         constant scalar or splat (a 0-d tensor included);
+                         the scale and mask steps may also be named
+                         elementwise ops (linalg.mul, linalg.div,
+                         linalg.elementwise, ...), which become their
+                         linalg.generic form first (only those between a
+                         softmax and its scores' product)
     S'' = mask(S')       optional, after the scale: S' + M (an additive
                          mask), select(C, S', -inf) (a boolean mask) or
                          select(C, -inf, S') (C inverted), M and C read
