@@ -188,7 +188,7 @@ class SdpaCall:
             views = views - {DESTINATION}
             body.append(f"bufferization.materialize_in_destination %o in restrict writable "
                         f"%{DESTINATION} : ({out_type}, {dest_type}) -> ()")
-            results = []
+            results = results[1:]  # the log-sum-exp, if asked for
         return _ir.function("sdpa", params, results, body, views)
 
     def grad_source(self, regions, dynamic):
@@ -224,11 +224,12 @@ class SdpaCall:
         source = (lambda r, d: self.source(r, d, lse=True)) if lse else self.source
         result = self._run(source, regions, target, dynamic, "lse" if lse else "forward")
         if self.destination:
-            return self.originals[-1]
-        if not lse:
+            out, stats = self.originals[-1], result
+        elif lse:
+            out, stats = _arrays.reshape(result[0], self.out_shape), result[1]
+        else:
             return _arrays.reshape(result, self.out_shape)
-        return (_arrays.reshape(result[0], self.out_shape),
-                _arrays.reshape(result[1], self.qs[:-1]))
+        return (out, _arrays.reshape(stats, self.qs[:-1])) if lse else out
 
     def run_grad(self, out, out_grad, lse, regions, target, dynamic=None):
         """The gradients (dq, dk, dv), shaped as query, key and value, of the

@@ -21,7 +21,8 @@ from ._trace import (_INDEX_ARGS, TraceError, Value, _Tracer, cos, erf, exp, exp
 
 
 def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
-                   enable_gqa=False, target="cpu", dynamic=None, out=None):
+                   enable_gqa=False, target="cpu", dynamic=None, out=None,
+                   return_lse=False):
     """FlexAttention with the modifiers traced into the compiled kernel.
 
     query (B, Hq, L, E), key (B, Hkv, S, E), value (B, Hkv, S, Ev).
@@ -34,6 +35,10 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
     score_mod by the chain rule; tensors the modifiers capture get no
     gradient. `out`: as scaled_dot_product_attention's (written in place,
     not under autograd; it must overlap no captured array either).
+    `return_lse=True` returns (output, lse) as torch's flex_attention does:
+    lse (B, Hq, L) the rows' log-sum-exp (natural log) of the modified
+    scores over the keys mask_mod keeps (-inf for a row with none), float32,
+    no gradient.
     """
     grad = _arrays.is_torch(query) and _autograd.wanted(query, key, value, None)
     if out is not None:
@@ -51,15 +56,15 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
         names = [name for name, _ in tracer.captures]
         arrays = [array if _arrays.is_torch(array) else torch.as_tensor(array)
                   for _, array in tracer.captures]
-        out, _ = _autograd.ops().sdpa(
+        out, lse = _autograd.ops().sdpa(
             query, key, value, None, 0.0, False, None if scale is None else float(scale),
             bool(enable_gqa), None, "top_left", target, dynamic, regions, arrays,
             ",".join(names), None)
-        return out
+        return (out, lse) if return_lse else out
     for name, array in tracer.captures:
         call.add_capture(name, array)
     if out is not None:
         call.set_destination(out, [("query", query), ("key", key), ("value", value)] +
                              [(f"the captured array {name}", array)
                               for name, array in tracer.captures])
-    return call.run(regions, target, dynamic)
+    return call.run(regions, target, dynamic, lse=return_lse)

@@ -12,7 +12,8 @@ from ._compile import checked_call, compile_shaped, remember_call
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False,
                                  window=None, alignment="top_left", softcap=None,
-                                 target="cpu", dynamic=None, seed=None, out=None):
+                                 target="cpu", dynamic=None, seed=None, out=None,
+                                 return_lse=False):
     """torch.nn.functional.scaled_dot_product_attention, compiled.
 
     query (..., Hq, L, E), key (..., Hkv, S, E), value (..., Hkv, S, Ev) ->
@@ -35,6 +36,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     [B, L, H, Ev] tensor) that the call writes in place and returns, with
     no copy; its last dimension contiguous, overlapping no input, on the
     CPU, and not under autograd (as torch's out= arguments).
+    `return_lse=True` returns (output, lse): lse (..., Hq, L) is each row's
+    log-sum-exp (natural log) of its scaled, capped and masked scores over
+    the keys that take part (before dropout; -inf for a row with none), in
+    float32 (float64 for float64 inputs): what merges attentions over parts
+    of the keys (FlashAttention's return_softmax_lse). Under autograd it
+    carries no gradient (marked non-differentiable).
 
     Differentiable: with torch tensors that require grad (and grad mode
     on), the call is the custom op `torch.ops.attn_mlir.sdpa_forward`,
@@ -54,7 +61,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         _plan.check_out_options(out, grad, target)
     arrays = (query, key, value, attn_mask, out)
     signature = None
-    if dropout_p == 0 and not grad:
+    if dropout_p == 0 and not grad and not return_lse:
         signature = _signature(arrays, is_causal, scale, enable_gqa, window, alignment,
                                softcap, target, dynamic)
         entry = checked_call(signature)
@@ -69,21 +76,21 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         # The seed is drawn here, once: the backward drops the same elements.
         if dropout_p > 0 and seed is None:
             seed = _plan.draw_seed(query)
-        out, _ = _autograd.ops().sdpa(
+        out, lse = _autograd.ops().sdpa(
             query, key, value, attn_mask, float(dropout_p), bool(is_causal),
             None if scale is None else float(scale), bool(enable_gqa),
             None if window is None else [int(w) for w in window], alignment, target,
             dynamic, regions, [_arrays._torch().tensor(x, dtype=_arrays._torch().float32)
                                for _, x in captures],
             ",".join(name for name, _ in captures), None if seed is None else int(seed))
-        return out
+        return (out, lse) if return_lse else out
     call = _plan.prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                     enable_gqa, window, alignment, seed=seed)
     for name, x in captures:
         call.add_scalar(name, x, "f32")
     if out is not None:
         call.set_destination(out, _read(arrays))
-    result = call.run(regions, target, dynamic)
+    result = call.run(regions, target, dynamic, lse=return_lse)
     # (A mask of more than 4 dimensions is a broadcast copy, not a view.)
     if signature is not None and (attn_mask is None or len(_arrays.shape(attn_mask)) <= 4):
         remember_call(signature, (call.function,
@@ -200,10 +207,11 @@ def _check_operands(ranked, data):
     return elem
 
 
-def _paged_source(shapes, elems, layout, softmax_scale, causal):
+def _paged_source(shapes, elems, layout, softmax_scale, causal, lse=False):
     """The text of paged_attention's function for these shapes ((q,
     k_cache, v_cache, block_table, lens)), element types ((data, table,
-    lens)) and options: attn.gather_pages of both caches into attn.sdpa."""
+    lens)) and options: attn.gather_pages of both caches into attn.sdpa
+    (which also returns the rows' log-sum-exp with `lse`)."""
     (B, Sq, Hq, D), cache_shape, v_shape, table_shape, lens_shape = shapes
     elem, table_elem, lens_elem = elems
     page_size, Hkv = (cache_shape[1], cache_shape[2]) if layout == "nhd" else (
@@ -226,15 +234,22 @@ def _paged_source(shapes, elems, layout, softmax_scale, causal):
             f"{types['pt']} -> {k_type}",
             f"%v = attn.gather_pages %vc[%pt]{layout_clause} : {types['vc']}, "
             f"{types['pt']} -> {v_type}",
-            f"%e = tensor.empty() : {types['o']}",
-            f"%o = attn.sdpa %q, %k, %v kv_lens(%lens : {types['lens']}) outs(%e) "
-            f"{' '.join(attrs)} : {types['q']}, {k_type}, {v_type} -> {types['o']}"]
+            f"%e = tensor.empty() : {types['o']}"]
+    results, lse_clause, lse_type = [("%o", types["o"])], "", ""
+    if lse:
+        stat = _ir.tensor_type((B, Hq, Sq), "f32")
+        body.append(f"%l = tensor.empty() : {stat}")
+        results.append(("%lse", stat))
+        lse_clause, lse_type = f" lse(%l : {stat})", f", {stat}"
+    body.append(f"{', '.join(v for v, _ in results)} = attn.sdpa %q, %k, %v "
+                f"kv_lens(%lens : {types['lens']}) outs(%e){lse_clause} {' '.join(attrs)} : "
+                f"{types['q']}, {k_type}, {v_type} -> {types['o']}{lse_type}")
     return _ir.function("paged", [(n, types[n]) for n in ("q", "kc", "vc", "pt", "lens")],
-                        [("%o", types["o"])], body)
+                        results, body)
 
 
 def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softmax_scale,
-                   causal, layout, target):
+                   causal, layout, target, lse):
     """paged_attention's checks of its arguments, then its compiled
     function for their shapes (one compile per shape and options)."""
     if layout not in ("nhd", "hnd"):
@@ -268,14 +283,15 @@ def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softma
                                  f"got {list(_arrays.shape(rows))}")
     shapes = tuple(_arrays.shape(x) for x in (q, k_cache, v_cache, block_table, cache_seqlens))
     elems = (elem, _arrays.element(block_table), _arrays.element(cache_seqlens))
-    key = ("paged", shapes, elems, layout, softmax_scale, bool(causal))
+    key = ("paged", shapes, elems, layout, softmax_scale, bool(causal), bool(lse))
     return compile_shaped(
-        lambda dynamic: _paged_source(shapes, elems, layout, softmax_scale, causal),
+        lambda dynamic: _paged_source(shapes, elems, layout, softmax_scale, causal, lse),
         False, target, key=key)
 
 
 def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=None,
-                    softmax_scale=None, causal=True, layout="nhd", target="cpu"):
+                    softmax_scale=None, causal=True, layout="nhd", target="cpu",
+                    return_lse=False):
     """Attention over a paged KV cache with the conventions of
     FlashAttention's `flash_attn_with_kvcache` (its paged form, with
     `block_table`), compiled: attn.gather_pages feeding attn.sdpa.
@@ -295,17 +311,19 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     outside the cache, two sequences appending into one page.
     `causal` aligns the last query row with the last key (bottom-right).
     Hq must be a multiple of Hkv (GQA/MQA). Returns (B, Sq, Hq, Dv), NumPy
-    or torch like `q`. Keys past each sequence's length must be finite
+    or torch like `q`; with `return_lse=True`, (output, lse), lse (B, Hq, Sq)
+    float32 the rows' log-sum-exp (natural log), as FlashAttention's
+    return_softmax_lse. Keys past each sequence's length must be finite
     (docs/Serving.md).
     """
     # A call like one checked before runs the function chosen then.
     signature = _signature((q, k_cache, v_cache, block_table, cache_seqlens, k, v),
-                           "paged", softmax_scale, causal, layout, target)
+                           "paged", softmax_scale, causal, layout, target, return_lse)
     _autograd.refuse_gradients("paged_attention", q, k_cache, v_cache, k, v)
     function = checked_call(signature)
     if function is None:
         function = _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v,
-                                  softmax_scale, causal, layout, target)
+                                  softmax_scale, causal, layout, target, return_lse)
         remember_call(signature, function)
     appended = 0 if k is None else _arrays.shape(k)[1]
     table, positions = _check_serving(k_cache, block_table, cache_seqlens, appended, layout)
@@ -319,6 +337,8 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
                                                   ("block_table", block_table),
                                                   ("cache_seqlens", lens))]
     out = function.run_arrays(inputs, q if _arrays.is_torch(q) else None)
+    if return_lse:
+        return _transpose_heads(out[0]), out[1]
     return _transpose_heads(out)
 
 
