@@ -446,6 +446,8 @@ struct AttnParallelizeContractionsPass
         split = true;
         break;
       }
+      if (extent == 0) // no element: nothing to distribute
+        return std::nullopt;
       if (extent == 1)
         continue;
       int64_t parts =

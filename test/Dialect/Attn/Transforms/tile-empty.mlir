@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-tile | FileCheck %s
 // RUN: attn-opt %s --attn-cpu-pipeline -o /dev/null
+// RUN: attn-opt %s --attn-cpu-pipeline="contraction-conflict-stride=4096" -o /dev/null
 // RUN: attn-run %s --entry=no_batch --check | FileCheck %s --check-prefix=CHECKED
 // RUN: attn-run %s --entry=no_keys --check | FileCheck %s --check-prefix=CHECKED
 // RUN: attn-run %s --entry=grad_no_keys --check | FileCheck %s --check-prefix=CHECKED
@@ -52,4 +53,31 @@ func.func @grad_no_keys(%q: tensor<1x2x9x16xf32>, %k: tensor<1x2x0x16xf32>,
   %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse outs(%e, %ek, %ek)
       : tensor<1x2x9x16xf32>, tensor<1x2x0x16xf32>, tensor<1x2x0x16xf32>, tensor<1x2x9x16xf32>, tensor<1x2x9xf32>
   return %dq, %dk, %dv : tensor<1x2x9x16xf32>, tensor<1x2x0x16xf32>, tensor<1x2x0x16xf32>
+}
+
+// A projection of a sequence-first input with no batch (the mutation of
+// run-projections.mlir's @conflicting_sequence_first_dynamic: batch 3 set to
+// 0): attn-parallelize-contractions split the transpose [0, ?, 1024] into
+// blocks of its leading extents and divided by the 0.
+// CHECK-LABEL: func.func @empty_sequence_first
+#lhs = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#rhs = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func @empty_sequence_first(%x: tensor<?x0x1024xf32>, %w: tensor<1024x160xf32>)
+    -> tensor<0x?x160xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x0x1024xf32>
+  %t_init = tensor.empty(%n) : tensor<0x?x1024xf32>
+  %t = linalg.transpose ins(%x : tensor<?x0x1024xf32>) outs(%t_init : tensor<0x?x1024xf32>) permutation = [1, 0, 2]
+  %o_init = tensor.empty(%n) : tensor<0x?x160xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<0x?x160xf32>) -> tensor<0x?x160xf32>
+  %o = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%t, %w : tensor<0x?x1024xf32>, tensor<1024x160xf32>) outs(%o_zero : tensor<0x?x160xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<0x?x160xf32>
+  return %o : tensor<0x?x160xf32>
 }
