@@ -9,6 +9,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Cpu/CpuCompiler.h"
 #include "attn/Target/Cpu/CpuTargetModel.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringSet.h"
@@ -69,7 +70,7 @@ SmallVector<FuzzTarget, 6> &getTargets() {
 /// Whether every op of `module` is of a dialect the CPU pipeline takes as
 /// input: attn, and the func/arith/math/tensor/linalg ops around it. Other
 /// dialects (gpu, llvm, memref, ...) are upstream's to fuzz.
-bool attn::isPipelineInput(ModuleOp module) {
+static bool isPipelineInput(ModuleOp module) {
   static const llvm::StringSet<> dialects = {
       "builtin", "func", "attn", "arith", "math", "tensor", "linalg"};
   WalkResult result = module->walk([](Operation *op) {
@@ -88,7 +89,7 @@ bool attn::isPipelineInput(ModuleOp module) {
 /// NamedAttrList::set), an upstream bug this target cannot fix, so such
 /// inputs are skipped rather than reported (a mutated
 /// `permutation = [0, 1, 2, 4}` was found by parse-short.test).
-bool attn::hasMalformedLinalgDenseArray(StringRef source) {
+static bool hasMalformedLinalgDenseArray(StringRef source) {
   for (StringRef keyword : {"permutation", "dimensions"}) {
     for (size_t at = source.find(keyword); at != StringRef::npos;
          at = source.find(keyword, at + 1)) {
@@ -121,6 +122,25 @@ bool attn::hasMalformedLinalgDenseArray(StringRef source) {
     }
   }
   return false;
+}
+
+OwningOpRef<ModuleOp>
+attn::parsePipelineInput(MLIRContext &context, StringRef source,
+                         const DiagnosticRecorder &diagnostics) {
+  if (hasMalformedLinalgDenseArray(source))
+    return nullptr;
+  // The parser reads a null-terminated buffer.
+  std::string text = source.str();
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(&context), "input");
+  if (!module) {
+    if (!diagnostics.getErrorCount())
+      reportFinding("the parser failed without an error", "", source);
+    return nullptr;
+  }
+  if (!isPipelineInput(*module))
+    return nullptr;
+  return module;
 }
 
 void attn::prepareCpuTargets() { getTargets(); }

@@ -13,21 +13,23 @@
 #define ATTN_TOOLS_ATTNFUZZ_PIPELINEFUZZING_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir {
 namespace attn {
 class DiagnosticRecorder;
 
-/// Whether every op of `module` is of a dialect the pipelines take as
-/// input: attn, and the func/arith/math/tensor/linalg ops around it. Other
-/// dialects (gpu, llvm, memref, ...) are upstream's to fuzz.
-bool isPipelineInput(ModuleOp module);
-
-/// Whether `source` has a `permutation =` or `dimensions =` not followed
-/// by a well-formed `[i, j, ...]`, which LLVM 22's linalg parser crashes on
-/// (an upstream bug the targets skip rather than report).
-bool hasMalformedLinalgDenseArray(llvm::StringRef source);
+/// `source` parsed in `context` (whose errors `diagnostics` records) when
+/// it is a module of the pipelines' input language (attn, and the
+/// func/arith/math/tensor/linalg ops around it; other dialects are
+/// upstream's to fuzz); null otherwise, and
+/// for text LLVM 22's linalg parser crashes on (a malformed `permutation`
+/// or `dimensions` array: an upstream bug the targets skip rather than
+/// report). A parse that fails without an error is a finding.
+OwningOpRef<ModuleOp> parsePipelineInput(MLIRContext &context,
+                                         llvm::StringRef source,
+                                         const DiagnosticRecorder &diagnostics);
 
 /// Builds the target machines compileForCpu uses (from a fuzzer's
 /// initialization, so that the first input is not charged for them).

@@ -33,7 +33,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -246,14 +245,12 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
   auto bytes = [&] {
     return LLVMFuzzerMutate ? LLVMFuzzerMutate(data, size, maxSize) : size;
   };
-  std::string source(reinterpret_cast<const char *>(data), size);
-  if (hasMalformedLinalgDenseArray(source))
-    return bytes();
+  StringRef source(reinterpret_cast<const char *>(data), size);
   MLIRContext context(getFuzzRegistry(), MLIRContext::Threading::DISABLED);
   DiagnosticRecorder diagnostics(context);
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, ParserConfig(&context), "input");
-  if (!module || !isPipelineInput(*module))
+      parsePipelineInput(context, source, diagnostics);
+  if (!module)
     return bytes();
   Random random(seed);
   bool (*const mutators[])(Random &, ModuleOp) = {
@@ -278,14 +275,12 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string source(reinterpret_cast<const char *>(data), size);
-  if (hasMalformedLinalgDenseArray(source))
-    return 0;
+  StringRef source(reinterpret_cast<const char *>(data), size);
   MLIRContext context(getFuzzRegistry(), MLIRContext::Threading::DISABLED);
   DiagnosticRecorder diagnostics(context);
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, ParserConfig(&context), "input");
-  if (!module || !isPipelineInput(*module))
+      parsePipelineInput(context, source, diagnostics);
+  if (!module)
     return 0;
   OwningOpRef<ModuleOp> copy = module->clone();
   compileForCpu(*module, source, diagnostics);

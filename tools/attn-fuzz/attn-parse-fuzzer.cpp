@@ -15,10 +15,8 @@
 #include "FuzzSupport.h"
 #include "PipelineFuzzing.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Parser/Parser.h"
 
 #include <cstdint>
-#include <string>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -30,22 +28,11 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  // The parser reads a null-terminated buffer.
-  std::string source(reinterpret_cast<const char *>(data), size);
-  if (hasMalformedLinalgDenseArray(source))
-    return 0;
+  StringRef source(reinterpret_cast<const char *>(data), size);
   MLIRContext context(getFuzzRegistry(), MLIRContext::Threading::DISABLED);
   DiagnosticRecorder diagnostics(context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, ParserConfig(&context), "input");
-  if (!module) {
-    if (!diagnostics.getErrorCount())
-      reportFinding("the parser failed without an error", "", source);
-    return 0;
-  }
-  if (!isPipelineInput(*module))
-    return 0;
-
-  compileForCpu(*module, source, diagnostics);
+  if (OwningOpRef<ModuleOp> module =
+          parsePipelineInput(context, source, diagnostics))
+    compileForCpu(*module, source, diagnostics);
   return 0;
 }
