@@ -38,6 +38,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -61,16 +62,35 @@ template <typename T> const T &pick(Random &random, ArrayRef<T> items) {
   return items[random() % items.size()];
 }
 
-/// An edge value for an integer attribute of `width` bits holding `value`.
+/// An edge value for an integer attribute of `width` bits holding `value`,
+/// in the type's range (arithmetic that would overflow saturates: the
+/// mutator itself must not be what UBSan or an APInt assertion finds).
 int64_t mutateInteger(Random &random, int64_t value, unsigned width) {
   int64_t maximum = width >= 64 ? std::numeric_limits<int64_t>::max()
                                 : (int64_t(1) << (width - 1)) - 1;
   int64_t minimum = width >= 64 ? std::numeric_limits<int64_t>::min()
                                 : -(int64_t(1) << (width - 1));
-  const int64_t choices[] = {0,         -1,        1,      value + 1,
-                             value - 1, value * 2, -value, maximum,
-                             minimum,   1 << 20,   3,      value / 2};
-  return pick<int64_t>(random, choices);
+  auto saturate = [&](bool overflowed, int64_t result, bool upwards) {
+    return overflowed ? (upwards ? maximum : minimum) : result;
+  };
+  int64_t plus, minus, twice, negated;
+  bool plusOver = __builtin_add_overflow(value, 1, &plus);
+  bool minusOver = __builtin_sub_overflow(value, 1, &minus);
+  bool twiceOver = __builtin_mul_overflow(value, 2, &twice);
+  bool negatedOver = __builtin_sub_overflow(int64_t(0), value, &negated);
+  const int64_t choices[] = {0,
+                             -1,
+                             1,
+                             saturate(plusOver, plus, true),
+                             saturate(minusOver, minus, false),
+                             saturate(twiceOver, twice, value > 0),
+                             saturate(negatedOver, negated, true),
+                             maximum,
+                             minimum,
+                             1 << 20,
+                             3,
+                             value / 2};
+  return std::clamp(pick<int64_t>(random, choices), minimum, maximum);
 }
 
 /// An edge value for a float attribute holding `value`.
@@ -95,7 +115,7 @@ Attribute mutateAttribute(Random &random, Attribute attr) {
   if (auto integer = dyn_cast<IntegerAttr>(attr)) {
     Type type = integer.getType();
     unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
-    if (width < 2) // i1: a flag, not a value
+    if (width < 2 || width > 64) // i1: a flag, not a value
       return nullptr;
     return IntegerAttr::get(
         type, mutateInteger(random, integer.getValue().getSExtValue(), width));
