@@ -173,11 +173,9 @@ def _append_rows(cache, rows, table, positions, layout):
     _check_serving passed: every row has its place)."""
     page_size = cache.shape[1] if layout == "nhd" else cache.shape[2]
     B, T = rows.shape[0], rows.shape[1]
-    position = positions[:, None] + np.arange(T)[None, :]  # [B, T]
-    b = np.repeat(np.arange(B), T)
-    t = np.tile(np.arange(T), B)
-    page = table[b, position[b, t] // page_size]
-    slot = position[b, t] % page_size
+    b, t = np.repeat(np.arange(B), T), np.tile(np.arange(T), B)
+    position = positions[b] + t
+    page, slot = table[b, position // page_size], position % page_size
     if _arrays.is_torch(cache):
         torch = _arrays._torch()
         b, t, page, slot = (torch.from_numpy(x) for x in (b, t, page, slot))
