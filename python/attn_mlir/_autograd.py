@@ -108,7 +108,7 @@ def _define():
     import torch
     from torch import Tensor
 
-    from . import _plan
+    from . import _plan, _varlen
 
     def prepare(query, key, value, attn_mask, dropout_p, is_causal, scale,
                 enable_gqa, window, alignment, captures, capture_names, seed):
@@ -211,6 +211,69 @@ def _define():
         def backward(ctx, out_grad, lse_grad):
             grads = sdpa_grads(ctx, out_grad, run_sdpa_grad)
             return (*grads, *([None] * (12 + len(ctx.saved_tensors[6:]))))
+
+    # varlen_attention: the packed sequences padded around attn.sdpa and
+    # attn.sdpa_grad (_varlen). One custom op for eager calls and
+    # torch.compile alike: packed training batches are large, the
+    # dispatcher's overhead is small beside them.
+    def varlen_call(q, k, v, cu_seqlens_q, cu_seqlens_k, padded, dropout_p, scale, causal,
+                    window, captures, capture_names, seed):
+        call = _varlen.prepare(q, k, v, cu_seqlens_q, cu_seqlens_k, _arrays.element(q),
+                               _arrays.element(cu_seqlens_q), padded, dropout_p, scale,
+                               causal, window, seed)
+        for name, array in zip(filter(None, capture_names.split(",")), captures):
+            call.add_capture(name, array)
+        return call
+
+    @torch.library.custom_op("attn_mlir::varlen_forward", mutates_args=())
+    def varlen_forward(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor,
+                       cu_seqlens_k: Tensor, padded: List[int], dropout_p: float,
+                       scale: Optional[float], causal: bool, window: Optional[List[int]],
+                       regions: str, captures: List[Tensor], capture_names: str,
+                       seed: Optional[int], target: str) -> Tuple[Tensor, Tensor]:
+        call = varlen_call(q, k, v, cu_seqlens_q, cu_seqlens_k, padded, dropout_p, scale,
+                           causal, window, captures, capture_names, seed)
+        return call.run(regions, target, lse=True)
+
+    @varlen_forward.register_fake
+    def _(q, k, v, cu_seqlens_q, cu_seqlens_k, padded, *rest):
+        stat = torch.float64 if q.dtype == torch.float64 else torch.float32
+        return (q.new_empty(q.shape[:-1] + v.shape[-1:]),
+                q.new_empty((cu_seqlens_q.shape[0] - 1, q.shape[1], padded[0]), dtype=stat))
+
+    @torch.library.custom_op("attn_mlir::varlen_backward", mutates_args=())
+    def varlen_backward(out_grad: Tensor, q: Tensor, k: Tensor, v: Tensor,
+                        cu_seqlens_q: Tensor, cu_seqlens_k: Tensor, out: Tensor, lse: Tensor,
+                        padded: List[int], dropout_p: float, scale: Optional[float],
+                        causal: bool, window: Optional[List[int]], regions: str,
+                        captures: List[Tensor], capture_names: str, seed: Optional[int],
+                        target: str) -> Tuple[Tensor, Tensor, Tensor]:
+        call = varlen_call(q, k, v, cu_seqlens_q, cu_seqlens_k, padded, dropout_p, scale,
+                           causal, window, captures, capture_names, seed)
+        return call.run_grad(out, out_grad.contiguous(), lse, regions, target)
+
+    @varlen_backward.register_fake
+    def _(out_grad, q, k, v, *rest):
+        return tuple(x.new_empty(x.shape) for x in (q, k, v))
+
+    def varlen_setup_context(ctx, inputs, output):
+        q, k, v, cu_q, cu_k, *params, captures, capture_names, seed, target = inputs
+        out, lse = output
+        ctx.save_for_backward(q, k, v, cu_q, cu_k, out, lse, *captures)
+        ctx.params, ctx.rest = params, (capture_names, seed, target)
+        ctx.mark_non_differentiable(lse)
+
+    def varlen_gradients(ctx, out_grad, lse_grad):
+        q, k, v, cu_q, cu_k, out, lse, *captures = ctx.saved_tensors
+        capture_names, seed, target = ctx.rest
+        grads = varlen_backward(out_grad, q, k, v, cu_q, cu_k, out, lse, *ctx.params,
+                                captures, capture_names, seed, target)
+        # One entry per forward input: none for the offsets, the options,
+        # the captured tensors (a list for their list), names, seed, target.
+        return (*grads, None, None, *([None] * len(ctx.params)), [None] * len(captures),
+                None, None, None)
+
+    varlen_forward.register_autograd(varlen_gradients, setup_context=varlen_setup_context)
 
     # functional.linear: the compiled product and its compiled backward.
     def run_linear(input: Tensor, weight: Tensor, bias: Optional[Tensor], target: str,
@@ -390,4 +453,6 @@ def _define():
     return SimpleNamespace(sdpa_forward=sdpa_forward, sdpa_backward=sdpa_backward,
                            linear_forward=linear_forward, linear_backward=linear_backward,
                            heads_forward=heads_forward, heads_backward=heads_backward,
-                           sdpa=sdpa_call, linear=linear_call, heads=heads_forward_call)
+                           varlen_forward=varlen_forward, varlen_backward=varlen_backward,
+                           sdpa=sdpa_call, linear=linear_call, heads=heads_forward_call,
+                           varlen=varlen_forward)

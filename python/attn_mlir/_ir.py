@@ -4,6 +4,8 @@
 #
 # ===----------------------------------------------------------------------=== #
 
+import re
+
 
 def _shape_text(shape, dynamic):
     return "".join("?x" if i in dynamic else f"{d}x" for i, d in enumerate(shape))
@@ -60,9 +62,11 @@ def bind_parameter_types(text, types):
     parameters' types ({name: type})."""
     if "!parameter_type." not in text:
         return text
-    for name, type in types.items():
-        text = text.replace(parameter_type_slot(name), type)
-    return text
+    # Whole names: the slot of %q is a prefix of %ql's, %cap1's of %cap10's.
+    return _SLOT.sub(lambda slot: types.get(slot.group(1), slot.group(0)), text)
+
+
+_SLOT = re.compile(r"!parameter_type\.([A-Za-z0-9_]+)")
 
 
 def float_literal(x):

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _arrays, _ir
 from ._compile import compile_shaped
+from ._trace import _INDEX_ARGS, _Tracer, tanh
 
 # f64 computes in float64 throughout (torch.autograd.gradcheck's inputs).
 _FLOATS = ("f32", "f16", "bf16", "f64")
@@ -39,19 +40,26 @@ class SdpaCall:
 
     def __init__(self, query, key, value, elem, shapes):
         qs, ks, vs = shapes
-        self.elem, self.qs, self.ks, self.vs = elem, qs, ks, vs
-        # The log-sum-exp's type: the accumulator's.
-        self.stat_elem = "f64" if elem == "f64" else "f32"
         lead = qs[:-3] if len(qs) > 3 else ()
         batch = math.prod(lead) if lead else 1
         hq = qs[-3] if len(qs) >= 3 else 1
         hkv = ks[-3] if len(ks) >= 3 else 1
-        self.q4 = (batch, hq, qs[-2], qs[-1])
-        self.k4 = (batch, hkv, ks[-2], ks[-1])
-        self.v4 = (batch, hkv, vs[-2], vs[-1])
-        self.out4 = (batch, hq, qs[-2], vs[-1])
         # The output as the caller sees it: the query's leading dimensions.
-        self.out_shape = qs[:-1] + (vs[-1],)
+        self._start(elem, shapes, (batch, hq, qs[-2], qs[-1]), (batch, hkv, ks[-2], ks[-1]),
+                    (batch, hkv, vs[-2], vs[-1]), qs[:-1] + (vs[-1],))
+        for name, x, s in (("q", query, self.q4), ("k", key, self.k4),
+                           ("v", value, self.v4)):
+            self.add_input(name, x, s, elem, "v.v.", view=True)
+
+    def _start(self, elem, shapes, q4, k4, v4, out_shape):
+        """The fields of a call with no parameter yet: the caller's shapes,
+        the op's [B, H, L, E] operands and the output's shape."""
+        self.elem, (self.qs, self.ks, self.vs) = elem, shapes
+        # The log-sum-exp's type: the accumulator's.
+        self.stat_elem = "f64" if elem == "f64" else "f32"
+        self.q4, self.k4, self.v4 = q4, k4, v4
+        self.out4 = q4[:3] + v4[3:]
+        self.out_shape = out_shape
         self.args, self.inputs, self.originals = [], [], []
         # Parameters whose values the call's options fix (a run-time scale,
         # softcap's constants), not the caller's arrays: name -> input.
@@ -59,19 +67,20 @@ class SdpaCall:
         # Parameters read in place from the caller's strided views (a
         # transposed [B, L, H, D] projection): query, key and value.
         self.views = set()
-        for name, x, s in (("q", query, self.q4), ("k", key, self.k4),
-                           ("v", value, self.v4)):
-            self.add_input(name, x, s, elem, "v.v.", view=True)
         self.attrs = []
         self.destination = False
 
-    def add_input(self, name, x, shape, elem, pattern="", view=False, bound=False):
+    def add_input(self, name, x, shape, elem, pattern="", view=False, bound=False,
+                  varying=None):
         """Appends a function parameter `%name` bound to `x` (viewed as
         `shape`); `pattern` marks the dimensions a shape-generic build
-        leaves dynamic (_ir.varying_dims); with `view`, the parameter takes
-        `x` as the strided view it is (_arrays.as_view), not a copy; with
-        `bound`, `x` is a value the call's options fix (see `bound`)."""
-        self.args.append((name, shape, elem, _ir.varying_dims(shape, pattern)))
+        leaves dynamic (_ir.varying_dims), or `varying` lists them; with
+        `view`, the parameter takes `x` as the strided view it is
+        (_arrays.as_view), not a copy; with `bound`, `x` is a value the
+        call's options fix (see `bound`)."""
+        if varying is None:
+            varying = _ir.varying_dims(shape, pattern)
+        self.args.append((name, shape, elem, tuple(varying)))
         if view:
             self.views.add(name)
         x_native = _arrays.as_view(x, name) if view else _arrays.as_array(x, name)
@@ -137,28 +146,35 @@ class SdpaCall:
         return type
 
     def _mask_operand(self, types):
-        """The mask, the run-time dropout seed and scale clauses of the op."""
+        """The mask, key lengths (%kl, a varlen call's), run-time dropout
+        seed and scale clauses of the op."""
         clauses = f"mask(%m : {types['m']}) " if "m" in types else ""
+        if "kl" in types:
+            clauses += f"kv_lens(%kl : {types['kl']}) "
         if "ds" in types:
             clauses += f"dropout_seed(%ds : {types['ds']}) "
         if "sc" in types:
             clauses += f"scale_value(%sc : {types['sc']}) "
         return clauses
 
-    def sdpa_line(self, values, outs, result_types, types, regions):
+    def sdpa_line(self, values, outs, result_types, types, regions, operands=("q", "k", "v")):
         """`values = attn.sdpa %q, %k, %v ...` of this call, `types` giving
-        the types of its operands by name."""
-        return (f"{values} = attn.sdpa %q, %k, %v {self._mask_operand(types)}{outs} "
-                f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']} "
+        the types of its operands by name (`operands`: the names of its
+        query, key and value)."""
+        q, k, v = operands
+        return (f"{values} = attn.sdpa %{q}, %{k}, %{v} {self._mask_operand(types)}{outs} "
+                f"{' '.join(self.attrs)} : {types[q]}, {types[k]}, {types[v]} "
                 f"-> {result_types}{_ir.bind_parameter_types(regions, types)}")
 
-    def grad_line(self, types, regions):
+    def grad_line(self, types, regions, operands=("q", "k", "v", "o", "do")):
         """`%dq, %dk, %dv = attn.sdpa_grad` of this call into %eq, %ek, %ev,
-        from %o, %do and %lse."""
-        return (f"%dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %do, %lse "
+        from the forward's operands, its output and the output's gradient
+        (named by `operands`) and %lse."""
+        q, k, v, o, do = operands
+        return (f"%dq, %dk, %dv = attn.sdpa_grad %{q}, %{k}, %{v}, %{o}, %{do}, %lse "
                 f"{self._mask_operand(types)}outs(%eq, %ek, %ev) "
-                f"{' '.join(self.attrs)} : {types['q']}, {types['k']}, {types['v']}, "
-                f"{types['o']}, {types['lse']}{_ir.bind_parameter_types(regions, types)}")
+                f"{' '.join(self.attrs)} : {types[q]}, {types[k]}, {types[v]}, "
+                f"{types[o]}, {types['lse']}{_ir.bind_parameter_types(regions, types)}")
 
     def source(self, regions, dynamic, lse=False):
         """The function's text; with `dynamic`, the batch size and sequence
@@ -210,7 +226,7 @@ class SdpaCall:
             self.inputs = [_arrays.contiguous(x) for x in self.inputs]
         key = (kind, tuple((name, tuple(shape), elem, varying)
                            for name, shape, elem, varying in self.args),
-               self.out4, self.elem, tuple(self.attrs), regions, tuple(sorted(self.views)))
+               self.q4, self.k4, self.out4, self.elem, tuple(self.attrs), regions, tuple(sorted(self.views)))
         function = compile_shaped(lambda d: source(regions, d), dynamic, target, key=key)
         self.function = function
         like = _arrays.first_torch(self.originals)
@@ -399,3 +415,66 @@ def broadcast(x, target_shape):
     if _arrays.is_torch(x):
         return x.broadcast_to(tuple(target_shape)).contiguous()
     return np.ascontiguousarray(np.broadcast_to(x, tuple(target_shape)))
+
+
+def flash_modifiers(softcap, alibi_slopes, score_mod, mask_mod, batch, lens_elem, query_rows,
+                    key_lens, query_lens=None):
+    """The score_mod and mask_mod regions of FlashAttention's modifiers on
+    sequences of their own lengths (varlen_attention, paged_attention) and
+    the arrays they capture [(name, array)]: `softcap` (cap * tanh(s /
+    cap)), then ALiBi (-slope * |i + len_k - len_q - j|, slopes [Hq] or
+    [B, Hq]), then `score_mod`; `mask_mod`. The regions read the key
+    lengths from the function's tensor %`key_lens` ([batch] of `lens_elem`)
+    and the query lengths from %`query_lens`, or all `query_rows` when
+    None; with query lengths the op's query index is padded: the sequence's
+    queries are the last of its `query_rows`. q_idx and kv_idx, as the
+    modifiers see them, count from the sequence's first query and key."""
+    tracer = _Tracer()
+    keys = tracer.local(key_lens, (batch,), lens_elem)
+    queries = None if query_lens is None else tracer.local(query_lens, (batch,), lens_elem)
+
+    def position(b, q_idx):
+        return q_idx if queries is None else q_idx - (query_rows - queries[b])
+
+    def query_len(b):
+        return query_rows if queries is None else queries[b]
+
+    regions = ""
+    if softcap or alibi_slopes is not None or score_mod is not None:
+        slopes = None if alibi_slopes is None else tracer.wrap(alibi_slopes)
+        modify = None if score_mod is None else tracer.rebind(score_mod)
+
+        def modified(score, b, h, q_idx, kv_idx):
+            i = position(b, q_idx)
+            if softcap:
+                score = softcap * tanh(score * (1.0 / softcap))
+            if slopes is not None:
+                slope = slopes[h] if len(slopes.shape) == 1 else slopes[b, h]
+                distance = 1.0 * (i + keys[b] - query_len(b) - kv_idx)  # in f32
+                score = score - slope * abs(distance)
+            return score if modify is None else modify(score, b, h, i, kv_idx)
+
+        regions += " score_mod " + tracer.trace(modified, "s", [("score", "f32")] + _INDEX_ARGS,
+                                                "f32")
+    if mask_mod is not None:
+        keep = tracer.rebind(mask_mod)
+        regions += " mask_mod " + tracer.trace(
+            lambda b, h, q_idx, kv_idx: keep(b, h, position(b, q_idx), kv_idx), "m",
+            _INDEX_ARGS, "i1")
+    return regions, tracer.captures
+
+
+def check_flash_modifiers(dropout_p, softcap, alibi_slopes, batch, heads):
+    """FlashAttention's modifier arguments, checked: dropout_p in [0, 1),
+    softcap >= 0 (0: none), alibi_slopes float32 [heads] or [batch, heads]."""
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    if softcap is None or not math.isfinite(softcap) or softcap < 0:
+        raise ValueError(f"softcap must be finite and >= 0 (0: no cap), got {softcap}")
+    if alibi_slopes is not None:
+        shapes = ((heads,), (batch, heads))
+        if _arrays.element(alibi_slopes) != "f32" or \
+                tuple(_arrays.shape(alibi_slopes)) not in shapes:
+            raise ValueError(f"alibi_slopes must be float32 of shape {list(shapes[0])} or "
+                             f"{list(shapes[1])}, got {_arrays.element(alibi_slopes)} "
+                             f"{list(_arrays.shape(alibi_slopes))}")

@@ -221,10 +221,10 @@ class _Captured:
     """An array read by a modifier: indexing it with traced values emits a
     tensor.extract from the function argument that carries it."""
 
-    def __init__(self, tracer, array, arg):
+    def __init__(self, tracer, array, arg, shape=None, elem=None):
         self.tracer, self.array, self.arg = tracer, array, arg
-        self.shape = _arrays.shape(array)
-        self.elem = _arrays.element(array)
+        self.shape = _arrays.shape(array) if shape is None else tuple(shape)
+        self.elem = _arrays.element(array) if elem is None else elem
 
     def __getitem__(self, idx):
         idx = idx if isinstance(idx, tuple) else (idx,)
@@ -259,6 +259,13 @@ class _Tracer:
             self.captures.append((name, x))
             return _Captured(self, x, name)
         return x
+
+    def local(self, name, shape, elem):
+        """A tensor `%name` that the function computes before the op (not
+        a parameter: varlen_attention's sequence lengths), for a modifier
+        to index like a captured array; its type goes in
+        bind_parameter_types' slot for `name`."""
+        return _Captured(self, None, name, shape, elem)
 
     def rebind(self, fn):
         """`fn` with the arrays in its closure and globals replaced by

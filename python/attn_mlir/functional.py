@@ -6,7 +6,7 @@
 
 import numpy as np
 
-from . import _arrays, _autograd, _ir, _linear, _plan
+from . import _arrays, _autograd, _ir, _linear, _plan, _varlen
 from ._compile import checked_call, compile_shaped, remember_call
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -185,19 +185,20 @@ def _append_rows(cache, rows, table, positions, layout):
         cache[page, :, slot] = rows[b, t]
 
 
-def _check_operands(ranked, data):
+def _check_operands(ranked, data, floats=("f32", "f16", "bf16")):
     """The argument checks paged_attention and varlen_attention share: each
     (name, array, rank) of `ranked` has that rank, and the (name, array) of
-    `data` share the first one's element type, float32, float16 or
-    bfloat16, which is returned."""
+    `data` share the first one's element type, one of `floats`, which is
+    returned."""
     for name, x, rank in ranked:
         if len(_arrays.shape(x)) != rank:
             raise ValueError(f"{name} must have {rank} dimensions, got shape "
                              f"{list(_arrays.shape(x))}")
     (first, x), *others = data
     elem = _arrays.element(x)
-    if elem not in ("f32", "f16", "bf16"):
-        raise TypeError(f"{first} must be float32, float16 or bfloat16, got {elem}")
+    if elem not in floats:
+        names = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64"}
+        raise TypeError(f"{first} must be {', '.join(names[f] for f in floats)}, got {elem}")
     for name, x in others:
         if _arrays.element(x) != elem:
             raise TypeError(f"{name} ({_arrays.element(x)}) must have {first}'s element "
@@ -205,11 +206,14 @@ def _check_operands(ranked, data):
     return elem
 
 
-def _paged_source(shapes, elems, layout, softmax_scale, causal, lse=False):
+def _paged_source(shapes, elems, layout, softmax_scale, causal, lse, window, regions,
+                  captures):
     """The text of paged_attention's function for these shapes ((q,
     k_cache, v_cache, block_table, lens)), element types ((data, table,
     lens)) and options: attn.gather_pages of both caches into attn.sdpa
-    (which also returns the rows' log-sum-exp with `lse`)."""
+    (which also returns the rows' log-sum-exp with `lse`), with the
+    modifier `regions` and the parameters of the arrays they capture,
+    `captures` ((name, shape, element type))."""
     (B, Sq, Hq, D), cache_shape, v_shape, table_shape, lens_shape = shapes
     elem, table_elem, lens_elem = elems
     page_size, Hkv = (cache_shape[1], cache_shape[2]) if layout == "nhd" else (
@@ -220,6 +224,7 @@ def _paged_source(shapes, elems, layout, softmax_scale, causal, lse=False):
              "pt": _ir.tensor_type(table_shape, table_elem),
              "lens": _ir.tensor_type(lens_shape, lens_elem),
              "o": _ir.tensor_type((B, Hq, Sq, v_shape[3]), elem)}
+    types.update((name, _ir.tensor_type(shape, e)) for name, shape, e in captures)
     k_type = _ir.tensor_type((B, Hkv, keys, cache_shape[3]), elem)
     v_type = _ir.tensor_type((B, Hkv, keys, v_shape[3]), elem)
     layout_clause = "" if layout == "nhd" else f" layout = <{layout}>"
@@ -227,7 +232,11 @@ def _paged_source(shapes, elems, layout, softmax_scale, causal, lse=False):
     if softmax_scale is not None:
         attrs.append(f"scale = {_ir.float_literal(softmax_scale)}")
     if causal:
-        attrs.append("causal align = <bottom_right>")
+        attrs.append("causal")
+    if window is not None:
+        attrs.append(f"window = [{window[0]}, {window[1]}]")
+    if causal or window is not None:
+        attrs.append("align = <bottom_right>")
     body = [f"%k = attn.gather_pages %kc[%pt]{layout_clause} : {types['kc']}, "
             f"{types['pt']} -> {k_type}",
             f"%v = attn.gather_pages %vc[%pt]{layout_clause} : {types['vc']}, "
@@ -241,15 +250,19 @@ def _paged_source(shapes, elems, layout, softmax_scale, causal, lse=False):
         lse_clause, lse_type = f" lse(%l : {stat})", f", {stat}"
     body.append(f"{', '.join(v for v, _ in results)} = attn.sdpa %q, %k, %v "
                 f"kv_lens(%lens : {types['lens']}) outs(%e){lse_clause} {' '.join(attrs)} : "
-                f"{types['q']}, {k_type}, {v_type} -> {types['o']}{lse_type}")
-    return _ir.function("paged", [(n, types[n]) for n in ("q", "kc", "vc", "pt", "lens")],
-                        results, body)
+                f"{types['q']}, {k_type}, {v_type} -> {types['o']}{lse_type}"
+                f"{_ir.bind_parameter_types(regions, types)}")
+    params = ("q", "kc", "vc", "pt", "lens") + tuple(name for name, *_ in captures)
+    return _ir.function("paged", [(n, types[n]) for n in params], results, body)
 
 
 def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softmax_scale,
-                   causal, layout, target, lse):
+                   causal, layout, target, lse, window_size, softcap, alibi_slopes, score_mod,
+                   mask_mod):
     """paged_attention's checks of its arguments, then its compiled
-    function for their shapes (one compile per shape and options)."""
+    function for their shapes (one compile per shape and options) and the
+    arrays its modifiers capture, [(name, array)]: the function's last
+    parameters."""
     if layout not in ("nhd", "hnd"):
         raise ValueError(f"layout must be 'nhd' or 'hnd', got {layout!r}")
     elem = _check_operands(
@@ -279,17 +292,32 @@ def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softma
                 raise ValueError(f"{name} must be (B, Sk, Hkv, head size) = {list(want)} "
                                  f"(q's batch, k's rows, {cache}'s heads and head size), "
                                  f"got {list(_arrays.shape(rows))}")
+    B, Sq, Hq = _arrays.shape(q)[:3]
+    _plan.check_flash_modifiers(0.0, softcap, alibi_slopes, B, Hq)
+    lens_elem = _arrays.element(cache_seqlens)
+    regions, captures = _plan.flash_modifiers(float(softcap), alibi_slopes, score_mod,
+                                              mask_mod, B, lens_elem, Sq, "lens")
+    window = None
+    left, right = (int(w) for w in window_size)
+    if (left, right) != (-1, -1):
+        page_size = cache_shapes["k_cache"][1 if layout == "nhd" else 2]
+        unbounded = _arrays.shape(block_table)[1] * page_size + Sq
+        window = (unbounded if left < 0 else left, unbounded if right < 0 else right)
     shapes = tuple(_arrays.shape(x) for x in (q, k_cache, v_cache, block_table, cache_seqlens))
-    elems = (elem, _arrays.element(block_table), _arrays.element(cache_seqlens))
-    key = ("paged", shapes, elems, layout, softmax_scale, bool(causal), bool(lse))
+    elems = (elem, _arrays.element(block_table), lens_elem)
+    params = tuple((name, tuple(_arrays.shape(x)), _arrays.element(x)) for name, x in captures)
+    key = ("paged", shapes, elems, layout, softmax_scale, bool(causal), bool(lse), window,
+           regions, params)
     return compile_shaped(
-        lambda dynamic: _paged_source(shapes, elems, layout, softmax_scale, causal, lse),
-        False, target, key=key)
+        lambda dynamic: _paged_source(shapes, elems, layout, softmax_scale, causal, lse, window,
+                                      regions, params),
+        False, target, key=key), captures
 
 
 def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=None,
                     softmax_scale=None, causal=True, layout="nhd", target="cpu",
-                    return_lse=False):
+                    return_lse=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                    score_mod=None, mask_mod=None):
     """Attention over a paged KV cache with the conventions of
     FlashAttention's `flash_attn_with_kvcache` (its paged form, with
     `block_table`), compiled: attn.gather_pages feeding attn.sdpa.
@@ -313,16 +341,29 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     float32 the rows' log-sum-exp (natural log), as FlashAttention's
     return_softmax_lse. Keys past each sequence's length must be finite
     (docs/Serving.md).
+
+    As flash_attn_with_kvcache, `window_size=(left, right)` (-1:
+    unbounded, aligned bottom-right like `causal`), `softcap` > 0 and
+    `alibi_slopes` (Hq,) or (B, Hq) float32 (-slope * |i + len_k - Sq - j|,
+    after the cap); then `score_mod` / `mask_mod` as flex_attention's,
+    with q_idx the query's row (0 to Sq - 1) and kv_idx the key's position
+    in its sequence.
     """
-    # A call like one checked before runs the function chosen then.
-    signature = _signature((q, k_cache, v_cache, block_table, cache_seqlens, k, v),
-                           "paged", softmax_scale, causal, layout, target, return_lse)
     _autograd.refuse_gradients("paged_attention", q, k_cache, v_cache, k, v)
-    function = checked_call(signature)
-    if function is None:
-        function = _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v,
-                                  softmax_scale, causal, layout, target, return_lse)
-        remember_call(signature, function)
+    # A call like one checked before runs the function chosen then (not
+    # one with modifiers: what they capture is read anew each call).
+    modified = score_mod is not None or mask_mod is not None or alibi_slopes is not None
+    signature = None if modified else _signature(
+        (q, k_cache, v_cache, block_table, cache_seqlens, k, v), "paged", softmax_scale,
+        causal, layout, target, return_lse, tuple(window_size), softcap)
+    entry = None if signature is None else checked_call(signature)
+    if entry is None:
+        entry = _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v,
+                               softmax_scale, causal, layout, target, return_lse, window_size,
+                               softcap, alibi_slopes, score_mod, mask_mod)
+        if signature is not None:
+            remember_call(signature, entry)
+    function, captures = entry
     appended = 0 if k is None else _arrays.shape(k)[1]
     table, positions = _check_serving(k_cache, block_table, cache_seqlens, appended, layout)
     lens = cache_seqlens
@@ -333,93 +374,22 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     inputs = [_arrays.as_array(_transpose_heads(q), "q")] + [
         _arrays.as_array(x, name) for name, x in (("k_cache", k_cache), ("v_cache", v_cache),
                                                   ("block_table", block_table),
-                                                  ("cache_seqlens", lens))]
+                                                  ("cache_seqlens", lens))] + [
+        _arrays.as_array(x, name) for name, x in captures]
     out = function.run_arrays(inputs, q if _arrays.is_torch(q) else None)
     if return_lse:
         return _transpose_heads(out[0]), out[1]
     return _transpose_heads(out)
 
 
-def _padded_length(longest):
-    """The padded length a varlen call compiles for: the longest sequence
-    rounded up to a power of two up to 64 and to a multiple of 64 beyond,
-    so that batches whose longest sequence differs a little share one
-    function."""
-    longest = max(int(longest), 1)
-    if longest <= 64:
-        return 1 << (longest - 1).bit_length()
-    return -(-longest // 64) * 64
-
-
-def _sequence_lengths(cu_seqlens, total, name):
-    """The lengths cu_seqlens (B + 1 offsets into `total` rows) describes,
-    after checking that it does describe them."""
-    cu = np.asarray(cu_seqlens.cpu() if _arrays.is_torch(cu_seqlens) else cu_seqlens)
-    if cu.ndim != 1 or cu.size < 1:
-        raise ValueError(f"{name} must have B + 1 >= 1 entries, got shape {list(cu.shape)}")
-    lengths = np.diff(cu.astype(np.int64))
-    if cu[0] < 0 or cu[-1] > total or (lengths < 0).any():
-        raise ValueError(f"{name} must be non-decreasing offsets from >= 0 to at most "
-                         f"the {total} packed rows, got {cu.tolist()}")
-    return lengths
-
-
-def _varlen_source(shapes, elems, padded, softmax_scale, causal, window, dynamic):
-    """The text of varlen_attention's function: packed q, k, v padded per
-    sequence (queries at the end of their rows, keys and values at the
-    start), attn.sdpa over the keys' lengths with bottom-right scores, the
-    output packed back. `padded` is (Sq, Skv); `dynamic` makes the packed
-    rows and the batch sizes given at run time."""
-    q_shape, k_shape, v_shape, cuq_shape, cuk_shape = shapes
-    elem, cu_elem = elems
-    (_, Hq, D), (_, Hkv, _), Dv = q_shape, k_shape, v_shape[2]
-    B = cuq_shape[0] - 1
-    Sq, Skv = padded
-    rows = (0,) if dynamic else ()
-    t = {"q": _ir.tensor_type(q_shape, elem, rows), "k": _ir.tensor_type(k_shape, elem, rows),
-         "v": _ir.tensor_type(v_shape, elem, rows),
-         "cuq": _ir.tensor_type(cuq_shape, cu_elem, rows),
-         "cuk": _ir.tensor_type(cuk_shape, cu_elem, rows),
-         "o": _ir.tensor_type((q_shape[0], Hq, Dv), elem, rows)}
-    lens = _ir.tensor_type((B,), cu_elem, rows)
-    qp, kp, vp, op = (_ir.tensor_type((B, h, length, d), elem, rows)
-                      for h, length, d in ((Hq, Sq, D), (Hkv, Skv, D), (Hkv, Skv, Dv),
-                                           (Hq, Sq, Dv)))
-    attrs = []
-    if softmax_scale is not None:
-        attrs.append(f"scale = {_ir.float_literal(softmax_scale)}")
-    if causal:
-        attrs.append("causal")
-    if window:
-        attrs.append(f"window = [{window[0]}, {window[1]}]")
-    if causal or window:
-        attrs.append("align = <bottom_right>")
-    body = [f"%qp, %ql = attn.pad_sequences %q[%cuq] align = <bottom_right> : "
-            f"{t['q']}, {t['cuq']} -> {qp}, {lens}",
-            f"%kp, %kl = attn.pad_sequences %k[%cuk] : {t['k']}, {t['cuk']} -> {kp}, {lens}",
-            f"%vp, %vl = attn.pad_sequences %v[%cuk] : {t['v']}, {t['cuk']} -> {vp}, {lens}",
-            "%c0 = arith.constant 0 : index",
-            f"%nb = tensor.dim %qp, %c0 : {qp}",
-            f"%e = tensor.empty({'%nb' if dynamic else ''}) : {op}",
-            f"%o = attn.sdpa %qp, %kp, %vp kv_lens(%kl : {lens}) outs(%e) {' '.join(attrs)} : "
-            f"{qp}, {kp}, {vp} -> {op}",
-            # Rows no sequence covers (past cu_seqlens_q[-1]) are zeros.
-            f"%t = tensor.dim %q, %c0 : {t['q']}",
-            f"%zero = arith.constant 0.0 : {elem}",
-            f"%oe = tensor.empty({'%t' if dynamic else ''}) : {t['o']}",
-            f"%oz = linalg.fill ins(%zero : {elem}) outs(%oe : {t['o']}) -> {t['o']}",
-            f"%r = attn.unpad_sequences %o[%cuq] align = <bottom_right> outs(%oz) : "
-            f"{op}, {t['cuq']} -> {t['o']}"]
-    return _ir.function("varlen", [(n, t[n]) for n in ("q", "k", "v", "cuq", "cuk")],
-                        [("%r", t["o"])], body)
-
-
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
-                     max_seqlen_k=None, softmax_scale=None, causal=False,
-                     window_size=(-1, -1), target="cpu"):
+                     max_seqlen_k=None, dropout_p=0.0, softmax_scale=None, causal=False,
+                     window_size=(-1, -1), softcap=0.0, alibi_slopes=None, score_mod=None,
+                     mask_mod=None, seed=None, return_lse=False, target="cpu"):
     """Attention over a batch of sequences of different lengths packed
-    without padding, with the conventions of FlashAttention's
-    `flash_attn_varlen_func`, compiled: attn.pad_sequences around attn.sdpa.
+    without padding, with the conventions (and positional arguments) of
+    FlashAttention's `flash_attn_varlen_func`, compiled: attn.pad_sequences
+    around attn.sdpa.
 
     q (total_q, Hq, D), k (total_k, Hkv, D), v (total_k, Hkv, Dv): the
     sequences one after another; cu_seqlens_q (B + 1,) and cu_seqlens_k
@@ -429,20 +399,42 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
     align each sequence's last query with its last key (bottom-right), as
     FlashAttention >= 2.1 does; a query row that sees no key gets zeros.
     `max_seqlen_q`/`max_seqlen_k`, when given, are checked against the
-    offsets. Returns (total_q, Hq, Dv), NumPy or torch like `q`. Lengths
-    vary from call to call without recompiling: the function is compiled
-    for the packed rows and the batch given at run time and for padded
-    lengths rounded up (docs/Serving.md). Inference only: no gradients.
+    offsets. Returns (total_q, Hq, Dv), NumPy or torch like `q`.
+
+    Scores, in this order (FlashAttention's): scaled; `softcap` > 0 caps
+    them at softcap * tanh(s / softcap); `alibi_slopes` (Hq,) or (B, Hq)
+    float32 adds -slope * |i + len_k - len_q - j|; then
+    `score_mod(score, b, h, q_idx, kv_idx)` and `mask_mod(b, h, q_idx,
+    kv_idx)` as flex_attention's, where b is the sequence and q_idx, kv_idx
+    count from its first query and key. `dropout_p` drops probabilities as
+    scaled_dot_product_attention does (attn-mlir's generator; `seed` as
+    there). `return_lse=True` returns (output, lse), lse (Hq, total_q)
+    float32 each query's log-sum-exp (natural log; -inf for rows no
+    sequence covers or that see no key), as FlashAttention's varlen
+    softmax_lse.
+
+    Differentiable: with torch tensors that require grad, the call is the
+    custom op `torch.ops.attn_mlir.varlen_forward`, whose backward is the
+    compiled attn.sdpa_grad on the padded sequences (float64 inputs compute
+    in float64, for gradcheck). Lengths vary from call to call without
+    recompiling: the function is compiled for the packed rows and the batch
+    given at run time and for padded lengths rounded up (docs/Serving.md).
     """
-    _autograd.refuse_gradients("varlen_attention", q, k, v)
     elem = _check_operands((("q", q, 3), ("k", k, 3), ("v", v, 3)),
-                           (("q", q), ("k", k), ("v", v)))
+                           (("q", q), ("k", k), ("v", v)), floats=_plan._FLOATS)
     cu_elem = _arrays.element(cu_seqlens_q)
     if cu_elem not in ("i32", "i64") or _arrays.element(cu_seqlens_k) != cu_elem:
         raise TypeError(f"cu_seqlens_q and cu_seqlens_k must both be int32 or both int64, "
                         f"got {cu_elem} and {_arrays.element(cu_seqlens_k)}")
-    q_lens = _sequence_lengths(cu_seqlens_q, _arrays.shape(q)[0], "cu_seqlens_q")
-    k_lens = _sequence_lengths(cu_seqlens_k, _arrays.shape(k)[0], "cu_seqlens_k")
+    (total_q, hq, d), (total_k, hkv, dk), (total_v, hv, _) = (
+        _arrays.shape(x) for x in (q, k, v))
+    if dk != d or (total_v, hv) != (total_k, hkv):
+        raise ValueError(f"k {list(_arrays.shape(k))} must have q's head size {d} and v "
+                         f"{list(_arrays.shape(v))} k's rows and heads")
+    if hq % hkv:
+        raise ValueError(f"query heads ({hq}) must be a multiple of key/value heads ({hkv})")
+    q_lens = _varlen.sequence_lengths(cu_seqlens_q, total_q, "cu_seqlens_q")
+    k_lens = _varlen.sequence_lengths(cu_seqlens_k, total_k, "cu_seqlens_k")
     if len(q_lens) != len(k_lens):
         raise ValueError(f"cu_seqlens_q ({len(q_lens) + 1} entries) and cu_seqlens_k "
                          f"({len(k_lens) + 1}) must describe the same sequences")
@@ -453,23 +445,38 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
         if given is not None and given < actual:
             raise ValueError(f"{name} ({given}) is shorter than the longest sequence ({actual})")
         longest.append(actual)
-    padded = tuple(_padded_length(n) for n in longest)
+    padded = [_varlen.padded_length(n) for n in longest]
     left, right = (int(w) for w in window_size)
     window = None
     if (left, right) != (-1, -1):
         unbounded = padded[0] + padded[1]
-        window = (unbounded if left < 0 else left, unbounded if right < 0 else right)
-    shapes = tuple(tuple(_arrays.shape(x)) for x in (q, k, v, cu_seqlens_q, cu_seqlens_k))
-    elems = (elem, cu_elem)
-    key = ("varlen", shapes, elems, padded, softmax_scale, bool(causal), window)
-    function = compile_shaped(
-        lambda dynamic: _varlen_source(shapes, elems, padded, softmax_scale, causal, window,
-                                       dynamic),
-        None, target, key=key)
-    inputs = [_arrays.as_array(x, name) for name, x in (
-        ("q", q), ("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q),
-        ("cu_seqlens_k", cu_seqlens_k))]
-    return function.run_arrays(inputs, q if _arrays.is_torch(q) else None)
+        window = [unbounded if left < 0 else left, unbounded if right < 0 else right]
+    _plan.check_flash_modifiers(dropout_p, softcap, alibi_slopes, len(q_lens), hq)
+    if dropout_p > 0 and seed is None:
+        # Drawn here: the forward and the backward must drop the same ones.
+        seed = _plan.draw_seed(q)
+    scale = None if softmax_scale is None else float(softmax_scale)
+    regions, captures = _plan.flash_modifiers(float(softcap), alibi_slopes, score_mod,
+                                              mask_mod, len(q_lens), cu_elem, padded[0],
+                                              "kl", "ql")
+    if _arrays.is_torch(q) and _autograd.wanted(q, k, v, None):
+        torch = _arrays._torch()
+        out, lse = _autograd.ops().varlen(
+            q, k, v, cu_seqlens_q, cu_seqlens_k, padded, float(dropout_p), scale,
+            bool(causal), window, regions,
+            [x if _arrays.is_torch(x) else torch.as_tensor(x) for _, x in captures],
+            ",".join(name for name, _ in captures), seed, target)
+    else:
+        call = _varlen.prepare(q, k, v, cu_seqlens_q, cu_seqlens_k, elem, cu_elem, padded,
+                               dropout_p, scale, causal, window, seed)
+        for name, array in captures:
+            call.add_capture(name, array)
+        result = call.run(regions, target, lse=return_lse)
+        out, lse = result if return_lse else (result, None)
+    if not return_lse:
+        return out
+    cu = np.asarray(cu_seqlens_q.cpu() if _arrays.is_torch(cu_seqlens_q) else cu_seqlens_q)
+    return out, _varlen.packed_lse(lse, cu, padded[0], total_q)
 
 
 def _read(arrays):

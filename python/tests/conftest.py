@@ -108,3 +108,53 @@ def relative_error(got, want):
     assert np.all(np.isfinite(got)), "non-finite values in the result"
     denom = np.linalg.norm(want)
     return np.linalg.norm(got - want) / (denom if denom > 0 else 1.0)
+
+
+def modified_reference(q, k, v, cu_q, cu_k, scale=None, causal=False, window=None,
+                       softcap=0.0, slopes=None, score_mod=None, mask_mod=None, keep=None,
+                       dropout_p=0.0):
+    """varlen attention in float64 torch, one sequence at a time, with
+    FlashAttention's order: scale, softcap, ALiBi, score_mod, masks (causal
+    and window bottom-right, mask_mod), softmax (a row with no key gives
+    zeros), dropout by `keep` [b][Hq, lq, lk]. Returns (output, lse
+    [Hq, total_q]); differentiable in q, k, v."""
+    torch = require("torch")
+    hq, hkv = q.shape[1], k.shape[1]
+    outs, lses = [], []
+    for b in range(len(cu_q) - 1):
+        qs, ks = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
+        Q = q[qs].transpose(0, 1)
+        K, V = (x[ks].transpose(0, 1).repeat_interleave(hq // hkv, 0) for x in (k, v))
+        lq, lk = Q.shape[1], K.shape[1]
+        s = (Q @ K.transpose(1, 2)) * (scale if scale is not None else Q.shape[-1] ** -0.5)
+        if softcap:
+            s = softcap * torch.tanh(s / softcap)
+        i = torch.arange(lq).view(1, lq, 1)
+        j = torch.arange(lk).view(1, 1, lk)
+        h = torch.arange(hq).view(hq, 1, 1)
+        if slopes is not None:
+            slope = slopes[h] if slopes.ndim == 1 else slopes[b][h]
+            s = s - slope * (i + lk - lq - j).abs()
+        if score_mod is not None:
+            s = score_mod(s, b, h, i, j)
+        visible = torch.ones(hq, lq, lk, dtype=torch.bool)
+        if causal:
+            visible &= j <= i + lk - lq
+        if window is not None:
+            visible &= (j >= i + lk - lq - window[0]) & (j <= i + lk - lq + window[1])
+        if mask_mod is not None:
+            visible &= mask_mod(b, h, i, j)
+        s = s.masked_fill(~visible, float("-inf"))
+        lse = torch.logsumexp(s, -1)
+        p = torch.where(visible, torch.exp(s - lse.unsqueeze(-1).clamp_min(-1e300)),
+                        torch.zeros((), dtype=s.dtype))
+        if dropout_p:
+            p = p * keep[b] / (1 - dropout_p)
+        outs.append((p @ V).transpose(0, 1))
+        lses.append(lse)
+    return torch.cat(outs), torch.cat(lses, 1)
+
+
+def alibi(heads):
+    """ALiBi's slopes (Press et al.): 2^(-8 h / heads)."""
+    return (2.0 ** (-8.0 * np.arange(1, heads + 1) / heads)).astype(np.float32)

@@ -9,7 +9,7 @@ import pytest
 
 import attn_mlir
 from attn_mlir.functional import paged_attention
-from conftest import reference_sdpa, relative_error, require
+from conftest import alibi, modified_reference, reference_sdpa, relative_error, require
 
 
 def make_cache(rng, lengths, page_size, hkv, d, layout, spare=3, dv=None):
@@ -241,3 +241,62 @@ def test_appended_rows_must_fit_the_caches(rng):
         paged_attention(q, kc, vc, table[:1], lens)
     with pytest.raises(ValueError, match=r"and v_cache .* must have the same pages"):
         paged_attention(q, kc, vc[:-1], table, lens)
+
+
+@pytest.mark.parametrize("options", [
+    dict(window_size=(20, 0), softcap=3.0, alibi="heads"),
+    dict(causal=False, alibi="batch", window_size=(-1, 4)),
+    dict(score_mod=lambda s, b, h, i, j: s - 0.01 * (h + 1) * (i - j),
+         mask_mod=lambda b, h, i, j: (j < 4) | (j % 3 != 0)),
+], ids=["window-softcap-alibi", "alibi-per-sequence-right-window", "score-and-mask-mod"])
+def test_modifiers_match_float64(rng, options):
+    """flash_attn_with_kvcache's window_size, softcap and alibi_slopes, and
+    flex's score_mod / mask_mod, over pages with appended rows, against
+    float64 on the contiguous keys."""
+    torch = require("torch")
+    lengths, sq, hq, hkv, d = [70, 5, 33], 3, 4, 2, 16
+    keys, values, kc, vc, table = make_cache(rng, lengths, 16, hkv, d, "nhd")
+    q = rng.standard_normal((3, sq, hq, d)).astype(np.float32)
+    k_new, v_new = (rng.standard_normal((3, sq, hkv, d)).astype(np.float32) for _ in range(2))
+    slopes = {"heads": alibi(hq), "batch": rng.uniform(0.1, 1, (3, hq)).astype(np.float32),
+              None: None}[options.pop("alibi", None)]
+    got = paged_attention(q, kc, vc, table, np.array(lengths, np.int32), k=k_new, v=v_new,
+                          alibi_slopes=slopes, **options)
+    keys = [np.concatenate([k, k_new[b]]) for b, k in enumerate(keys)]
+    values = [np.concatenate([v, v_new[b]]) for b, v in enumerate(values)]
+    window = options.get("window_size")
+    big = 10 ** 6
+    want, _ = modified_reference(
+        torch.from_numpy(q.reshape(-1, hq, d)).double(),
+        *(torch.from_numpy(np.concatenate(x)).double() for x in (keys, values)),
+        np.arange(0, 3 * sq + 1, sq), np.concatenate([[0], np.cumsum([len(k) for k in keys])]),
+        causal=options.get("causal", True),
+        window=None if window is None else [big if w < 0 else w for w in window],
+        softcap=options.get("softcap", 0.0),
+        slopes=None if slopes is None else torch.from_numpy(slopes).double(),
+        score_mod=options.get("score_mod"), mask_mod=options.get("mask_mod"))
+    assert relative_error(got.reshape(-1, hq, d), want.numpy()) < 1e-5
+
+
+def test_modifiers_read_new_captures_each_call(rng):
+    """A captured array's new values (a per-step bias table) take effect
+    without a recompile."""
+    lengths = [40, 9]
+    keys, values, kc, vc, table = make_cache(rng, lengths, 16, 1, 16, "nhd")
+    q = rng.standard_normal((2, 1, 2, 16)).astype(np.float32)
+    bias = np.zeros(64, np.float32)
+
+    def score_mod(s, b, h, i, j):
+        return s + bias[j]
+
+    seqlens = np.array(lengths, np.int32)
+    plain = paged_attention(q, kc, vc, table, seqlens)
+    np.testing.assert_allclose(paged_attention(q, kc, vc, table, seqlens, score_mod=score_mod),
+                               plain, rtol=1e-6, atol=1e-6)
+    compiles = attn_mlir.stats()["compiles"]
+    bias[:] = -1e4  # every key but the first hidden
+    bias[0] = 0
+    hidden = paged_attention(q, kc, vc, table, seqlens, score_mod=score_mod)
+    assert attn_mlir.stats()["compiles"] == compiles
+    np.testing.assert_allclose(hidden, np.broadcast_to(
+        np.stack([v[0] for v in values])[:, None, :, :], hidden.shape), rtol=1e-5, atol=1e-6)

@@ -9,7 +9,7 @@ import pytest
 
 import attn_mlir
 from attn_mlir.functional import scaled_dot_product_attention, varlen_attention
-from conftest import reference_sdpa, relative_error, require
+from conftest import alibi, modified_reference, reference_sdpa, relative_error, require
 
 
 def packed(rng, lengths, heads, d):
@@ -121,12 +121,181 @@ def test_bad_arguments_say_what_is_wrong(rng):
         varlen_attention(q, q, q, cu, cu.astype(np.int64))
 
 
-def test_refuses_tensors_that_want_gradients(rng):
-    """No backward: a result cut from the graph would be a silent error."""
+def doc_prefix(b, h, q_idx, kv_idx):
+    """A mask_mod on sequence positions: keys 0..2 (a prefix) always, else
+    the last 5 positions before the query's own."""
+    return (kv_idx < 3) | ((kv_idx <= q_idx) & (kv_idx > q_idx - 5))
+
+
+@pytest.mark.parametrize("options", [
+    dict(softcap=2.0, slopes="heads", causal=True),
+    dict(slopes="batch", window=(7, 3)),
+    dict(score_mod=lambda s, b, h, i, j: s + 0.05 * (i - j) * (h + 1), mask_mod=doc_prefix),
+], ids=["softcap-alibi-causal", "alibi-per-sequence-window", "score-and-mask-mod"])
+def test_modifiers_match_float64(rng, options):
+    """Softcap, ALiBi (per head and per sequence and head), windows,
+    score_mod and mask_mod on sequence positions, against float64, with GQA
+    and sequences whose query and key lengths differ."""
     torch = require("torch")
-    q = torch.from_numpy(packed(rng, [4, 4], 2, 8)).requires_grad_()
-    cu = torch.tensor(offsets([4, 4]))
-    with pytest.raises(ValueError, match=r"varlen_attention computes no gradients"):
-        varlen_attention(q, q, q, cu, cu)
+    q_lens, k_lens = [9, 1, 40, 0, 23], [30, 5, 40, 7, 23]
+    hq, hkv = 4, 2
+    q, k, v = (torch.from_numpy(packed(rng, n, h, 16)) for n, h in
+               ((q_lens, hq), (k_lens, hkv), (k_lens, hkv)))
+    cu_q, cu_k = offsets(q_lens), offsets(k_lens)
+    slopes = {"heads": alibi(hq), "batch": rng.uniform(0.1, 1.0, (5, hq)).astype(np.float32),
+              None: None}[options.pop("slopes", None)]
+    window = options.pop("window", None)
+    got, lse = varlen_attention(q, k, v, torch.from_numpy(cu_q), torch.from_numpy(cu_k),
+                                window_size=window or (-1, -1), alibi_slopes=slopes,
+                                return_lse=True, **options)
+
+    def mask(b, h, i, j):
+        return options["mask_mod"](b, h, i, j)
+
+    def score(s, b, h, i, j):
+        return options["score_mod"](s, b, h, i, j)
+
+    want, want_lse = modified_reference(
+        q.double(), k.double(), v.double(), cu_q, cu_k, causal=options.get("causal", False),
+        window=window, softcap=options.get("softcap", 0.0),
+        slopes=None if slopes is None else torch.from_numpy(slopes).double(),
+        score_mod=score if "score_mod" in options else None,
+        mask_mod=mask if "mask_mod" in options else None)
+    assert relative_error(got.numpy(), want.numpy()) < 1e-5
+    assert lse.shape == (hq, sum(q_lens)) and lse.dtype == torch.float32
+    finite = torch.isfinite(want_lse)
+    assert torch.equal(torch.isfinite(lse), finite)
+    assert relative_error(lse[finite].numpy(), want_lse[finite].numpy()) < 1e-6
+
+
+def test_dropout_keeps_what_the_identity_shows(rng):
+    """Dropout's keep decisions, read from one call with V = I (so O =
+    dropout(P) / (1 - p)), are those of a call with the same seed on other
+    values: the output is dropout(P) V, against float64."""
+    torch = require("torch")
+    p, seed = 0.25, 11
+    q_lens, k_lens = [12, 30, 5], [17, 30, 24]
+    q, k = packed(rng, q_lens, 2, 16), packed(rng, k_lens, 2, 16)
+    cu_q, cu_k = offsets(q_lens), offsets(k_lens)
+    eye = np.zeros((sum(k_lens), 2, 32), np.float32)  # key j of its sequence -> column j
+    for b in range(3):
+        for j in range(k_lens[b]):
+            eye[cu_k[b] + j, :, j] = 1
+    dropped = varlen_attention(q, k, eye, cu_q, cu_k, dropout_p=p, seed=seed, causal=True)
+    keep = [torch.from_numpy(dropped[cu_q[b]:cu_q[b + 1], :, :k_lens[b]] != 0)
+            .transpose(0, 1).double() for b in range(3)]
+    # Among the keys the causal mask leaves, about 1 - p are kept.
+    kept = torch.cat([x[:, np.arange(lq)[:, None] + lk - lq >= np.arange(lk)].flatten()
+                      for x, lq, lk in zip(keep, q_lens, k_lens)])
+    assert 0.65 < kept.mean() < 0.85
+    v = packed(rng, k_lens, 2, 24)
+    got = varlen_attention(q, k, v, cu_q, cu_k, dropout_p=p, seed=seed, causal=True)
+    want, _ = modified_reference(*(torch.from_numpy(x).double() for x in (q, k, v)), cu_q, cu_k,
+                                 causal=True, keep=keep, dropout_p=p)
+    assert relative_error(got, want.numpy()) < 1e-5
+    assert not np.array_equal(got, varlen_attention(q, k, v, cu_q, cu_k, dropout_p=p,
+                                                    seed=seed + 1, causal=True))
+
+
+def test_gradcheck(rng):
+    """The compiled backward is the forward's derivative (float64
+    gradcheck): causal, a window, GQA and dropout (a fixed seed), with a
+    sequence without queries and rows past the last sequence. (score_mod
+    regions compute in f32 whatever the inputs (AttnOps.td), too coarse for
+    gradcheck's differences: the next test checks them.)"""
+    torch = require("torch")
+    q_lens, k_lens = [3, 0, 5], [4, 2, 6]
+    q = torch.from_numpy(rng.standard_normal((sum(q_lens) + 1, 2, 4))).requires_grad_()
+    k, v = (torch.from_numpy(rng.standard_normal((sum(k_lens), 1, 4))).requires_grad_()
+            for _ in range(2))
+    cu_q, cu_k = torch.from_numpy(offsets(q_lens)), torch.from_numpy(offsets(k_lens))
+
+    def attend(q, k, v):
+        return varlen_attention(q, k, v, cu_q, cu_k, causal=True, window_size=(3, -1),
+                                dropout_p=0.3, seed=7)
+
+    assert torch.autograd.gradcheck(attend, (q, k, v), atol=1e-7, rtol=1e-5)
+
+
+def test_gradients_match_float64_with_dropout(rng):
+    """float32 gradients through softcap, ALiBi, a mask_mod and dropout
+    against float64 autograd on the reference with the same keep
+    decisions."""
+    torch = require("torch")
+    p, seed = 0.2, 3
+    q_lens, k_lens = [33, 7, 64], [40, 7, 64]
+    hq, hkv, d = 4, 1, 32
+    q, k, v = (torch.from_numpy(packed(rng, n, h, d)).requires_grad_() for n, h in
+               ((q_lens, hq), (k_lens, hkv), (k_lens, hkv)))
+    cu_q, cu_k = offsets(q_lens), offsets(k_lens)
+    eye = torch.zeros((sum(k_lens), hkv, 64))
+    for b in range(3):
+        for j in range(k_lens[b]):
+            eye[cu_k[b] + j, :, j] = 1
+    slopes = alibi(hq)
+    options = dict(dropout_p=p, seed=seed, mask_mod=doc_prefix, softcap=4.0,
+                   alibi_slopes=slopes)
     with torch.no_grad():
-        assert varlen_attention(q, q, q, cu, cu).shape == (8, 2, 8)
+        dropped = varlen_attention(q, k, eye, torch.from_numpy(cu_q), torch.from_numpy(cu_k),
+                                   **options)
+    keep = [(dropped[cu_q[b]:cu_q[b + 1], :, :k_lens[b]] != 0).transpose(0, 1).double()
+            for b in range(3)]
+    out = varlen_attention(q, k, v, torch.from_numpy(cu_q), torch.from_numpy(cu_k), **options)
+    grad = torch.from_numpy(rng.standard_normal(out.shape).astype(np.float32))
+    got = torch.autograd.grad(out, (q, k, v), grad)
+    leaves = [x.detach().double().requires_grad_() for x in (q, k, v)]
+    want_out, _ = modified_reference(*leaves, cu_q, cu_k, mask_mod=doc_prefix, keep=keep,
+                                     dropout_p=p, softcap=4.0,
+                                     slopes=torch.from_numpy(slopes).double())
+    want = torch.autograd.grad(want_out, leaves, grad.double())
+    assert relative_error(out.detach().numpy(), want_out.detach().numpy()) < 1e-5
+    for g, w in zip(got, want):
+        assert relative_error(g.numpy(), w.numpy()) < 1e-5
+
+
+def test_lse_rows_past_the_sequences_and_offsets_from_the_middle(rng):
+    """Offsets need not start at row 0 or end at the last row: those rows
+    are zeros in the output and -inf in the log-sum-exp."""
+    q = packed(rng, [10], 2, 8)
+    cu = np.array([2, 5, 9], np.int32)
+    out, lse = varlen_attention(q, q, q, cu, cu, return_lse=True)
+    assert np.all(out[:2] == 0) and np.all(out[9:] == 0)
+    assert np.all(np.isneginf(lse[:, :2])) and np.all(np.isneginf(lse[:, 9:]))
+    for s, e in ((2, 5), (5, 9)):
+        x = np.swapaxes(q[s:e], 0, 1).astype(np.float64)
+        scores = x @ np.swapaxes(x, 1, 2) / np.sqrt(8)
+        want = np.log(np.exp(scores).sum(-1))
+        assert relative_error(lse[:, s:e], want) < 1e-6
+
+
+def test_modifier_arguments_are_checked(rng):
+    q = packed(rng, [4, 4], 2, 8)
+    cu = offsets([4, 4])
+    with pytest.raises(ValueError, match=r"alibi_slopes must be float32 of shape \[2\] or "
+                                         r"\[2, 2\], got f32 \[3\]"):
+        varlen_attention(q, q, q, cu, cu, alibi_slopes=np.ones(3, np.float32))
+    with pytest.raises(ValueError, match=r"alibi_slopes must be float32 .* got f64"):
+        varlen_attention(q, q, q, cu, cu, alibi_slopes=np.ones(2))
+    with pytest.raises(ValueError, match=r"softcap must be finite and >= 0 .* got -1"):
+        varlen_attention(q, q, q, cu, cu, softcap=-1)
+    with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\), got 1.0"):
+        varlen_attention(q, q, q, cu, cu, dropout_p=1.0)
+    with pytest.raises(ValueError, match=r"query heads \(2\) must be a multiple of key/value "
+                                         r"heads \(3\)"):
+        varlen_attention(q, packed(rng, [4, 4], 3, 8), packed(rng, [4, 4], 3, 8), cu, cu)
+
+
+def test_custom_ops_pass_opcheck():
+    """The custom ops' schema, fake tensors (torch.compile) and autograd
+    registration, as torch.library.opcheck checks them."""
+    torch = require("torch")
+    from attn_mlir import _autograd
+    q = torch.randn(9, 2, 8, requires_grad=True)
+    k, v = (torch.randn(11, 1, 8, requires_grad=True) for _ in range(2))
+    cu_q, cu_k = torch.tensor([0, 4, 9], dtype=torch.int32), torch.tensor([0, 5, 11],
+                                                                          dtype=torch.int32)
+    _autograd.ops()
+    result = torch.library.opcheck(
+        torch.ops.attn_mlir.varlen_forward.default,
+        (q, k, v, cu_q, cu_k, [8, 8], 0.0, None, True, None, "", [], "", None, "cpu"))
+    assert set(result.values()) == {"SUCCESS"}, result
