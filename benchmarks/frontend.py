@@ -41,10 +41,10 @@ def main():
     import torch
 
     with tempfile.TemporaryDirectory() as tmp:
-        ir, module, inputs, onnx_path = frontend_fixture.export(args.module, tmp)
-        arrays = [t.numpy() for t in inputs]
-        with torch.no_grad():
-            expected = module(*inputs).numpy()
+        exported = frontend_fixture.export(args.module, tmp)
+        ir, module, inputs, onnx_path = (exported.ir, exported.module, exported.torch_inputs,
+                                         exported.onnx_path)
+        arrays, expected = exported.inputs, exported.expected
         runs, results = {}, {}
         for name, pipeline in (("attn-mlir (raised)", ""),
                                ("attn-mlir (not raised)", "raise-attention=0")):

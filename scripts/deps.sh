@@ -8,7 +8,7 @@
 # library; creates the project's virtual environment (scripts/common.sh:
 # build/venv) and installs into it from PyPI what the tests need (NumPy,
 # nanobind, pytest, torch, ml_dtypes, matplotlib, onnx, iree-base-compiler,
-# transformers)
+# transformers, torch-mlir, iree-turbine, jax)
 # and, where the machine has
 # no CUDA toolkit, NVIDIA's compiler wheel for ptxas. The test suite fails,
 # rather than skips, where one of these is missing (docs/Testing.md).
@@ -63,8 +63,9 @@ fi
 # references; the package is a nanobind extension tested under pytest,
 # against PyTorch (the default PyPI wheel, several GB with its CUDA
 # libraries), bf16 through ml_dtypes, pictures through matplotlib; ONNX and
-# IREE's compiler (its ONNX importer and input pipeline) make the linalg
-# that test/Frontends raises, from PyTorch modules; Hugging Face
+# IREE's compiler (its ONNX importer and input pipelines), torch-mlir,
+# iree-turbine and JAX are the frontends whose linalg test/Frontends
+# raises; Hugging Face
 # transformers builds the random-init models attn_mlir.integrations is
 # tested in.
 if [[ ! -x "$python" ]]; then
@@ -75,7 +76,8 @@ fi
 # module:package
 pip_modules=(numpy:numpy nanobind:nanobind pytest:pytest torch:torch
              ml_dtypes:ml_dtypes matplotlib:matplotlib onnx:onnx
-             iree.compiler:iree-base-compiler transformers:transformers)
+             iree.compiler:iree-base-compiler transformers:transformers
+             torch_mlir:torch-mlir iree.turbine:iree-turbine jax:jax)
 mapfile -t pip_missing < <("$python" -c '
 import importlib.util, sys
 for entry in sys.argv[1:]:

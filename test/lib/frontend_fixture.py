@@ -1,23 +1,34 @@
 #!/usr/bin/env python3
 # ===- test/lib/frontend_fixture.py - linalg IR made by a real frontend -===#
 #
-# Exports a PyTorch module to ONNX (torch.onnx.export), imports it with
-# IREE's ONNX importer (iree-import-onnx, torch-mlir's) and lowers it to
-# linalg on tensors with IREE's own input pipeline (iree-compile
-# --iree-input-type=onnx --compile-to=input), then unwraps IREE's calling
-# convention: the body of the `$async` util.func, with its
-# hal.tensor.import / barrier / export ops replaced by the tensors they
-# carry, as a func.func over tensors. Nothing else of the IR is touched.
+# Runs one of the frontends users compile attention from and returns the
+# linalg on tensors it writes, untouched but for IREE's calling convention:
 #
-#   frontend_fixture.py NAME OUT.mlir [--inputs DIR]   (needs torch, onnx,
-#                                                      iree-base-compiler)
+# - onnx: torch.onnx.export, IREE's ONNX importer (iree-import-onnx,
+#   torch-mlir's) and IREE's input pipeline (iree-compile
+#   --iree-input-type=onnx --compile-to=input);
+# - torch-mlir: torch-mlir's FX importer lowered to linalg-on-tensors
+#   (torch_mlir.fx.export_and_import);
+# - turbine: iree-turbine's aot.export (torch dialect) and IREE's input
+#   pipeline (--iree-input-type=torch);
+# - jax: the same computation written with jax.numpy, jax.jit(...).lower
+#   (StableHLO) and IREE's input pipeline (--iree-input-type=stablehlo).
+#
+# IREE's convention is unwrapped: the body of the `$async` util.func (its
+# hal.tensor.import / barrier / export ops replaced by the tensors they
+# carry) or the plain util.func, as a func.func over tensors, the globals
+# it loads (weights) as constants.
+#
+#   frontend_fixture.py NAME OUT.mlir [--frontend F] [--inputs DIR]
+#   (needs torch and the frontend's packages: scripts/deps.sh installs them)
 #
 # NAME is one of MODULES below. With --inputs, also writes the module's
-# random inputs and torch's result as .npy files (arg0.npy, ..., torch.npy)
-# for attn-run --inputs/--expected.
+# random inputs and the frontend's own result as .npy files (arg0.npy, ...,
+# expected.npy) for attn-run --inputs/--expected.
 #
 # ===--------------------------------------------------------------------===#
 import argparse
+import collections
 import math
 import os
 import re
@@ -89,12 +100,72 @@ def _modules():
     }
 
 
+def _jax_function(name, module):
+    """The computation of torch module `name` written with jax.numpy (the
+    Block's weights taken from `module`), for the jax frontend."""
+    import jax
+    import jax.numpy as jnp
+
+    def attention(q, k, v, causal=False):
+        s = q @ jnp.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+        if causal:
+            n = q.shape[-2]
+            s = jnp.where(jnp.triu(jnp.ones((n, n), bool), 1), -jnp.inf, s)
+        return jax.nn.softmax(s, axis=-1) @ v
+
+    if name == "attention":
+        return attention
+    if name == "causal-masked-fill":
+        return lambda q, k, v: attention(q, k, v, causal=True)
+    if name.startswith("block"):
+        weights = [jnp.asarray(p.detach().numpy()) for p in
+                   (module.qkv.weight, module.qkv.bias, module.out.weight, module.out.bias)]
+
+        def block(x):
+            w_in, b_in, w_out, b_out = weights
+            n, l, e = x.shape
+            q, k, v = jnp.split(x @ w_in.T + b_in, 3, axis=-1)
+            split = lambda t: t.reshape(n, l, module.heads, -1).transpose(0, 2, 1, 3)
+            o = attention(split(q), split(k), split(v))
+            return o.transpose(0, 2, 1, 3).reshape(n, l, e) @ w_out.T + b_out
+        return block
+    sys.exit("frontend_fixture: no jax version of %s" % name)
+
+
+def _globals_as_constants(text, body):
+    """`body` with each util.global.load of a global the module defines with
+    an initial value (`util.global private @g = dense...`) as an
+    arith.constant of that value."""
+    values = dict(re.findall(r"util\.global private @(\S+) = (dense\S*<.*?>) :", text))
+
+    def constant(match):
+        return "%s = arith.constant %s : %s" % (match.group(1), values[match.group(2)],
+                                               match.group(3))
+    return re.sub(r"(%\S+) = util\.global\.load @(\S+) : (\S+)", constant, body)
+
+
+def _resources(text):
+    """The module's dialect resources section (weights as blobs), or ""."""
+    at = text.find("{-#")
+    return text[at:] if at >= 0 else ""
+
+
 def _unwrap(text):
-    """The `$async` util.func of IREE's ABI as a func.func over tensors."""
+    """The entry util.func of IREE's output as a func.func over tensors:
+    the `$async` one of IREE's ABI (torch and ONNX inputs), or a plain one
+    on tensors (StableHLO's)."""
+    plain = re.search(r"util\.func public @(\w+)\((%[^)]*)\) -> \((.*?)\) \{\n(.*?)\n  \}\n",
+                      text, re.S) or re.search(
+        r"util\.func public @(\w+)\((%[^)]*)\) -> (tensor<[^>]*>) \{\n(.*?)\n  \}\n",
+        text, re.S)
+    if plain and "$async" not in text:
+        name, args, results, body = plain.groups()
+        body = re.sub(r"util\.return ", "return ", body)
+        return "func.func @%s(%s) -> (%s) {\n%s\n}\n" % (name, args, results, body)
     match = re.search(r"util\.func public @(\w+)\$async\(.*?\n(.*?)\n  \}\n",
                       text, re.S)
     if not match:
-        sys.exit("frontend_fixture: no $async function in IREE's output")
+        sys.exit("frontend_fixture: no entry function in IREE's output")
     name, body = match.group(1), match.group(2)
     args, renames, kept, result = [], {}, [], None
     for line in body.split("\n"):
@@ -117,20 +188,76 @@ def _unwrap(text):
             kept.append("    return %s : %s" % (value, result))
         else:
             kept.append(line)
-    out = "\n".join(kept)
+    out = _globals_as_constants(text, "\n".join(kept))
     for old, new in renames.items():
         out = re.sub(re.escape(old) + r"(?![\w#])", new, out)
     return "func.func @%s(%s) -> %s {\n%s\n}\n" % (name, ", ".join(args), result, out)
 
 
-def export(name, workdir):
-    """Runs the frontend on module `name` in `workdir`: returns the linalg
-    module (text, IREE's ABI unwrapped), the torch module, its inputs and
-    the path of the ONNX file."""
+def _input_pipeline(source, input_type, workdir, name):
+    """IREE's input pipeline on `source` (a file): its output unwrapped,
+    with the source's resources (weights)."""
+    bindir = os.path.dirname(sys.executable)
+    input_mlir = os.path.join(workdir, name + ".input.mlir")
+    subprocess.check_call([os.path.join(bindir, "iree-compile"),
+                           "--iree-input-type=" + input_type, "--compile-to=input",
+                           source, "-o", input_mlir])
+    text = open(input_mlir).read()
+    return _unwrap(text) + _resources(text)
+
+
+# What export returns: the linalg module (text, IREE's ABI unwrapped), the
+# torch module and its inputs, the inputs as NumPy arrays, the frontend's
+# own result on them, and the ONNX file (onnx frontend, else None).
+Exported = collections.namedtuple(
+    "Exported", "ir module torch_inputs inputs expected onnx_path")
+
+
+def export(name, workdir, frontend="onnx"):
+    """Runs `frontend` on module `name` in `workdir` (an Exported)."""
+    import numpy as np
     import torch
 
     module, make_inputs = _modules()[name]
     inputs = make_inputs()
+    with torch.no_grad():
+        expected = module(*inputs).numpy()
+    versions = "torch %s" % torch.__version__
+    onnx_path = None
+    if frontend == "torch-mlir":
+        from torch_mlir import fx
+        ir = str(fx.export_and_import(module, *inputs, output_type="linalg-on-tensors"))
+        how = "torch_mlir.fx.export_and_import(output_type=linalg-on-tensors)"
+    elif frontend == "turbine":
+        from iree.turbine import aot
+        torch_mlir = os.path.join(workdir, name + ".torch.mlir")
+        with open(torch_mlir, "w") as f:
+            f.write(str(aot.export(module, args=inputs).mlir_module))
+        ir = _input_pipeline(torch_mlir, "torch", workdir, name)
+        how = "iree.turbine.aot.export, iree-compile --iree-input-type=torch --compile-to=input"
+    elif frontend == "jax":
+        import jax
+        function = _jax_function(name, module)
+        arrays = [x.numpy() for x in inputs]
+        stablehlo = os.path.join(workdir, name + ".stablehlo.mlir")
+        with open(stablehlo, "w") as f:
+            f.write(jax.jit(function).lower(*arrays).as_text())
+        expected = np.asarray(jax.jit(function)(*arrays))
+        ir = _input_pipeline(stablehlo, "stablehlo", workdir, name)
+        versions = "jax %s" % jax.__version__
+        how = "jax.jit(...).lower, iree-compile --iree-input-type=stablehlo --compile-to=input"
+    else:
+        ir, how, onnx_path = _onnx(module, inputs, name, workdir)
+    header = ("// Made by test/lib/frontend_fixture.py %s --frontend %s (%s): %s,\n"
+              "// IREE's ABI unwrapped.\n" % (name, frontend, versions, how))
+    return Exported(header + ir, module, inputs, [x.numpy() for x in inputs], expected,
+                    onnx_path)
+
+
+def _onnx(module, inputs, name, workdir):
+    """The onnx frontend's linalg, how it was made and the ONNX file."""
+    import torch
+
     bindir = os.path.dirname(sys.executable)
     onnx_path = os.path.join(workdir, name + ".onnx")
     torch.onnx.export(module, inputs, onnx_path, dynamo=False, opset_version=17)
@@ -138,35 +265,30 @@ def export(name, workdir):
     input_mlir = os.path.join(workdir, name + ".input.mlir")
     subprocess.check_call([os.path.join(bindir, "iree-import-onnx"), onnx_path,
                            "-o", torch_mlir])
-    subprocess.check_call([os.path.join(bindir, "iree-compile"),
-                           "--iree-input-type=onnx", "--compile-to=input",
-                           torch_mlir, "-o", input_mlir])
-    header = ("// Made by test/lib/frontend_fixture.py %s (torch %s, "
-              "iree-base-compiler): torch.onnx.export, iree-import-onnx,\n"
-              "// iree-compile --iree-input-type=onnx --compile-to=input, "
-              "IREE's ABI unwrapped.\n" % (name, torch.__version__))
-    return header + _unwrap(open(input_mlir).read()), module, inputs, onnx_path
+    return (_input_pipeline(torch_mlir, "onnx", workdir, name),
+            "torch.onnx.export, iree-import-onnx, iree-compile --iree-input-type=onnx "
+            "--compile-to=input", onnx_path)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("name", choices=sorted(_modules()))
     parser.add_argument("out")
+    parser.add_argument("--frontend", default="onnx",
+                        choices=["onnx", "torch-mlir", "turbine", "jax"])
     parser.add_argument("--inputs")
     opts = parser.parse_args()
     import numpy as np
-    import torch
 
     with tempfile.TemporaryDirectory() as tmp:
-        ir, module, inputs, _ = export(opts.name, tmp)
+        exported = export(opts.name, tmp, opts.frontend)
     with open(opts.out, "w") as f:
-        f.write(ir)
+        f.write(exported.ir)
     if opts.inputs:
         os.makedirs(opts.inputs, exist_ok=True)
-        for i, t in enumerate(inputs):
-            np.save(os.path.join(opts.inputs, "arg%d.npy" % i), t.numpy())
-        with torch.no_grad():
-            np.save(os.path.join(opts.inputs, "torch.npy"), module(*inputs).numpy())
+        for i, x in enumerate(exported.inputs):
+            np.save(os.path.join(opts.inputs, "arg%d.npy" % i), x)
+        np.save(os.path.join(opts.inputs, "expected.npy"), exported.expected)
 
 
 if __name__ == "__main__":

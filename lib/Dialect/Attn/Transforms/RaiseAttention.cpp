@@ -233,11 +233,21 @@ static std::optional<double> matchScaleBody(linalg::GenericOp generic,
   if (!def)
     return std::nullopt;
   // A constant operand of the body: an arith.constant (inside or outside
-  // the region), or the block argument of an operand that is a splat.
+  // the region), or the block argument of an operand that is a splat; or
+  // such a constant rounded to the scores' type in the body (torch-mlir
+  // writes a Python float as an f64 constant and an arith.truncf), with
+  // the value the rounding gives.
   auto constantOf = [&](Value v) -> std::optional<double> {
+    auto truncated = v.getDefiningOp<arith::TruncFOp>();
     APFloat c(0.0);
-    if (!matchPattern(getValueRead(generic, v), m_ConstantFloat(&c)))
+    if (!matchPattern(getValueRead(generic, truncated ? truncated.getIn() : v),
+                      m_ConstantFloat(&c)))
       return std::nullopt;
+    if (truncated) {
+      bool lost;
+      c.convert(cast<FloatType>(truncated.getType()).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &lost);
+    }
     return c.convertToDouble();
   };
   Value lhs = def->getOperand(0), rhs = def->getOperand(1);
@@ -698,6 +708,31 @@ static Value throughTrailingUnitExpand(Value value) {
   return expand.getSrc();
 }
 
+/// What operand `operand` of the elementwise `generic` reads one value per
+/// row of: the tensor itself where its map is a row map, or the source of
+/// a linalg.generic that only broadcasts it over the last dimension (its
+/// one input read through a row map and yielded unchanged, what IREE
+/// makes of StableHLO's broadcast_in_dim) where the map is the identity,
+/// with that generic added to `steps`; null otherwise.
+static Value getRowOperand(linalg::GenericOp generic, OpOperand *operand,
+                           SmallVectorImpl<Operation *> &steps) {
+  AffineMap map = generic.getMatchingIndexingMap(operand);
+  if (isRowMap(map))
+    return operand->get();
+  auto broadcast = operand->get().getDefiningOp<linalg::GenericOp>();
+  if (!map.isIdentity() || !broadcast || !isElementwise(broadcast) ||
+      broadcast.getNumDpsInputs() != 1 ||
+      !isRowMap(
+          broadcast.getMatchingIndexingMap(broadcast.getDpsInputOperand(0))))
+    return {};
+  auto yield = cast<linalg::YieldOp>(broadcast.getBody()->getTerminator());
+  if (yield.getValues().front() !=
+      broadcast.getMatchingBlockArgument(broadcast.getDpsInputOperand(0)))
+    return {};
+  steps.push_back(broadcast);
+  return broadcast.getDpsInputOperand(0)->get();
+}
+
 /// Whether `value` is a row reduction of `input` over its last dimension
 /// by `CombineOp`: a linalg.generic or linalg.reduce (TOSA's reductions
 /// through tosa-to-linalg) reading `input` through the identity map,
@@ -771,19 +806,18 @@ static Value matchDecomposedSoftmax(linalg::GenericOp div,
   if (!numerator || !denominator)
     return {};
   // exp * (1 / sum), in either order: the sum is what the reciprocal's
-  // input is.
-  Value sum = denominator->get();
+  // input is. The row values may come broadcast (getRowOperand).
+  SmallVector<Operation *> broadcasts;
+  if (isa<arith::MulFOp>(quotient) &&
+      isRowMap(div.getMatchingIndexingMap(numerator)))
+    std::swap(numerator, denominator);
+  Value sum = getRowOperand(div, denominator, broadcasts);
   Operation *reciprocal = nullptr;
-  if (isa<arith::MulFOp>(quotient)) {
-    if (isRowMap(div.getMatchingIndexingMap(numerator)))
-      std::swap(numerator, denominator);
-    reciprocal = denominator->get().getDefiningOp();
-    sum = getReciprocalOf(denominator->get());
-    if (!sum)
-      return {};
+  if (isa<arith::MulFOp>(quotient) && sum) {
+    reciprocal = sum.getDefiningOp();
+    sum = getReciprocalOf(sum);
   }
-  if (!div.getMatchingIndexingMap(numerator).isIdentity() ||
-      !isRowMap(div.getMatchingIndexingMap(denominator)))
+  if (!sum || !div.getMatchingIndexingMap(numerator).isIdentity())
     return {};
   Value exps = numerator->get();
   auto exp = exps.getDefiningOp<linalg::GenericOp>();
@@ -813,23 +847,24 @@ static Value matchDecomposedSoftmax(linalg::GenericOp div,
   if (!difference)
     return reject("exp's operand is not the scores minus a row value");
   OpOperand *scores = getInputOf(sub, difference->getOperand(0));
-  OpOperand *max = getInputOf(sub, difference->getOperand(1));
-  if (!scores || !max || !sub.getMatchingIndexingMap(scores).isIdentity() ||
-      !isRowMap(sub.getMatchingIndexingMap(max)))
+  OpOperand *subtracted = getInputOf(sub, difference->getOperand(1));
+  Value max = subtracted ? getRowOperand(sub, subtracted, broadcasts) : Value();
+  if (!scores || !max || !sub.getMatchingIndexingMap(scores).isIdentity())
     return reject("exp's operand is not the scores minus a row value");
   if (!isRowReductionOf<arith::MaximumFOp, arith::MaxNumFOp>(
-          max->get(), scores->get(), /*zeroInit=*/false))
+          max, scores->get(), /*zeroInit=*/false))
     return reject("the value subtracted from each row is not the row's "
                   "maximum");
   if (getElementTypeOrSelf(scores->get().getType()) !=
       getElementTypeOrSelf(div->getResult(0).getType()))
     return reject("the scores' element type is not the result's");
-  for (Value row : {sum, max->get()}) {
+  for (Value row : {sum, max}) {
     steps.push_back(row.getDefiningOp());
     steps.push_back(throughTrailingUnitExpand(row).getDefiningOp());
   }
   if (reciprocal)
     steps.push_back(reciprocal);
+  steps.append(broadcasts);
   steps.append({exp, sub});
   return scores->get();
 }

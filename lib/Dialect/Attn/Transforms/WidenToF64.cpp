@@ -100,8 +100,8 @@ bool isWidenableGeneric(linalg::GenericOp generic) {
                arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
                arith::MinNumFOp, arith::NegFOp, arith::CmpFOp, arith::SelectOp,
                arith::CmpIOp, arith::AddIOp, arith::SubIOp, arith::IndexCastOp,
-               linalg::IndexOp, math::ExpOp, math::SqrtOp, math::RsqrtOp,
-               linalg::YieldOp>(op);
+               arith::TruncFOp, arith::ExtFOp, linalg::IndexOp, math::ExpOp,
+               math::SqrtOp, math::RsqrtOp, linalg::YieldOp>(op);
   });
 }
 
@@ -129,7 +129,15 @@ void widenGenericBody(linalg::GenericOp generic) {
             b, generic.getLoc(), f64,
             FloatAttr::get(f64, value.getValueAsDouble())));
     }
-  for (Operation &op : body->without_terminator()) {
+  for (Operation &op : llvm::make_early_inc_range(body->without_terminator())) {
+    // A rounding between float types (torch-mlir truncates its f64 scale
+    // to f32 in the body) is no rounding in float64.
+    if (isa<arith::TruncFOp, arith::ExtFOp>(op) &&
+        op.getOperand(0).getType().isF64()) {
+      op.getResult(0).replaceAllUsesWith(op.getOperand(0));
+      op.erase();
+      continue;
+    }
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       auto value = cast<FloatAttr>(constant.getValue());
       constant.setValueAttr(FloatAttr::get(f64, value.getValueAsDouble()));
@@ -143,16 +151,29 @@ void widenGenericBody(linalg::GenericOp generic) {
   }
 }
 
-/// A dense float tensor constant's value converted to f64, or null when
-/// `op` is not one.
+/// The values of an f32 tensor constant held as a resource blob (the
+/// weights torch-mlir and iree-turbine write as `dense_resource`), when
+/// the blob is there.
+std::optional<ArrayRef<float>> getResourceFloats(arith::ConstantOp op) {
+  auto attr = dyn_cast<DenseF32ResourceElementsAttr>(op.getValue());
+  if (!attr)
+    return std::nullopt;
+  return attr.tryGetAsArrayRef();
+}
+
+/// A dense float tensor constant's value (inline or an f32 resource blob)
+/// converted to f64, or null when `op` is not one.
 DenseElementsAttr getWidenedConstant(arith::ConstantOp op,
                                      RankedTensorType type) {
-  auto attr = dyn_cast<DenseFPElementsAttr>(op.getValue());
-  if (!attr)
-    return {};
   SmallVector<double> values;
-  for (const APFloat &v : attr.getValues<APFloat>())
-    values.push_back(v.convertToDouble());
+  if (auto attr = dyn_cast<DenseFPElementsAttr>(op.getValue())) {
+    for (const APFloat &v : attr.getValues<APFloat>())
+      values.push_back(v.convertToDouble());
+  } else if (std::optional<ArrayRef<float>> blob = getResourceFloats(op)) {
+    values.assign(blob->begin(), blob->end());
+  } else {
+    return {};
+  }
   return DenseElementsAttr::get(type, ArrayRef<double>(values));
 }
 
@@ -186,7 +207,8 @@ struct AttnWidenToF64Pass : attn::impl::AttnWidenToF64Base<AttnWidenToF64Pass> {
       if (isRetypable(op) || !touchesNarrowFloats(op) || isInModifierRegion(op))
         return;
       auto constant = dyn_cast<arith::ConstantOp>(op);
-      if (constant && isa<DenseFPElementsAttr>(constant.getValue()))
+      if (constant && (isa<DenseFPElementsAttr>(constant.getValue()) ||
+                       getResourceFloats(constant)))
         return;
       auto generic = dyn_cast<linalg::GenericOp>(op);
       if (generic && isWidenableGeneric(generic))

@@ -340,3 +340,74 @@ func.func @elementwise_mul_scale(%q: tensor<8x64x32xf32>, %k: tensor<8x80x32xf32
   %o = linalg.batch_matmul ins(%p, %v : tensor<8x64x80xf32>, tensor<8x80x16xf32>) outs(%o_zero : tensor<8x64x16xf32>) -> tensor<8x64x16xf32>
   return %o : tensor<8x64x16xf32>
 }
+
+// -----
+
+// JAX's softmax through IREE's StableHLO input: the row max and row sum
+// broadcast to the scores' shape by generics that only copy them
+// (broadcast_in_dim), read elementwise by the subtract and the divide; the
+// scale a Python float torch-mlir writes as an f64 constant truncated to
+// f32 in the body (1 / 4.0 rounded to f32 is exact: 0.25).
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#row = affine_map<(b, i, j) -> (b, i)>
+
+// CHECK-LABEL: func.func @broadcast_rows_truncated_scale
+// CHECK: attn.sdpa {{.*}} scale = 2.500000e-01 :
+// CHECK-NOT: linalg.generic
+// EXPLAIN: remark: attn-raise-attention: raised into attn.sdpa (scale 2.500000e-01)
+func.func @broadcast_rows_truncated_scale(%q: tensor<2x8x4xf32>, %k: tensor<2x12x4xf32>,
+                                          %v: tensor<2x12x4xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %minf = arith.constant 0xFF800000 : f32
+  %four = arith.constant 4.0 : f64
+  %s_init = tensor.empty() : tensor<2x8x12xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, i, j, d) -> (b, i, d)>, affine_map<(b, i, j, d) -> (b, j, d)>, affine_map<(b, i, j, d) -> (b, i, j)>]
+         ins(%q, %k : tensor<2x8x4xf32>, tensor<2x12x4xf32>) outs(%s_zero : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %scaled = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %c = arith.truncf %four : f64 to f32
+    %r = arith.divf %in, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x12xf32>
+  %r_init = tensor.empty() : tensor<2x8xf32>
+  %r_minf = linalg.fill ins(%minf : f32) outs(%r_init : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%scaled : tensor<2x8x12xf32>) outs(%r_minf : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %max_b = linalg.generic {indexing_maps = [#row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%max : tensor<2x8xf32>) outs(%s_init : tensor<2x8x12xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x8x12xf32>
+  %shifted = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%scaled, %max_b : tensor<2x8x12xf32>, tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %r = arith.subf %in, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x12xf32>
+  %exps = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%shifted : tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x12xf32>
+  %r_zero = linalg.fill ins(%zero : f32) outs(%r_init : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id3, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%exps : tensor<2x8x12xf32>) outs(%r_zero : tensor<2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  %sum_b = linalg.generic {indexing_maps = [#row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sum : tensor<2x8xf32>) outs(%s_init : tensor<2x8x12xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x8x12xf32>
+  %p = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%exps, %sum_b : tensor<2x8x12xf32>, tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) {
+  ^bb0(%e: f32, %t: f32, %out: f32):
+    %r = arith.divf %e, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x12xf32>
+  %o_init = tensor.empty() : tensor<2x8x4xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x12xf32>, tensor<2x12x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}

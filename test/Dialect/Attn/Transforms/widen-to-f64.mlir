@@ -221,3 +221,37 @@ func.func @panels(%p: tensor<2x8x4xf32>, %x: tensor<8x8xf32>) -> (tensor<8x8xf32
   %px = linalg.pack %x inner_dims_pos = [0] inner_tiles = [4] into %pe : tensor<8x8xf32> -> tensor<2x8x4xf32>
   return %w, %px : tensor<8x8xf32>, tensor<2x8x4xf32>
 }
+
+// -----
+
+// A rounding between float types in a generic's body (torch-mlir's scale:
+// an f64 constant truncated to f32) is no rounding in float64: the divisor
+// is the f64 constant itself. A weight held as an f32 resource blob becomes
+// an inline f64 constant.
+// CHECK-LABEL: func.func @truncated_scale_and_resource_weight
+// CHECK-DAG: %[[C:.*]] = arith.constant 5.6568542494923806 : f64
+// CHECK-DAG: arith.constant dense<[1.500000e+00, -2.000000e+00]> : tensor<2xf64>
+// CHECK: linalg.generic
+// CHECK-NOT: arith.truncf
+// CHECK: arith.divf %{{.*}}, %{{.*}} : f64
+func.func @truncated_scale_and_resource_weight(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %scale = arith.constant 5.6568542494923806 : f64
+  %w = arith.constant dense_resource<weight> : tensor<2xf32>
+  %e = tensor.empty() : tensor<2xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]} ins(%x : tensor<2xf32>) outs(%e : tensor<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.truncf %scale : f64 to f32
+    %d = arith.divf %in, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<2xf32>
+  return %r, %w : tensor<2xf32>, tensor<2xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      weight: "0x040000000000C03F000000C0"
+    }
+  }
+#-}

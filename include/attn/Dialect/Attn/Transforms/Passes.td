@@ -41,7 +41,9 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
                          transposed through the indexing map, or through a
                          linalg.transpose of its last two dimensions
     S' = S * c or S / c  optional: an elementwise linalg.generic, c a
-                         constant scalar or splat (a 0-d tensor included);
+                         constant scalar or splat (a 0-d tensor included),
+                         maybe rounded to the scores' type in the body
+                         (torch-mlir's f64 Python float);
                          the scale and mask steps may also be named
                          elementwise ops (linalg.mul, linalg.div,
                          linalg.elementwise, ...), which become their
@@ -57,7 +59,9 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
                          the four steps frontends write: a row max (an
                          argmax beside it is ignored), exp(S' - max), a
                          row sum and the division, the row values read
-                         through broadcasting maps, maybe as [.., 1]
+                         through broadcasting maps, maybe as [.., 1], or
+                         from generics that copy them to the scores'
+                         shape (JAX's broadcast_in_dim through IREE)
     O = P V              a contraction over the keys into a zero-filled
                          tensor
     ```
