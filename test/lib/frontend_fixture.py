@@ -22,7 +22,8 @@
 #   frontend_fixture.py NAME OUT.mlir [--frontend F] [--inputs DIR]
 #   (needs torch and the frontend's packages: scripts/deps.sh installs them)
 #
-# NAME is one of MODULES below. With --inputs, also writes the module's
+# NAME is one of the modules of _modules() below (hf-bert and hf-gpt2:
+# transformers' own attention layers; not for the jax frontend). With --inputs, also writes the module's
 # random inputs and the frontend's own result as .npy files (arg0.npy, ...,
 # expected.npy) for attn-run --inputs/--expected.
 #
@@ -85,9 +86,42 @@ def _modules():
             return torch.nn.functional.scaled_dot_product_attention(
                 q, k, v, is_causal=True)
 
+    def hugging_face(kind):
+        """A Hugging Face attention layer as transformers writes it (its
+        eager code, random weights from a small config), made when asked
+        for: BERT's self-attention; GPT-2's with the causal mask its model
+        passes (finfo.min above the diagonal, added)."""
+        from transformers import BertConfig, GPT2Config
+        from transformers.models.bert.modeling_bert import BertSelfAttention
+        from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
+
+        class Layer(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                if kind == "bert":
+                    config = BertConfig(hidden_size=64, num_attention_heads=4,
+                                        attention_probs_dropout_prob=0.0)
+                    config._attn_implementation = "eager"
+                    self.attention = BertSelfAttention(config)
+                else:
+                    config = GPT2Config(n_embd=64, n_head=4, attn_pdrop=0.0, resid_pdrop=0.0)
+                    config._attn_implementation = "eager"
+                    self.attention = GPT2Attention(config, layer_idx=0)
+
+            def forward(self, x):
+                if kind == "bert":
+                    return self.attention(x)[0]
+                n = x.shape[1]
+                mask = torch.full((n, n), torch.finfo(x.dtype).min).triu(1)[None, None]
+                return self.attention(x, attention_mask=mask)[0]
+        return Layer().eval()
+
     qkv = lambda: tuple(torch.randn(2, 4, 40, 16) for _ in range(3))
     torch.manual_seed(0)
     return {
+        # Made when asked for (importing transformers takes seconds).
+        "hf-bert": (lambda: hugging_face("bert"), lambda: (torch.randn(2, 48, 64),)),
+        "hf-gpt2": (lambda: hugging_face("gpt2"), lambda: (torch.randn(2, 48, 64),)),
         "causal-masked-fill": (CausalMasked(), qkv),
         "sdpa-causal": (Sdpa(), qkv),
         "attention": (Attention(), lambda: (torch.randn(2, 4, 64, 32),
@@ -219,6 +253,9 @@ def export(name, workdir, frontend="onnx"):
     import torch
 
     module, make_inputs = _modules()[name]
+    if not isinstance(module, torch.nn.Module):
+        torch.manual_seed(0)
+        module = module()
     inputs = make_inputs()
     with torch.no_grad():
         expected = module(*inputs).numpy()
