@@ -869,6 +869,68 @@ static Value matchDecomposedSoftmax(linalg::GenericOp div,
   return scores->get();
 }
 
+/// Whether `op` is a named elementwise op (linalg.mul, div, add, sub, exp,
+/// max, linalg.elementwise, ...) that the scale and mask steps may be
+/// written as: all loops parallel, one result through the identity map.
+/// Not fill, copy, transpose or broadcast: the products' zero accumulators
+/// and K^T are matched as those ops.
+static bool isNamedElementwiseStep(linalg::LinalgOp op) {
+  if (isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp,
+          linalg::TransposeOp, linalg::BroadcastOp>(op.getOperation()))
+    return false;
+  return op.getNumDpsInits() == 1 && op->getNumResults() == 1 &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() &&
+         op.getNumParallelLoops() == op.getNumLoops();
+}
+
+/// The decomposed softmaxes of `root` written with named ops (linalg.exp,
+/// linalg.sub, linalg.div or linalg.mul, the row values spread by
+/// linalg.broadcast; the row reductions linalg.reduce), as the
+/// linalg.generics each is, which matchDecomposedSoftmax reads. Only the
+/// ops of a division of exponentials change (to equivalent generics): a
+/// named division or product one of whose operands is a named exp, that
+/// exp's operand, the subtraction's and the division's row values.
+static void generalizeNamedSoftmaxes(Operation *root) {
+  IRRewriter rewriter(root->getContext());
+  auto generalize = [&](Value value) -> Value {
+    auto op = value.getDefiningOp<linalg::LinalgOp>();
+    if (!op || (!isNamedElementwiseStep(op) &&
+                !isa<linalg::BroadcastOp>(op.getOperation())))
+      return value;
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> generic =
+        linalg::generalizeNamedOp(rewriter, op);
+    return succeeded(generic) ? (*generic)->getResult(0) : value;
+  };
+  auto isNamedExp = [](Value value) {
+    auto op = value.getDefiningOp<linalg::LinalgOp>();
+    return op && isNamedElementwiseStep(op) && getYielded<math::ExpOp>(op);
+  };
+  SmallVector<linalg::LinalgOp> divisions;
+  root->walk([&](linalg::LinalgOp op) {
+    if (isNamedElementwiseStep(op) && op.getNumDpsInputs() == 2 &&
+        getYielded<arith::DivFOp, arith::MulFOp>(op) &&
+        llvm::any_of(op.getDpsInputs(), isNamedExp))
+      divisions.push_back(op);
+  });
+  for (linalg::LinalgOp division : divisions) {
+    for (Value input : division.getDpsInputs()) {
+      if (!isNamedExp(input)) {
+        generalize(input); // the row sum spread over the row
+        continue;
+      }
+      auto exp = generalize(input).getDefiningOp<linalg::GenericOp>();
+      if (!exp)
+        continue;
+      Value shifted = generalize(exp.getDpsInputOperand(0)->get());
+      if (auto sub = shifted.getDefiningOp<linalg::GenericOp>())
+        if (getYielded<arith::SubFOp>(sub) && sub.getNumDpsInputs() == 2)
+          generalize(sub.getDpsInputOperand(1)->get()); // the row maximum
+    }
+    generalize(division->getResult(0));
+  }
+}
+
 /// Every decomposed softmax in `root` as the linalg.softmax it computes;
 /// with `explain`, a remark on each division of exponentials by a row
 /// value that is not one, saying why.
@@ -895,20 +957,6 @@ static void recomposeSoftmaxes(Operation *root, bool explain) {
     div->erase();
   }
   eraseDeadSteps(steps.takeVector());
-}
-
-/// Whether `op` is a named elementwise op (linalg.mul, div, add, sub, exp,
-/// max, linalg.elementwise, ...) that the scale and mask steps may be
-/// written as: all loops parallel, one result through the identity map.
-/// Not fill, copy, transpose or broadcast: the products' zero accumulators
-/// and K^T are matched as those ops.
-static bool isNamedElementwiseStep(linalg::LinalgOp op) {
-  if (isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp,
-          linalg::TransposeOp, linalg::BroadcastOp>(op.getOperation()))
-    return false;
-  return op.getNumDpsInits() == 1 && op->getNumResults() == 1 &&
-         op.getNumParallelLoops() == op.getNumLoops() &&
-         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
 }
 
 /// The steps between each linalg.softmax of `root` and its scores' product
@@ -959,6 +1007,7 @@ struct RaiseAttentionPass
   using AttnRaiseAttentionBase::AttnRaiseAttentionBase;
 
   void runOnOperation() override {
+    generalizeNamedSoftmaxes(getOperation());
     recomposeSoftmaxes(getOperation(), explain);
     generalizeSoftmaxSteps(getOperation());
     SmallVector<linalg::SoftmaxOp> candidates;

@@ -411,3 +411,47 @@ func.func @broadcast_rows_truncated_scale(%q: tensor<2x8x4xf32>, %k: tensor<2x12
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x12xf32>, tensor<2x12x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   return %o : tensor<2x8x4xf32>
 }
+
+// -----
+
+// The decomposed softmax written with named ops: linalg.reduce for the row
+// max and sum, linalg.broadcast to spread them over the rows, linalg.sub,
+// linalg.exp and linalg.div; the scale a linalg.mul by a splat.
+// CHECK-LABEL: func.func @named_softmax
+// CHECK: attn.sdpa {{.*}} scale = 1.250000e-01 :
+// CHECK-NOT: linalg.exp
+// CHECK-NOT: linalg.div
+// EXPLAIN: remark: attn-raise-attention: raised into attn.sdpa (scale 1.250000e-01)
+func.func @named_softmax(%q: tensor<2x8x4xf32>, %k: tensor<2x12x4xf32>,
+                         %v: tensor<2x12x4xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %minf = arith.constant 0xFF800000 : f32
+  %c = arith.constant dense<0.125> : tensor<2x8x12xf32>
+  %s_init = tensor.empty() : tensor<2x8x12xf32>
+  %s_zero = linalg.fill ins(%zero : f32) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %s = linalg.batch_matmul indexing_maps = [affine_map<(b, i, j, d) -> (b, i, d)>, affine_map<(b, i, j, d) -> (b, j, d)>, affine_map<(b, i, j, d) -> (b, i, j)>]
+         ins(%q, %k : tensor<2x8x4xf32>, tensor<2x12x4xf32>) outs(%s_zero : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %scaled = linalg.mul ins(%s, %c : tensor<2x8x12xf32>, tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %r_init = tensor.empty() : tensor<2x8xf32>
+  %r_minf = linalg.fill ins(%minf : f32) outs(%r_init : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %max = linalg.reduce ins(%scaled : tensor<2x8x12xf32>) outs(%r_minf : tensor<2x8xf32>) dimensions = [2]
+    (%in: f32, %acc: f32) {
+      %m = arith.maximumf %in, %acc : f32
+      linalg.yield %m : f32
+    }
+  %max_b = linalg.broadcast ins(%max : tensor<2x8xf32>) outs(%s_init : tensor<2x8x12xf32>) dimensions = [2]
+  %shifted = linalg.sub ins(%scaled, %max_b : tensor<2x8x12xf32>, tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %exps = linalg.exp ins(%shifted : tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %r_zero = linalg.fill ins(%zero : f32) outs(%r_init : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.reduce ins(%exps : tensor<2x8x12xf32>) outs(%r_zero : tensor<2x8xf32>) dimensions = [2]
+    (%in: f32, %acc: f32) {
+      %a = arith.addf %in, %acc : f32
+      linalg.yield %a : f32
+    }
+  %sum_b = linalg.broadcast ins(%sum : tensor<2x8xf32>) outs(%s_init : tensor<2x8x12xf32>) dimensions = [2]
+  %p = linalg.div ins(%exps, %sum_b : tensor<2x8x12xf32>, tensor<2x8x12xf32>) outs(%s_init : tensor<2x8x12xf32>) -> tensor<2x8x12xf32>
+  %o_init = tensor.empty() : tensor<2x8x4xf32>
+  %o_zero = linalg.fill ins(%zero : f32) outs(%o_init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x12xf32>, tensor<2x12x4xf32>) outs(%o_zero : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}

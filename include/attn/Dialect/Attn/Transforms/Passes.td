@@ -61,7 +61,10 @@ def AttnRaiseAttention : Pass<"attn-raise-attention"> {
                          row sum and the division, the row values read
                          through broadcasting maps, maybe as [.., 1], or
                          from generics that copy them to the scores'
-                         shape (JAX's broadcast_in_dim through IREE)
+                         shape (JAX's broadcast_in_dim through IREE); the
+                         steps may be named ops (linalg.reduce, broadcast,
+                         sub, exp, div or mul), which become their
+                         linalg.generic form first
     O = P V              a contraction over the keys into a zero-filled
                          tensor
     ```
