@@ -4,6 +4,7 @@
 # Part of attn-mlir, an MLIR-based attention compiler.
 #
 #   build/venv/bin/python3 benchmarks/varlen.py [--repeat 5] [--heads 12] [--head-dim 64]
+#                                               [--backward]
 #
 # Prefill of a batch of prompts of different lengths packed without padding
 # (FlashAttention's varlen layout), causal and not, f32: attn_mlir's
@@ -16,7 +17,12 @@
 # a warm-up that compiles; outputs are checked against torch's
 # per-sequence result first. The ratio is torch's time / ours (higher is
 # better for us). The work column is the attention FLOPs the sequences
-# really need (4 * Hq * sum(lq * lk) * D, halved for causal).
+# really need (4 * Hq * sum(lq * lk) * D, halved for causal). With
+# --backward each call is a training step's attention: the forward and the
+# gradients of q, k and v for a random output gradient (autograd through
+# our custom op; through torch's SDPA for the peers), gradients checked
+# against torch's per-sequence ones first; the work column then counts the
+# backward's 2.5x the forward's FLOPs too.
 #
 # ===----------------------------------------------------------------------=== #
 
@@ -43,6 +49,8 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--heads", type=int, default=12)
     p.add_argument("--head-dim", type=int, default=64)
+    p.add_argument("--backward", action="store_true",
+                   help="time forward + backward (training) instead of the forward")
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = p.parse_args()
     os.environ["ATTN_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="attn-varlen-")
@@ -53,7 +61,8 @@ def main():
 
     H, D = args.heads, args.head_dim
     print(f"# CPU: {cpu_model(args.build)}; torch {torch.__version__} with "
-          f"{torch.get_num_threads()} threads; H{H} D{D} f32, best of {args.repeat}")
+          f"{torch.get_num_threads()} threads; H{H} D{D} f32, best of {args.repeat}"
+          f"{', forward + backward' if args.backward else ''}")
     print("| batch | causal | GFLOP | attn-mlir ms | torch per sequence ms | ratio | "
           "torch padded + mask ms | ratio |")
     print("|---|---|---|---|---|---|---|---|", flush=True)
@@ -86,18 +95,50 @@ def main():
             def ours():
                 return attn_mlir.varlen_attention(q, k, v, cu, cu, causal=causal)
 
-            with torch.no_grad():
-                want = per_sequence()
-                err = (ours() - want).norm() / want.norm()
-                if err > 1e-5:
-                    raise SystemExit(f"{name}: attn-mlir differs from torch ({err:.2e})")
-                best = time_interleaved({"ours": ours, "sequences": per_sequence,
-                                         "padded": padded_call}, args.repeat)
-                t_ours, t_seq, t_pad = best["ours"], best["sequences"], best["padded"]
+            if args.backward:
+                runs = {name: training_step(run, leaves, torch)
+                        for name, run, leaves in (("ours", ours, (q, k, v)),
+                                                  ("sequences", per_sequence, (q, k, v)),
+                                                  ("padded", padded_call, padded))}
+                for x in (q, k, v, *padded):
+                    x.requires_grad_()
+                got, want = runs["ours"](), runs["sequences"]()
+                err = max(float((a - b).norm() / b.norm()) for a, b in zip(got, want))
+                if err > 1e-4:
+                    raise SystemExit(f"{name}: attn-mlir's gradients differ from torch's "
+                                     f"({err:.2e})")
+                best = time_interleaved(runs, args.repeat)
+                for x in (q, k, v, *padded):
+                    x.requires_grad_(False)
+            else:
+                with torch.no_grad():
+                    want = per_sequence()
+                    err = (ours() - want).norm() / want.norm()
+                    if err > 1e-5:
+                        raise SystemExit(f"{name}: attn-mlir differs from torch ({err:.2e})")
+                    best = time_interleaved({"ours": ours, "sequences": per_sequence,
+                                             "padded": padded_call}, args.repeat)
+            t_ours, t_seq, t_pad = best["ours"], best["sequences"], best["padded"]
             flops = 4 * H * D * sum(n * n for n in lengths) / (2 if causal else 1)
+            flops *= 3.5 if args.backward else 1
             print(f"| {name} | {causal} | {flops / 1e9:.1f} | {t_ours * 1e3:.1f} | "
                   f"{t_seq * 1e3:.1f} | {t_seq / t_ours:.2f} | {t_pad * 1e3:.1f} | "
                   f"{t_pad / t_ours:.2f} |", flush=True)
+
+
+def training_step(run, leaves, torch):
+    """`run`'s attention forward and the gradients of `leaves` for a fixed
+    random output gradient: what one training step's attention costs."""
+    grads = {}
+
+    def step():
+        out = run()
+        grad = grads.get(out.shape)
+        if grad is None:
+            seeded = torch.Generator().manual_seed(1)
+            grad = grads[out.shape] = torch.randn(out.shape, generator=seeded)
+        return torch.autograd.grad(out, leaves, grad)
+    return step
 
 
 if __name__ == "__main__":

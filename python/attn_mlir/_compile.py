@@ -77,7 +77,8 @@ def _format_shape(shape):
 
 # What attn_abi_error's kind field means (docs/CpuABI.md).
 _ABI_MISMATCHES = {0: "size", 1: "stride", 2: "data pointer", 3: "offset",
-                   4: "size against another buffer's"}
+                   4: "size against another buffer's", 5: "value"}
+_VALUE_MISMATCH = 5
 
 
 class _SharedLibrary:
@@ -147,6 +148,12 @@ class _SharedLibrary:
         info = (ctypes.c_int64 * 5)()
         self._abi_error(info)
         argument, dimension, kind, expected, actual = info
+        if kind == _VALUE_MISMATCH:
+            raise ValueError(
+                f"@{self._name} refused its buffers: argument #{argument} (shape "
+                f"{_format_shape(_arrays.shape(arrays[argument]))}), element {dimension} is "
+                f"{actual}, outside [0, {expected}]: the lengths it holds must fit the keys "
+                f"the function attends over")
         raise RuntimeError(
             f"@{self._name} refused its buffers: argument #{argument} (shape "
             f"{_format_shape(_arrays.shape(arrays[argument]))}), dimension {dimension}: "

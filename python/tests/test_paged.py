@@ -300,3 +300,32 @@ def test_modifiers_read_new_captures_each_call(rng):
     assert attn_mlir.stats()["compiles"] == compiles
     np.testing.assert_allclose(hidden, np.broadcast_to(
         np.stack([v[0] for v in values])[:, None, :, :], hidden.shape), rtol=1e-5, atol=1e-6)
+
+
+def test_compiled_entry_refuses_lengths_past_its_pages(rng):
+    """The compiled function itself (attn-check-abi's status), called
+    without paged_attention's checks: a length past the keys its block table
+    holds, or a negative one, is refused naming the element, where the
+    lowering would attend over fewer keys than asked."""
+    ir = """
+    func.func @paged(%q: tensor<2x4x1x16xf32>, %kc: tensor<9x16x4x16xf32>,
+                     %pt: tensor<2x4xi32>, %lens: tensor<2xi32>) -> tensor<2x4x1x16xf32> {
+      %k = attn.gather_pages %kc[%pt] : tensor<9x16x4x16xf32>, tensor<2x4xi32>
+           -> tensor<2x4x64x16xf32>
+      %e = tensor.empty() : tensor<2x4x1x16xf32>
+      %o = attn.sdpa %q, %k, %k kv_lens(%lens : tensor<2xi32>) outs(%e)
+         : tensor<2x4x1x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>
+           -> tensor<2x4x1x16xf32>
+      return %o : tensor<2x4x1x16xf32>
+    }
+    """
+    function = attn_mlir.compile(ir)
+    q = rng.standard_normal((2, 4, 1, 16)).astype(np.float32)
+    kc = rng.standard_normal((9, 16, 4, 16)).astype(np.float32)
+    table = rng.permutation(9)[:8].reshape(2, 4).astype(np.int32)
+    full = function(q, kc, table, np.array([64, 3], np.int32))
+    assert np.isfinite(full).all()
+    for lens, match in (([65, 3], r"element 0 is 65, outside \[0, 64\]"),
+                        ([5, -1], r"element 1 is -1, outside \[0, 64\]")):
+        with pytest.raises(ValueError, match=match):
+            function(q, kc, table, np.array(lens, np.int32))

@@ -182,9 +182,11 @@ def AttnRecordAbiSizes : Pass<"attn-record-abi-sizes", "::mlir::ModuleOp"> {
     attribute (a flat array of `[param, dimension, other param, other
     dimension, kind]` tuples, other param -1 for a constant size; kind 0:
     equal, 1: a multiple of the other, which is positive, 2: a positive
-    divisor of the other) the relations between sizes of its buffers that
-    the compiled code assumes and no type fixes, for `--attn-check-abi` to
-    check on every call. Parameters are numbered as the C ABI passes them:
+    divisor of the other, 3: every element of the (1-D integer) buffer in
+    [0, the other size]) the relations between sizes of its buffers that
+    the compiled code assumes and no type fixes, and the key lengths
+    (`kv_lens`) it reads from a parameter against the keys, for
+    `--attn-check-abi` to check on every call. Parameters are numbered as the C ABI passes them:
     the inputs, then one output per result.
 
     Two sources, in the function's entry block (code that runs on every
@@ -241,7 +243,9 @@ def AttnCheckAbi : Pass<"attn-check-abi", "::mlir::ModuleOp"> {
     dimension, kind, expected, actual) of the last refused call (kind 0: a
     size, 1: a stride, 2: a null pointer, 3: an offset, dimension -1 for
     these two, 4: a size that breaks a recorded relation, whose other
-    side's size is `expected`), and forgets it; 0
+    side's size is `expected`, 5: an element of a buffer of lengths
+    outside [0, `expected`], `dimension` its index: relations of kind 3,
+    checked last, by a loop over the buffer), and forgets it; 0
     if none was refused since. The status a call returns is its own; the
     record is one per library (concurrent refused calls keep one of
     theirs). The checks cost a few comparisons per buffer and call;

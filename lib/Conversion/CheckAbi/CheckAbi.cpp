@@ -160,18 +160,29 @@ LogicalResult verifySizeRelations(func::FuncOp fn) {
     return isAbiBuffer(type) && dim >= 0 &&
            dim < cast<MemRefType>(type).getRank();
   };
+  // ElementsWithin bounds the values of a 1-D integer buffer.
+  auto isLengths = [&](int64_t param) {
+    auto type = dyn_cast<MemRefType>(fn.getArgumentTypes()[param]);
+    return type && type.getRank() == 1 &&
+           isa<IntegerType>(type.getElementType());
+  };
   for (size_t i = 0; i < flat.size(); i += kRelationFields)
     if (!isDimension(flat[i], flat[i + 1]) ||
         (flat[i + 2] >= 0 ? !isDimension(flat[i + 2], flat[i + 3])
                           : flat[i + 2] != -1 || flat[i + 3] < 0) ||
         flat[i + 4] < static_cast<int64_t>(AbiSizeRelationKind::Equal) ||
-        flat[i + 4] > static_cast<int64_t>(AbiSizeRelationKind::Divides))
+        flat[i + 4] >
+            static_cast<int64_t>(AbiSizeRelationKind::ElementsWithin) ||
+        (flat[i + 4] ==
+             static_cast<int64_t>(AbiSizeRelationKind::ElementsWithin) &&
+         !isLengths(flat[i])))
       return fn.emitOpError("attn-check-abi: ")
              << kSizeRelationsAttr << " entry " << i / kRelationFields << " ("
              << flat[i] << ", " << flat[i + 1] << ", " << flat[i + 2] << ", "
              << flat[i + 3] << ", " << flat[i + 4]
              << ") is not two buffer dimensions, or one and a size, and a "
-                "kind (0 equal, 1 a multiple, 2 a divisor)";
+                "kind (0 equal, 1 a multiple, 2 a divisor, 3 the elements "
+                "of a 1-D integer buffer within the size)";
   return success();
 }
 
@@ -199,8 +210,57 @@ Value isBroken(OpBuilder &b, Location loc, AbiSizeRelationKind kind, Value size,
     return notDividing(other, size);
   case AbiSizeRelationKind::Divides:
     return notDividing(size, other);
+  case AbiSizeRelationKind::ElementsWithin:
+    break; // values, not sizes: checkElementsWithin
   }
-  llvm_unreachable("unknown size relation");
+  llvm_unreachable("not a relation of sizes");
+}
+
+/// Records, in `mismatch`, the first element of the 1-D integer buffer
+/// `given` (of `count` elements) outside [0, `bound`]: (argument, the
+/// element's index, Value, bound, the element). Reads nothing once an
+/// earlier check failed (the buffer may not be what its descriptor says).
+void checkElementsWithin(OpBuilder &b, Location loc, Mismatch &mismatch,
+                         Value argument, Value given, Value count,
+                         Value bound) {
+  auto i64 = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+  };
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value upper = arith::SelectOp::create(b, loc, mismatch.failed, zero, count);
+  Value none = arith::ConstantIntOp::create(b, loc, 0, 64);
+  Value limit = i64(bound);
+  Value noFailure = arith::ConstantIntOp::create(b, loc, 0, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, upper, one, ValueRange{noFailure, none, none},
+      [&](OpBuilder &lb, Location l, Value i, ValueRange found) {
+        Value element = memref::LoadOp::create(lb, l, given, ValueRange{i});
+        if (element.getType() != lb.getI64Type())
+          element = arith::ExtSIOp::create(lb, l, lb.getI64Type(), element);
+        Value outside = arith::OrIOp::create(
+            lb, l,
+            arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, element,
+                                  none),
+            arith::CmpIOp::create(lb, l, arith::CmpIPredicate::sgt, element,
+                                  limit));
+        Value first = arith::AndIOp::create(
+            lb, l, outside,
+            arith::XOrIOp::create(lb, l, found[0],
+                                  arith::ConstantIntOp::create(lb, l, 1, 1)));
+        Value index = arith::IndexCastOp::create(lb, l, lb.getI64Type(), i);
+        scf::YieldOp::create(
+            lb, l,
+            ValueRange{
+                arith::OrIOp::create(lb, l, found[0], outside),
+                arith::SelectOp::create(lb, l, first, index, found[1]),
+                arith::SelectOp::create(lb, l, first, element, found[2])});
+      });
+  mismatch.check(b, loc, loop.getResult(0),
+                 {argument, loop.getResult(1),
+                  arith::ConstantIntOp::create(
+                      b, loc, static_cast<int64_t>(AbiMismatch::Value), 64),
+                  limit, loop.getResult(2)});
 }
 
 /// Makes `fn` (one block, ending in a return of nothing) take its buffers
@@ -233,7 +293,9 @@ void addChecks(func::FuncOp fn) {
     return arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(kind), 64);
   };
 
-  // The sizes each buffer argument is given, for the relations.
+  // The buffers and sizes each buffer argument is given, for the
+  // relations.
+  SmallVector<Value> givenBuffers(numArgs);
   SmallVector<ValueRange> givenSizes(numArgs);
   auto sizeOf = [&](int64_t position, int64_t dim) -> Value {
     return givenSizes[position][dim];
@@ -253,6 +315,7 @@ void addChecks(func::FuncOp fn) {
     argTypes.push_back(dynamic);
     Value given = body->addArgument(dynamic, arg.getLoc());
     auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, given);
+    givenBuffers[position] = given;
     givenSizes[position] = metadata.getSizes();
     Value argument = arith::ConstantIntOp::create(b, loc, position, 64);
     int64_t rank = compiled.getRank();
@@ -360,6 +423,8 @@ void addChecks(func::FuncOp fn) {
   // Relations of sizes of two buffers, compared once each buffer passed
   // its own checks (a negative size never reaches a comparison that matters:
   // the first failure is the one recorded).
+  // ElementsWithin relations: (parameter, bound), checked last.
+  SmallVector<std::pair<int64_t, Value>> valueBounds;
   if (auto relations =
           fn->getAttrOfType<DenseI64ArrayAttr>(kSizeRelationsAttr)) {
     ArrayRef<int64_t> flat = relations.asArrayRef();
@@ -367,8 +432,12 @@ void addChecks(func::FuncOp fn) {
       Value size = sizeOf(flat[i], flat[i + 1]);
       Value other = flat[i + 2] < 0 ? index(flat[i + 3])
                                     : sizeOf(flat[i + 2], flat[i + 3]);
-      Value broken = isBroken(
-          b, loc, static_cast<AbiSizeRelationKind>(flat[i + 4]), size, other);
+      auto kind = static_cast<AbiSizeRelationKind>(flat[i + 4]);
+      if (kind == AbiSizeRelationKind::ElementsWithin) {
+        valueBounds.push_back({flat[i], other});
+        continue;
+      }
+      Value broken = isBroken(b, loc, kind, size, other);
       mismatch.check(b, loc, broken,
                      {arith::ConstantIntOp::create(b, loc, flat[i], 64),
                       arith::ConstantIntOp::create(b, loc, flat[i + 1], 64),
@@ -376,6 +445,12 @@ void addChecks(func::FuncOp fn) {
     }
     fn->removeAttr(kSizeRelationsAttr);
   }
+  // Values last: they are read only from buffers that passed every other
+  // check.
+  for (auto [position, bound] : valueBounds)
+    checkElementsWithin(b, loc, mismatch,
+                        arith::ConstantIntOp::create(b, loc, position, 64),
+                        givenBuffers[position], sizeOf(position, 0), bound);
   body->eraseArguments(0, numArgs);
 
   // The old body (from its first op to the return) runs in the `else`

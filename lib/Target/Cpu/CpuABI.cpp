@@ -389,6 +389,20 @@ SmallVector<AbiSizeRelation> attn::getAbiSizeRelations(func::FuncOp func) {
     add(tracer.traceDim(relation.size.value, relation.size.dim),
         tracer.traceDim(relation.other.value, relation.other.dim),
         relation.multiple ? Kind::MultipleOf : Kind::Equal);
+  // Lengths the function reads from a parameter as given (through casts).
+  SmallVector<attn::ValueBound> bounds;
+  for (Operation &op : entry)
+    attn::getValueBounds(&op, bounds);
+  for (const attn::ValueBound &bound : bounds) {
+    Value values = bound.values;
+    while (auto cast = values.getDefiningOp<tensor::CastOp>())
+      values = cast.getSource();
+    auto arg = dyn_cast<BlockArgument>(values);
+    if (arg && arg.getOwner() == &entry)
+      add(ParamSize{static_cast<int64_t>(arg.getArgNumber()), 0},
+          tracer.traceDim(bound.bound.value, bound.bound.dim),
+          Kind::ElementsWithin);
+  }
   // Outputs: the caller sizes them as the function computes them.
   auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
   if (!ret)
@@ -414,6 +428,8 @@ bool AbiSizeRelation::holds(int64_t size, int64_t other) const {
     return other > 0 && size % other == 0;
   case AbiSizeRelationKind::Divides:
     return size > 0 && other % size == 0;
+  case AbiSizeRelationKind::ElementsWithin:
+    return size >= 0 && size <= other;
   }
   llvm_unreachable("unknown size relation");
 }
@@ -421,7 +437,7 @@ bool AbiSizeRelation::holds(int64_t size, int64_t other) const {
 std::optional<std::string>
 FunctionAbi::checkSizeRelations(ArrayRef<SmallVector<int64_t>> shapes) const {
   for (const AbiSizeRelation &relation : sizeRelations) {
-    if (relation.param >= shapes.size() ||
+    if (relation.boundsValues() || relation.param >= shapes.size() ||
         (!relation.isConstant() &&
          relation.otherParam >= static_cast<int64_t>(shapes.size())))
       continue;
@@ -478,6 +494,9 @@ std::string FunctionAbi::describeBrokenRelation(const AbiSizeRelation &relation,
   case AbiSizeRelationKind::Divides:
     os << "the function needs a positive divisor of " << describeOther();
     break;
+  case AbiSizeRelationKind::ElementsWithin:
+    os << "the function needs its elements in [0, " << describeOther() << "]";
+    break;
   }
   return text;
 }
@@ -529,6 +548,24 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
        << ", which the function's other buffers (" << expected
        << ") do not allow";
     break;
+  case AbiMismatch::Value: {
+    // What bounds it: the first bound of this parameter's values.
+    std::string bound = std::to_string(expected);
+    for (const AbiSizeRelation &relation : abi.sizeRelations)
+      if (relation.param == argument && relation.boundsValues()) {
+        bound = relation.isConstant()
+                    ? bound + " (the function's static extent)"
+                    : (Twine(expected) + ", " +
+                       describeParam(abi, relation.otherParam) + " dimension " +
+                       Twine(relation.otherDimension))
+                          .str();
+        break;
+      }
+    os << "element " << dimension << " is " << actual << ", outside [0, "
+       << bound << "]: the lengths it holds must fit the keys the function "
+       << "attends over";
+    break;
+  }
   }
   return text;
 }

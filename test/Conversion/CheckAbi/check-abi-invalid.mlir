@@ -2,7 +2,7 @@
 
 // Relations must name buffer dimensions (or a non-negative constant) and a
 // kind.
-// expected-error @+1 {{attn.abi_size_relations entry 0 (0, 2, 1, 0, 0) is not two buffer dimensions, or one and a size, and a kind (0 equal, 1 a multiple, 2 a divisor)}}
+// expected-error @+1 {{attn.abi_size_relations entry 0 (0, 2, 1, 0, 0) is not two buffer dimensions, or one and a size, and a kind (0 equal, 1 a multiple, 2 a divisor, 3 the elements of a 1-D integer buffer within the size)}}
 func.func @past_rank(%a: memref<?x?xf32>, %b: memref<?xf32>)
     attributes {attn.abi_size_relations = array<i64: 0, 2, 1, 0, 0>} {
   return
@@ -18,9 +18,18 @@ func.func @scalar(%a: memref<?xf32>, %n: index)
 
 // -----
 
-// expected-error @+1 {{attn.abi_size_relations entry 1 (0, 0, 1, 0, 3) is not two buffer dimensions}}
+// expected-error @+1 {{attn.abi_size_relations entry 1 (0, 0, 1, 0, 4) is not two buffer dimensions}}
 func.func @kind(%a: memref<?xf32>, %b: memref<?xf32>)
-    attributes {attn.abi_size_relations = array<i64: 0, 0, 1, 0, 0, 0, 0, 1, 0, 3>} {
+    attributes {attn.abi_size_relations = array<i64: 0, 0, 1, 0, 0, 0, 0, 1, 0, 4>} {
+  return
+}
+
+// -----
+
+// Kind 3 bounds the elements of a 1-D integer buffer (lengths), not floats.
+// expected-error @+1 {{attn.abi_size_relations entry 0 (0, 0, 1, 0, 3) is not two buffer dimensions}}
+func.func @values_of_floats(%a: memref<?xf32>, %b: memref<?xf32>)
+    attributes {attn.abi_size_relations = array<i64: 0, 0, 1, 0, 3>} {
   return
 }
 

@@ -117,3 +117,26 @@ func.func @relations(%k: memref<?x8xf32>, %v: memref<?x?xf32>, %q: memref<?x8xf3
     attributes {attn.abi_size_relations = array<i64: 1, 0, 0, 0, 0, 1, 1, -1, 4, 0, 2, 0, 0, 0, 1>} {
   return
 }
+
+// -----
+
+// Kind 3: every element of the lengths (input #1) within [0, the keys'
+// size (input #0 dimension 1)], read by a loop only once every other check
+// passed (its trip count 0 otherwise); the first element outside is
+// recorded as (argument, element index, 5, bound, element).
+// CHECK-LABEL: func.func @lengths
+// CHECK-SAME: (%[[K:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %[[L:.*]]: memref<?xi32, strided<[?], offset: ?>>) -> i32
+// CHECK: %[[COUNT:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
+// CHECK: %[[LOOP:.*]]:3 = scf.for %[[I:.*]] = %{{.*}} to %[[COUNT]] step %{{.*}} iter_args(
+// CHECK: %[[E:.*]] = memref.load %[[L]][%[[I]]]
+// CHECK: arith.extsi %[[E]] : i32 to i64
+// CHECK: arith.cmpi slt
+// CHECK: arith.cmpi sgt
+// CHECK: scf.yield
+// CHECK: %[[FIVE:.*]] = arith.constant 5 : i64
+// CHECK: arith.select %{{.*}}, %[[FIVE]]
+// CHECK: scf.if
+func.func @lengths(%k: memref<4x?xf32>, %lens: memref<?xi32>)
+    attributes {attn.abi_size_relations = array<i64: 1, 0, 0, 1, 3>} {
+  return
+}

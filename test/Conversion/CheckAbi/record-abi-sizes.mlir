@@ -140,3 +140,33 @@ func.func private @private(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32
   %s = linalg.add ins(%a, %b : tensor<?xf32>, tensor<?xf32>) outs(%a : tensor<?xf32>) -> tensor<?xf32>
   return %s : tensor<?xf32>
 }
+
+// -----
+
+// Key lengths read from a parameter: each element in [0, Skv] (kind 3),
+// here the static 64 keys the block table's pages hold (the gathered key
+// tensor's extent, a constant: -1, 64); beside it the lengths against the
+// batch (3, 0 equal to the query's 2: a constant).
+// CHECK-LABEL: func.func @paged_lengths
+// CHECK-SAME: attn.abi_size_relations = array<i64: {{.*}}3, 0, -1, 64, 3{{.*}}>
+func.func @paged_lengths(%q: tensor<2x4x1x16xf32>, %kc: tensor<9x16x4x16xf32>,
+                         %pt: tensor<2x4xi32>, %lens: tensor<?xi32>) -> tensor<2x4x1x16xf32> {
+  %k = attn.gather_pages %kc[%pt] : tensor<9x16x4x16xf32>, tensor<2x4xi32> -> tensor<2x4x64x16xf32>
+  %e = tensor.empty() : tensor<2x4x1x16xf32>
+  %o = attn.sdpa %q, %k, %k kv_lens(%lens : tensor<?xi32>) outs(%e)
+     : tensor<2x4x1x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32> -> tensor<2x4x1x16xf32>
+  return %o : tensor<2x4x1x16xf32>
+}
+
+// -----
+
+// Lengths against a dynamic key count: the key's dimension 2.
+// CHECK-LABEL: func.func @lengths_against_keys
+// CHECK-SAME: attn.abi_size_relations = array<i64: {{.*}}3, 0, 1, 2, 3{{.*}}>
+func.func @lengths_against_keys(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x?x16xf32>,
+                                %v: tensor<2x4x?x16xf32>, %lens: tensor<2xi64>) -> tensor<2x4x8x16xf32> {
+  %e = tensor.empty() : tensor<2x4x8x16xf32>
+  %o = attn.sdpa %q, %k, %v kv_lens(%lens : tensor<2xi64>) outs(%e)
+     : tensor<2x4x8x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32> -> tensor<2x4x8x16xf32>
+  return %o : tensor<2x4x8x16xf32>
+}

@@ -68,7 +68,11 @@ enum class AbiSizeRelationKind : int64_t {
   /// heads (grouped-query attention).
   MultipleOf = 1,
   /// A positive divisor of the other: key/value heads of query heads.
-  Divides = 2
+  Divides = 2,
+  /// Not a size: every element of the parameter (a 1-D integer buffer,
+  /// `dimension` 0) lies in [0, the other size]: the key lengths of
+  /// `kv_lens` against the keys (attn::getValueBounds).
+  ElementsWithin = 3
 };
 
 /// A relation of sizes the caller's buffers must keep
@@ -82,7 +86,12 @@ struct AbiSizeRelation {
   AbiSizeRelationKind kind = AbiSizeRelationKind::Equal;
 
   bool isConstant() const { return otherParam < 0; }
-  /// Whether `size` and `other` keep it.
+  /// Whether it relates the parameter's values rather than its size.
+  bool boundsValues() const {
+    return kind == AbiSizeRelationKind::ElementsWithin;
+  }
+  /// Whether `size` and `other` keep it (for ElementsWithin: whether the
+  /// element `size` lies in [0, other]).
   bool holds(int64_t size, int64_t other) const;
 };
 
@@ -167,12 +176,15 @@ constexpr llvm::StringLiteral kAbiErrorFunction = "attn_abi_error";
 /// The kinds of mismatch attn_abi_error reports.
 /// `Relation`: the size `actual` of (argument, dimension) breaks one of
 /// the function's size relations, whose other side is `expected`.
+/// `Value`: element `dimension` of the argument holds `actual`, outside
+/// [0, `expected`] (an ElementsWithin relation).
 enum class AbiMismatch : int64_t {
   Size = 0,
   Stride = 1,
   Null = 2,
   Offset = 3,
-  Relation = 4
+  Relation = 4,
+  Value = 5
 };
 
 /// What `attn_abi_error` reported for a call of `abi` (its five fields:

@@ -869,5 +869,18 @@ void attn::getSizeRelations(Operation *op,
   }
 }
 
+void attn::getValueBounds(Operation *op, SmallVectorImpl<ValueBound> &result) {
+  auto add = [&](auto scoreOp) {
+    if (Value lens = scoreOp.getKvLens())
+      result.push_back({lens, {scoreOp.getKey(), 2}});
+  };
+  if (auto sdpa = dyn_cast<SdpaOp>(op))
+    add(sdpa);
+  else if (auto weights = dyn_cast<WeightsOp>(op))
+    add(weights);
+  else if (auto grad = dyn_cast<SdpaGradOp>(op))
+    add(grad);
+}
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"

@@ -27,16 +27,6 @@ func.func @splat(%x: f32) -> tensor<4xf32> {
 
 // -----
 
-// A named op whose generic form converts types (a matmul of f16 operands
-// into an f32 accumulator) is refused like such a generic.
-func.func @mixed_matmul(%a: tensor<4x8xf16>, %b: tensor<8x2xf16>, %c: tensor<4x2xf32>) -> tensor<4x2xf32> {
-  // expected-error @below {{'linalg.generic' op has float tensors but no float64 form}}
-  %r = linalg.matmul ins(%a, %b : tensor<4x8xf16>, tensor<8x2xf16>) outs(%c : tensor<4x2xf32>) -> tensor<4x2xf32>
-  return %r : tensor<4x2xf32>
-}
-
-// -----
-
 // A pack's padding value is a scalar of the element type.
 func.func @padded_pack(%x: tensor<6x8xf32>, %pad: f32) -> tensor<2x8x4xf32> {
   %e = tensor.empty() : tensor<2x8x4xf32>

@@ -224,6 +224,20 @@ func.func @panels(%p: tensor<2x8x4xf32>, %x: tensor<8x8xf32>) -> (tensor<8x8xf32
 
 // -----
 
+// A named op whose generic form converts types (a matmul of f16 operands
+// into an f32 accumulator) computes in float64 throughout: the operands'
+// conversion is no conversion there.
+// CHECK-LABEL: func.func @mixed_matmul
+// CHECK-SAME: (%{{.*}}: tensor<4x8xf64>, %{{.*}}: tensor<8x2xf64>, %{{.*}}: tensor<4x2xf64>) -> tensor<4x2xf64>
+// CHECK-NOT: arith.extf
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f64
+func.func @mixed_matmul(%a: tensor<4x8xf16>, %b: tensor<8x2xf16>, %c: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<4x8xf16>, tensor<8x2xf16>) outs(%c : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %r : tensor<4x2xf32>
+}
+
+// -----
+
 // A rounding between float types in a generic's body (torch-mlir's scale:
 // an f64 constant truncated to f32) is no rounding in float64: the divisor
 // is the f64 constant itself. A weight held as an f32 resource blob becomes

@@ -65,6 +65,20 @@ struct SizeRelation {
 /// reads at full extent. Extents in products (3 * embed, ceil(Sq / bq)) and
 /// the attn ops on pages are not listed.
 void getSizeRelations(Operation *op, SmallVectorImpl<SizeRelation> &result);
+
+/// Values the lowering of an op reads as lengths: every element of the
+/// integer tensor `values` must lie in [0, the extent of `bound`] (the
+/// `kv_lens` of attn.sdpa, attn.weights and attn.sdpa_grad against the
+/// keys). The verifier cannot see values; the lowering takes a length
+/// outside as the nearest one inside (docs/CpuABI.md: the ABI checks
+/// refuse it).
+struct ValueBound {
+  Value values;
+  TensorDim bound;
+};
+
+/// The ValueBounds of `op` (an attn op).
+void getValueBounds(Operation *op, SmallVectorImpl<ValueBound> &result);
 } // namespace attn
 } // namespace mlir
 
