@@ -119,11 +119,13 @@ def _define():
                              "need the seed (scaled_dot_product_attention draws one)")
         call = _plan.prepare(query, key, value, attn_mask, dropout_p, is_causal,
                              scale, enable_gqa, window, alignment, seed=seed)
-        # The names come joined by commas (a custom op takes no list of
-        # strings).
-        for name, array in zip(filter(None, capture_names.split(",")), captures):
-            call.add_capture(name, array)
+        call.add_captures(named(captures, capture_names))
         return call
+
+    def named(captures, capture_names):
+        """(name, array) of a custom op's captured tensors, whose names come
+        joined by commas (a custom op takes no list of strings)."""
+        return zip(filter(None, capture_names.split(",")), captures)
 
     # Each custom op is made of a plain function that the eager
     # autograd.Function below calls too.
@@ -221,8 +223,7 @@ def _define():
         call = _varlen.prepare(q, k, v, cu_seqlens_q, cu_seqlens_k, _arrays.element(q),
                                _arrays.element(cu_seqlens_q), padded, dropout_p, scale,
                                causal, window, seed)
-        for name, array in zip(filter(None, capture_names.split(",")), captures):
-            call.add_capture(name, array)
+        call.add_captures(named(captures, capture_names))
         return call
 
     @torch.library.custom_op("attn_mlir::varlen_forward", mutates_args=())

@@ -124,6 +124,11 @@ class SdpaCall:
         shape = _arrays.shape(array)
         self.add_input(name, array, shape, _arrays.element(array), "v" * len(shape))
 
+    def add_captures(self, captures):
+        """add_capture for each (name, array) of `captures`."""
+        for name, array in captures:
+            self.add_capture(name, array)
+
     def add_scalar(self, name, value, elem):
         """Appends a 0-D parameter `%name` of type `elem` holding `value`,
         fixed by the call's options: a value the function reads at run

@@ -61,8 +61,7 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
             bool(enable_gqa), None, "top_left", target, dynamic, regions, arrays,
             ",".join(names), None)
         return (out, lse) if return_lse else out
-    for name, array in tracer.captures:
-        call.add_capture(name, array)
+    call.add_captures(tracer.captures)
     if out is not None:
         call.set_destination(out, [("query", query), ("key", key), ("value", value)] +
                              [(f"the captured array {name}", array)

@@ -469,8 +469,7 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
     else:
         call = _varlen.prepare(q, k, v, cu_seqlens_q, cu_seqlens_k, elem, cu_elem, padded,
                                dropout_p, scale, causal, window, seed)
-        for name, array in captures:
-            call.add_capture(name, array)
+        call.add_captures(captures)
         result = call.run(regions, target, lse=return_lse)
         out, lse = result if return_lse else (result, None)
     if not return_lse:
