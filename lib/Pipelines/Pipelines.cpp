@@ -232,7 +232,8 @@ void attn::buildCpuBufferizationPipeline(OpPassManager &pm,
         options.decodeKeyChunks,
         /*valuePanel=*/options.vectorize && options.valuePanels ? config.nBlock
                                                                 : 0,
-        config.shortKvTile};
+        config.shortKvTile,
+        options.gradHeadSums};
   // Projections read their weights from panels as wide as their register
   // block.
   std::optional<int64_t> panel;

@@ -77,8 +77,8 @@ def _format_shape(shape):
 
 # What attn_abi_error's kind field means (docs/CpuABI.md).
 _ABI_MISMATCHES = {0: "size", 1: "stride", 2: "data pointer", 3: "offset",
-                   4: "size against another buffer's", 5: "value"}
-_VALUE_MISMATCH = 5
+                   4: "size against another buffer's", 5: "value", 6: "page"}
+_VALUE_MISMATCH, _PAGE_MISMATCH = 5, 6
 
 
 class _SharedLibrary:
@@ -154,6 +154,16 @@ class _SharedLibrary:
                 f"{_format_shape(_arrays.shape(arrays[argument]))}), element {dimension} is "
                 f"{actual}, outside [0, {expected}]: the lengths it holds must fit the keys "
                 f"the function attends over")
+        if kind == _PAGE_MISMATCH:
+            # The row-major index of the entry in the table [B, max_pages]
+            # that was passed (the check read it, so max_pages > 0).
+            shape = _arrays.shape(arrays[argument])
+            sequence, entry = divmod(dimension, shape[1])
+            raise ValueError(
+                f"@{self._name} refused its buffers: argument #{argument} (block table, "
+                f"shape {_format_shape(shape)}), element [{sequence}, {entry}] is {actual}, "
+                f"a page holding keys of sequence {sequence}, but the cache has {expected} "
+                f"pages (0 to {expected - 1})")
         raise RuntimeError(
             f"@{self._name} refused its buffers: argument #{argument} (shape "
             f"{_format_shape(_arrays.shape(arrays[argument]))}), dimension {dimension}: "

@@ -329,3 +329,43 @@ def test_compiled_entry_refuses_lengths_past_its_pages(rng):
                         ([5, -1], r"element 1 is -1, outside \[0, 64\]")):
         with pytest.raises(ValueError, match=match):
             function(q, kc, table, np.array(lens, np.int32))
+
+
+
+def test_compiled_entry_refuses_pages_outside_its_cache(rng):
+    """The compiled function itself refuses a block table entry of a page
+    holding keys (the first ceil(len / 16) of a row) outside the cache's 9
+    pages, naming the entry, where gather_pages would read the nearest page
+    (another sequence's keys); entries past a sequence's keys may hold
+    anything (a padded table) and do not change the result."""
+    ir = """
+    func.func @paged(%q: tensor<2x4x1x16xf32>, %kc: tensor<9x4x16x16xf32>,
+                     %pt: tensor<2x4xi64>, %lens: tensor<2xi32>) -> tensor<2x4x1x16xf32> {
+      %k = attn.gather_pages %kc[%pt] layout = <hnd> : tensor<9x4x16x16xf32>, tensor<2x4xi64>
+           -> tensor<2x4x64x16xf32>
+      %e = tensor.empty() : tensor<2x4x1x16xf32>
+      %o = attn.sdpa %q, %k, %k kv_lens(%lens : tensor<2xi32>) outs(%e)
+         : tensor<2x4x1x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32>
+           -> tensor<2x4x1x16xf32>
+      return %o : tensor<2x4x1x16xf32>
+    }
+    """
+    function = attn_mlir.compile(ir)
+    q = rng.standard_normal((2, 4, 1, 16)).astype(np.float32)
+    kc = rng.standard_normal((9, 4, 16, 16)).astype(np.float32)
+    table = rng.permutation(9)[:8].reshape(2, 4).astype(np.int64)
+    lens = np.array([64, 17], np.int32)  # sequence 1: pages [1, 0] and [1, 1]
+    expected = function(q, kc, table, lens)
+    padded = table.copy()
+    padded[1, 2:] = (-1, 600)
+    np.testing.assert_array_equal(function(q, kc, padded, lens), expected)
+    for (b, j), page in (((0, 3), 9), ((1, 1), -1), ((0, 0), 1 << 40)):
+        bad = table.copy()
+        bad[b, j] = page
+        with pytest.raises(ValueError, match=(
+                rf"element \[{b}, {j}\] is {page}, a page holding keys of sequence {b}, "
+                r"but the cache has 9 pages \(0 to 8\)")):
+            function(q, kc, bad, lens)
+    # The lengths are checked first: a length past the table is named as one.
+    with pytest.raises(ValueError, match=r"element 1 is 65, outside \[0, 64\]"):
+        function(q, kc, padded, np.array([64, 65], np.int32))

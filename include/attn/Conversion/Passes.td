@@ -183,9 +183,14 @@ def AttnRecordAbiSizes : Pass<"attn-record-abi-sizes", "::mlir::ModuleOp"> {
     dimension, kind]` tuples, other param -1 for a constant size; kind 0:
     equal, 1: a multiple of the other, which is positive, 2: a positive
     divisor of the other, 3: every element of the (1-D integer) buffer in
-    [0, the other size]) the relations between sizes of its buffers that
-    the compiled code assumes and no type fixes, and the key lengths
-    (`kv_lens`) it reads from a parameter against the keys, for
+    [0, the other size], 4: `[table, lengths, pages, slot, 4]`, the entries
+    of a 2-D integer block table that name pages of keys, the first
+    ceil(lengths[b] / P) of row b, in [0, the pages' dimension 0), P the
+    pages' dimension `slot`) the relations between sizes of its buffers that
+    the compiled code assumes and no type fixes, the key lengths
+    (`kv_lens`) it reads from a parameter against the keys, and the block
+    table an `attn.gather_pages` reads, with its cache and those lengths
+    all parameters, against the cache's pages, for
     `--attn-check-abi` to check on every call. Parameters are numbered as the C ABI passes them:
     the inputs, then one output per result.
 
@@ -245,7 +250,10 @@ def AttnCheckAbi : Pass<"attn-check-abi", "::mlir::ModuleOp"> {
     these two, 4: a size that breaks a recorded relation, whose other
     side's size is `expected`, 5: an element of a buffer of lengths
     outside [0, `expected`], `dimension` its index: relations of kind 3,
-    checked last, by a loop over the buffer), and forgets it; 0
+    checked after the sizes, by a loop over the buffer; 6: a block table's
+    entry for keys the function reads naming a page outside [0,
+    `expected`), `dimension` its row-major index: relations of kind 4,
+    checked last, by a loop over each row's entries in use), and forgets it; 0
     if none was refused since. The status a call returns is its own; the
     record is one per library (concurrent refused calls keep one of
     theirs). The checks cost a few comparisons per buffer and call;

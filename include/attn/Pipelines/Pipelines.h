@@ -72,6 +72,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "backward's parallel loop (0: enough for 16 "
                      "iterations)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> gradHeadSums{
+      *this, "grad-head-sums",
+      llvm::cl::desc("In the tiled backward's GQA groups, each query head "
+                     "sums its dK and dV apart, then the heads (attn-tile "
+                     "grad-head-sums; false: one running sum per group)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> decodeKeyChunks{
       *this, "decode-key-chunks",
       llvm::cl::desc("Key chunks per (batch, head) of a tiled forward "

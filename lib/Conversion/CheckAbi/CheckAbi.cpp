@@ -160,29 +160,41 @@ LogicalResult verifySizeRelations(func::FuncOp fn) {
     return isAbiBuffer(type) && dim >= 0 &&
            dim < cast<MemRefType>(type).getRank();
   };
-  // ElementsWithin bounds the values of a 1-D integer buffer.
-  auto isLengths = [&](int64_t param) {
+  // ElementsWithin bounds the values of a 1-D integer buffer; PagesWithin
+  // the entries of a 2-D one (a block table) that a 1-D one (lengths)
+  // selects.
+  auto isIntegers = [&](int64_t param, int64_t rank) {
+    if (param < 0 || param >= static_cast<int64_t>(fn.getNumArguments()))
+      return false;
     auto type = dyn_cast<MemRefType>(fn.getArgumentTypes()[param]);
-    return type && type.getRank() == 1 &&
+    return type && isAbiBuffer(type) && type.getRank() == rank &&
            isa<IntegerType>(type.getElementType());
   };
+  auto isValid = [&](ArrayRef<int64_t> entry) {
+    if (entry[4] < static_cast<int64_t>(AbiSizeRelationKind::Equal) ||
+        entry[4] > static_cast<int64_t>(AbiSizeRelationKind::PagesWithin))
+      return false;
+    auto kind = static_cast<AbiSizeRelationKind>(entry[4]);
+    if (kind == AbiSizeRelationKind::PagesWithin)
+      return isIntegers(entry[0], 2) && isIntegers(entry[1], 1) &&
+             isDimension(entry[2], entry[3]);
+    if (kind == AbiSizeRelationKind::ElementsWithin && !isIntegers(entry[0], 1))
+      return false;
+    return isDimension(entry[0], entry[1]) &&
+           (entry[2] >= 0 ? isDimension(entry[2], entry[3])
+                          : entry[2] == -1 && entry[3] >= 0);
+  };
   for (size_t i = 0; i < flat.size(); i += kRelationFields)
-    if (!isDimension(flat[i], flat[i + 1]) ||
-        (flat[i + 2] >= 0 ? !isDimension(flat[i + 2], flat[i + 3])
-                          : flat[i + 2] != -1 || flat[i + 3] < 0) ||
-        flat[i + 4] < static_cast<int64_t>(AbiSizeRelationKind::Equal) ||
-        flat[i + 4] >
-            static_cast<int64_t>(AbiSizeRelationKind::ElementsWithin) ||
-        (flat[i + 4] ==
-             static_cast<int64_t>(AbiSizeRelationKind::ElementsWithin) &&
-         !isLengths(flat[i])))
+    if (!isValid(flat.slice(i, kRelationFields)))
       return fn.emitOpError("attn-check-abi: ")
              << kSizeRelationsAttr << " entry " << i / kRelationFields << " ("
              << flat[i] << ", " << flat[i + 1] << ", " << flat[i + 2] << ", "
              << flat[i + 3] << ", " << flat[i + 4]
              << ") is not two buffer dimensions, or one and a size, and a "
                 "kind (0 equal, 1 a multiple, 2 a divisor, 3 the elements "
-                "of a 1-D integer buffer within the size)";
+                "of a 1-D integer buffer within the size, 4 a 2-D integer "
+                "buffer, a 1-D one and a buffer dimension: block table, "
+                "lengths, pages)";
   return success();
 }
 
@@ -211,9 +223,50 @@ Value isBroken(OpBuilder &b, Location loc, AbiSizeRelationKind kind, Value size,
   case AbiSizeRelationKind::Divides:
     return notDividing(size, other);
   case AbiSizeRelationKind::ElementsWithin:
-    break; // values, not sizes: checkElementsWithin
+  case AbiSizeRelationKind::PagesWithin:
+    break; // values, not sizes: checkElementsWithin, checkPagesWithin
   }
   llvm_unreachable("not a relation of sizes");
+}
+
+/// The search for the first element outside its bounds that a loop
+/// carries: (whether one was found, its index, its value), as i1, i64, i64.
+struct FirstOutside {
+  static SmallVector<Value, 3> start(OpBuilder &b, Location loc) {
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+    return {arith::ConstantIntOp::create(b, loc, 0, 1), zero, zero};
+  }
+  /// `found` updated with `element` (i64) at `index` (index) where
+  /// `outside` holds and nothing was found before.
+  static SmallVector<Value, 3> update(OpBuilder &b, Location loc,
+                                      ValueRange found, Value outside,
+                                      Value index, Value element) {
+    Value first = arith::AndIOp::create(
+        b, loc, outside,
+        arith::XOrIOp::create(b, loc, found[0],
+                              arith::ConstantIntOp::create(b, loc, 1, 1)));
+    Value position = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+    return {arith::OrIOp::create(b, loc, found[0], outside),
+            arith::SelectOp::create(b, loc, first, position, found[1]),
+            arith::SelectOp::create(b, loc, first, element, found[2])};
+  }
+};
+
+/// Element `indices` of the integer buffer `buffer`, as i64.
+Value loadI64(OpBuilder &b, Location loc, Value buffer, ValueRange indices) {
+  Value element = memref::LoadOp::create(b, loc, buffer, indices);
+  if (element.getType() == b.getI64Type())
+    return element;
+  return arith::ExtSIOp::create(b, loc, b.getI64Type(), element);
+}
+
+/// Whether `element` (i64) lies outside [`low`, `high`].
+Value isOutside(OpBuilder &b, Location loc, Value element, Value low,
+                Value high) {
+  return arith::OrIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, element, low),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, element, high));
 }
 
 /// Records, in `mismatch`, the first element of the 1-D integer buffer
@@ -223,44 +276,77 @@ Value isBroken(OpBuilder &b, Location loc, AbiSizeRelationKind kind, Value size,
 void checkElementsWithin(OpBuilder &b, Location loc, Mismatch &mismatch,
                          Value argument, Value given, Value count,
                          Value bound) {
-  auto i64 = [&](Value v) -> Value {
-    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
-  };
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value upper = arith::SelectOp::create(b, loc, mismatch.failed, zero, count);
+  Value limit = arith::IndexCastOp::create(b, loc, b.getI64Type(), bound);
   Value none = arith::ConstantIntOp::create(b, loc, 0, 64);
-  Value limit = i64(bound);
-  Value noFailure = arith::ConstantIntOp::create(b, loc, 0, 1);
   auto loop = scf::ForOp::create(
-      b, loc, zero, upper, one, ValueRange{noFailure, none, none},
+      b, loc, zero, upper, one, FirstOutside::start(b, loc),
       [&](OpBuilder &lb, Location l, Value i, ValueRange found) {
-        Value element = memref::LoadOp::create(lb, l, given, ValueRange{i});
-        if (element.getType() != lb.getI64Type())
-          element = arith::ExtSIOp::create(lb, l, lb.getI64Type(), element);
-        Value outside = arith::OrIOp::create(
-            lb, l,
-            arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, element,
-                                  none),
-            arith::CmpIOp::create(lb, l, arith::CmpIPredicate::sgt, element,
-                                  limit));
-        Value first = arith::AndIOp::create(
-            lb, l, outside,
-            arith::XOrIOp::create(lb, l, found[0],
-                                  arith::ConstantIntOp::create(lb, l, 1, 1)));
-        Value index = arith::IndexCastOp::create(lb, l, lb.getI64Type(), i);
+        Value element = loadI64(lb, l, given, i);
         scf::YieldOp::create(
             lb, l,
-            ValueRange{
-                arith::OrIOp::create(lb, l, found[0], outside),
-                arith::SelectOp::create(lb, l, first, index, found[1]),
-                arith::SelectOp::create(lb, l, first, element, found[2])});
+            FirstOutside::update(lb, l, found,
+                                 isOutside(lb, l, element, none, limit), i,
+                                 element));
       });
   mismatch.check(b, loc, loop.getResult(0),
                  {argument, loop.getResult(1),
                   arith::ConstantIntOp::create(
                       b, loc, static_cast<int64_t>(AbiMismatch::Value), 64),
                   limit, loop.getResult(2)});
+}
+
+/// Records, in `mismatch`, the first entry of the block table `table`
+/// ([rows, width], 2-D integer) that names a page holding keys, the first
+/// ceil(lengths[r] / `pageSize`) of row r, outside [0, `numPages`):
+/// (argument, the entry's row-major index, Page, numPages, the entry). Rows
+/// past `lengths`' count, and entries past a row's width whatever its
+/// length, are not read; nothing is read once an earlier check failed.
+void checkPagesWithin(OpBuilder &b, Location loc, Mismatch &mismatch,
+                      Value argument, Value table, Value rows, Value width,
+                      Value lengths, Value count, Value numPages,
+                      Value pageSize) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value upper =
+      arith::SelectOp::create(b, loc, mismatch.failed, zero,
+                              arith::MinSIOp::create(b, loc, rows, count));
+  Value size = arith::MaxSIOp::create(b, loc, pageSize, one);
+  Value none = arith::ConstantIntOp::create(b, loc, 0, 64);
+  Value last = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, numPages, one));
+  auto loop = scf::ForOp::create(
+      b, loc, zero, upper, one, FirstOutside::start(b, loc),
+      [&](OpBuilder &lb, Location l, Value r, ValueRange rowFound) {
+        // The row's pages of keys: ceil(max(length, 0) / P), at most its
+        // width.
+        Value length = arith::IndexCastOp::create(
+            lb, l, lb.getIndexType(),
+            arith::MaxSIOp::create(lb, l, loadI64(lb, l, lengths, r), none));
+        Value used = arith::MinSIOp::create(
+            lb, l, arith::CeilDivSIOp::create(lb, l, length, size), width);
+        auto entries = scf::ForOp::create(
+            lb, l, zero, used, one, rowFound,
+            [&](OpBuilder &eb, Location el, Value j, ValueRange found) {
+              Value entry = loadI64(eb, el, table, ValueRange{r, j});
+              Value flat = arith::AddIOp::create(
+                  eb, el, arith::MulIOp::create(eb, el, r, width), j);
+              scf::YieldOp::create(
+                  eb, el,
+                  FirstOutside::update(eb, el, found,
+                                       isOutside(eb, el, entry, none, last),
+                                       flat, entry));
+            });
+        scf::YieldOp::create(lb, l, entries.getResults());
+      });
+  mismatch.check(b, loc, loop.getResult(0),
+                 {argument, loop.getResult(1),
+                  arith::ConstantIntOp::create(
+                      b, loc, static_cast<int64_t>(AbiMismatch::Page), 64),
+                  arith::IndexCastOp::create(b, loc, b.getI64Type(), numPages),
+                  loop.getResult(2)});
 }
 
 /// Makes `fn` (one block, ending in a return of nothing) take its buffers
@@ -423,12 +509,19 @@ void addChecks(func::FuncOp fn) {
   // Relations of sizes of two buffers, compared once each buffer passed
   // its own checks (a negative size never reaches a comparison that matters:
   // the first failure is the one recorded).
-  // ElementsWithin relations: (parameter, bound), checked last.
+  // ElementsWithin relations: (parameter, bound), and PagesWithin ones,
+  // checked last.
   SmallVector<std::pair<int64_t, Value>> valueBounds;
+  SmallVector<ArrayRef<int64_t>> pageBounds;
   if (auto relations =
           fn->getAttrOfType<DenseI64ArrayAttr>(kSizeRelationsAttr)) {
     ArrayRef<int64_t> flat = relations.asArrayRef();
     for (size_t i = 0; i < flat.size(); i += kRelationFields) {
+      if (flat[i + 4] ==
+          static_cast<int64_t>(AbiSizeRelationKind::PagesWithin)) {
+        pageBounds.push_back(flat.slice(i, kRelationFields));
+        continue;
+      }
       Value size = sizeOf(flat[i], flat[i + 1]);
       Value other = flat[i + 2] < 0 ? index(flat[i + 3])
                                     : sizeOf(flat[i + 2], flat[i + 3]);
@@ -443,7 +536,6 @@ void addChecks(func::FuncOp fn) {
                       arith::ConstantIntOp::create(b, loc, flat[i + 1], 64),
                       kindValue(AbiMismatch::Relation), i64(other), i64(size)});
     }
-    fn->removeAttr(kSizeRelationsAttr);
   }
   // Values last: they are read only from buffers that passed every other
   // check.
@@ -451,6 +543,15 @@ void addChecks(func::FuncOp fn) {
     checkElementsWithin(b, loc, mismatch,
                         arith::ConstantIntOp::create(b, loc, position, 64),
                         givenBuffers[position], sizeOf(position, 0), bound);
+  // (table, lengths, pages, slot, kind).
+  for (ArrayRef<int64_t> relation : pageBounds)
+    checkPagesWithin(b, loc, mismatch,
+                     arith::ConstantIntOp::create(b, loc, relation[0], 64),
+                     givenBuffers[relation[0]], sizeOf(relation[0], 0),
+                     sizeOf(relation[0], 1), givenBuffers[relation[1]],
+                     sizeOf(relation[1], 0), sizeOf(relation[2], 0),
+                     sizeOf(relation[2], relation[3]));
+  fn->removeAttr(kSizeRelationsAttr);
   body->eraseArguments(0, numArgs);
 
   // The old body (from its first op to the return) runs in the `else`

@@ -389,19 +389,42 @@ SmallVector<AbiSizeRelation> attn::getAbiSizeRelations(func::FuncOp func) {
     add(tracer.traceDim(relation.size.value, relation.size.dim),
         tracer.traceDim(relation.other.value, relation.other.dim),
         relation.multiple ? Kind::MultipleOf : Kind::Equal);
-  // Lengths the function reads from a parameter as given (through casts).
+  // Values the function reads from a parameter as given (through casts):
+  // lengths, and the block tables' entries that name the pages of keys.
+  auto parameterOf = [&](Value value) -> std::optional<int64_t> {
+    while (auto cast = value.getDefiningOp<tensor::CastOp>())
+      value = cast.getSource();
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner() != &entry)
+      return std::nullopt;
+    return arg.getArgNumber();
+  };
   SmallVector<attn::ValueBound> bounds;
-  for (Operation &op : entry)
+  SmallVector<attn::PageBound> pageBounds;
+  for (Operation &op : entry) {
     attn::getValueBounds(&op, bounds);
-  for (const attn::ValueBound &bound : bounds) {
-    Value values = bound.values;
-    while (auto cast = values.getDefiningOp<tensor::CastOp>())
-      values = cast.getSource();
-    auto arg = dyn_cast<BlockArgument>(values);
-    if (arg && arg.getOwner() == &entry)
-      add(ParamSize{static_cast<int64_t>(arg.getArgNumber()), 0},
+    attn::getPageBounds(&op, pageBounds);
+  }
+  for (const attn::ValueBound &bound : bounds)
+    if (std::optional<int64_t> param = parameterOf(bound.values))
+      add(ParamSize{*param, 0},
           tracer.traceDim(bound.bound.value, bound.bound.dim),
           Kind::ElementsWithin);
+  for (const attn::PageBound &bound : pageBounds) {
+    std::optional<int64_t> table = parameterOf(bound.table);
+    std::optional<int64_t> lengths = parameterOf(bound.lengths);
+    std::optional<int64_t> pages = parameterOf(bound.pages);
+    if (!table || !lengths || !pages)
+      continue;
+    AbiSizeRelation relation{static_cast<unsigned>(*table), *lengths, *pages,
+                             bound.slot, Kind::PagesWithin};
+    if (!llvm::any_of(result, [&](const AbiSizeRelation &known) {
+          return known.kind == relation.kind && known.param == relation.param &&
+                 known.dimension == relation.dimension &&
+                 known.otherParam == relation.otherParam &&
+                 known.otherDimension == relation.otherDimension;
+        }))
+      result.push_back(relation);
   }
   // Outputs: the caller sizes them as the function computes them.
   auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
@@ -430,6 +453,8 @@ bool AbiSizeRelation::holds(int64_t size, int64_t other) const {
     return size > 0 && other % size == 0;
   case AbiSizeRelationKind::ElementsWithin:
     return size >= 0 && size <= other;
+  case AbiSizeRelationKind::PagesWithin:
+    return size >= 0 && size < other;
   }
   llvm_unreachable("unknown size relation");
 }
@@ -497,6 +522,10 @@ std::string FunctionAbi::describeBrokenRelation(const AbiSizeRelation &relation,
   case AbiSizeRelationKind::ElementsWithin:
     os << "the function needs its elements in [0, " << describeOther() << "]";
     break;
+  case AbiSizeRelationKind::PagesWithin:
+    os << "the function needs the entries naming pages of keys in [0, "
+       << describeOther() << ")";
+    break;
   }
   return text;
 }
@@ -516,7 +545,8 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
     // The record holds the other side's size, not which relation it is: the
     // first of this dimension that these sizes break.
     for (const AbiSizeRelation &relation : abi.sizeRelations)
-      if (relation.param == argument && relation.dimension == dimension &&
+      if (!relation.boundsValues() && relation.param == argument &&
+          relation.dimension == dimension &&
           (!relation.isConstant() || relation.otherDimension == expected) &&
           !relation.holds(actual, expected))
         return abi.describeBrokenRelation(relation, actual, expected);
@@ -564,6 +594,19 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
     os << "element " << dimension << " is " << actual << ", outside [0, "
        << bound << "]: the lengths it holds must fit the keys the function "
        << "attends over";
+    break;
+  }
+  case AbiMismatch::Page: {
+    // [sequence, entry] where the table's row width is compiled in.
+    int64_t entries = param.getRank() == 2 ? param.shape[1] : 0;
+    os << "element ";
+    if (ShapedType::isDynamic(entries) || entries <= 0)
+      os << dimension << " (row-major)";
+    else
+      os << "[" << dimension / entries << ", " << dimension % entries << "]";
+    os << " is " << actual << ", a page holding keys the function reads, "
+       << "outside the cache's " << expected << " pages [0, " << expected
+       << ")";
     break;
   }
   }

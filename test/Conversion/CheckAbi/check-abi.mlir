@@ -140,3 +140,36 @@ func.func @lengths(%k: memref<4x?xf32>, %lens: memref<?xi32>)
     attributes {attn.abi_size_relations = array<i64: 1, 0, 0, 1, 3>} {
   return
 }
+
+// -----
+
+// Block table entries that name pages of keys (kind 4: table 0, lengths 1,
+// pages 2 and their dimension 1 of keys per page), checked after the
+// lengths: for each row r of at most the lengths' count, its first
+// ceil(max(lengths[r], 0) / P) entries, at most the row's width; the first
+// outside [0, pages) is recorded as (argument, r * width + j, 6, pages,
+// entry).
+// CHECK-LABEL: func.func @pages
+// CHECK-SAME: (%[[T:.*]]: memref<?x?xi64, strided<[?, ?], offset: ?>>, %[[L:.*]]: memref<?xi32, strided<[?], offset: ?>>, %[[P:.*]]: memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>) -> i32
+// CHECK: %{{.*}}, %{{.*}}, %[[T_SIZES:.*]]:2, %{{.*}}:2 = memref.extract_strided_metadata %[[T]]
+// CHECK: %{{.*}}, %{{.*}}, %[[L_SIZE:.*]], %{{.*}} = memref.extract_strided_metadata %[[L]]
+// CHECK: %{{.*}}, %{{.*}}, %[[P_SIZES:.*]]:4, %{{.*}}:4 = memref.extract_strided_metadata %[[P]]
+// CHECK: %[[ROWS:.*]] = arith.minsi %[[T_SIZES]]#0, %[[L_SIZE]] : index
+// CHECK: %[[UPPER:.*]] = arith.select %{{.*}}, %{{.*}}, %[[ROWS]] : index
+// CHECK: %[[SIZE:.*]] = arith.maxsi %[[P_SIZES]]#1, %{{.*}} : index
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %[[UPPER]] step %{{.*}} iter_args(
+// CHECK:   memref.load %[[L]][%[[R]]]
+// CHECK:   arith.ceildivsi %{{.*}}, %[[SIZE]] : index
+// CHECK:   %[[USED:.*]] = arith.minsi %{{.*}}, %[[T_SIZES]]#1 : index
+// CHECK:   scf.for %[[J:.*]] = %{{.*}} to %[[USED]] step %{{.*}} iter_args(
+// CHECK:     %[[E:.*]] = memref.load %[[T]][%[[R]], %[[J]]]
+// CHECK:     arith.cmpi slt, %[[E]]
+// CHECK:     arith.cmpi sgt, %[[E]]
+// CHECK: %[[SIX:.*]] = arith.constant 6 : i64
+// CHECK: arith.select %{{.*}}, %[[SIX]]
+// CHECK: scf.if
+func.func @pages(%table: memref<?x?xi64>, %lens: memref<?xi32>,
+                 %pages: memref<?x?x?x?xf32>)
+    attributes {attn.abi_size_relations = array<i64: 0, 1, 2, 1, 4>} {
+  return
+}

@@ -147,8 +147,11 @@ func.func private @private(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32
 // here the static 64 keys the block table's pages hold (the gathered key
 // tensor's extent, a constant: -1, 64); beside it the lengths against the
 // batch (3, 0 equal to the query's 2: a constant).
+// The block table's entries that name pages of keys against the cache's
+// pages (kind 4: table 2, lengths 3, cache 1 and its dimension 1 of keys
+// per page), once though both key and value read it.
 // CHECK-LABEL: func.func @paged_lengths
-// CHECK-SAME: attn.abi_size_relations = array<i64: {{.*}}3, 0, -1, 64, 3{{.*}}>
+// CHECK-SAME: attn.abi_size_relations = array<i64: {{.*}}3, 0, -1, 64, 3, 2, 3, 1, 1, 4>
 func.func @paged_lengths(%q: tensor<2x4x1x16xf32>, %kc: tensor<9x16x4x16xf32>,
                          %pt: tensor<2x4xi32>, %lens: tensor<?xi32>) -> tensor<2x4x1x16xf32> {
   %k = attn.gather_pages %kc[%pt] : tensor<9x16x4x16xf32>, tensor<2x4xi32> -> tensor<2x4x64x16xf32>
@@ -169,4 +172,35 @@ func.func @lengths_against_keys(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x?x16xf3
   %o = attn.sdpa %q, %k, %v kv_lens(%lens : tensor<2xi64>) outs(%e)
      : tensor<2x4x8x16xf32>, tensor<2x4x?x16xf32>, tensor<2x4x?x16xf32> -> tensor<2x4x8x16xf32>
   return %o : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// The hnd layout keeps a page's keys in dimension 2; the key cache (1)
+// and the value cache (3) each against the table; a table or lengths the
+// function computes are not recorded (only parameters are read).
+// CHECK-LABEL: func.func @paged_hnd
+// CHECK-SAME: attn.abi_size_relations = array<i64: {{.*}}2, 4, 1, 2, 4, 2, 4, 3, 2, 4>
+// CHECK-LABEL: func.func @paged_computed_lengths
+// CHECK-NOT: 2, 3, 1, 1, 4
+// CHECK: return
+func.func @paged_hnd(%q: tensor<2x4x1x16xf32>, %kc: tensor<9x4x16x16xf32>,
+                     %pt: tensor<2x4xi32>, %vc: tensor<9x4x16x16xf32>,
+                     %lens: tensor<2xi32>) -> tensor<2x4x1x16xf32> {
+  %k = attn.gather_pages %kc[%pt] layout = <hnd> : tensor<9x4x16x16xf32>, tensor<2x4xi32> -> tensor<2x4x64x16xf32>
+  %v = attn.gather_pages %vc[%pt] layout = <hnd> : tensor<9x4x16x16xf32>, tensor<2x4xi32> -> tensor<2x4x64x16xf32>
+  %e = tensor.empty() : tensor<2x4x1x16xf32>
+  %o = attn.sdpa %q, %k, %v kv_lens(%lens : tensor<2xi32>) outs(%e)
+     : tensor<2x4x1x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32> -> tensor<2x4x1x16xf32>
+  return %o : tensor<2x4x1x16xf32>
+}
+func.func @paged_computed_lengths(%q: tensor<2x4x1x16xf32>, %kc: tensor<9x16x4x16xf32>,
+                                  %pt: tensor<2x4xi32>, %lens: tensor<2xi32>) -> tensor<2x4x1x16xf32> {
+  %k = attn.gather_pages %kc[%pt] : tensor<9x16x4x16xf32>, tensor<2x4xi32> -> tensor<2x4x64x16xf32>
+  %one = arith.constant dense<1> : tensor<2xi32>
+  %more = arith.addi %lens, %one : tensor<2xi32>
+  %e = tensor.empty() : tensor<2x4x1x16xf32>
+  %o = attn.sdpa %q, %k, %k kv_lens(%more : tensor<2xi32>) outs(%e)
+     : tensor<2x4x1x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32> -> tensor<2x4x1x16xf32>
+  return %o : tensor<2x4x1x16xf32>
 }

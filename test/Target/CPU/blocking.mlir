@@ -207,13 +207,13 @@
 // attn-opt's pipeline uses the generic model (x86-64-v3's registers) unless
 // it is given a target.
 // RUN: attn-opt %s --attn-cpu-pipeline --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=GENERIC
-// GENERIC: attn-tile{bf16-pairs=false decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=192 short-kv-tile=16 small-head-kv-tile=128 value-panel=16}
+// GENERIC: attn-tile{bf16-pairs=false decode-key-chunks=0 grad-head-sums=true grad-key-chunks=0 kv-tile=64 q-tile=192 short-kv-tile=16 small-head-kv-tile=128 value-panel=16}
 // GENERIC: attn-vectorize-tiles{bf16-dot=false contraction-m-block=6 contraction-n-block=16 lanes=8 m-block=6 max-m-block=6 n-block=16 row-elements=128}
 // V in panels of the block's width (value-panel) unless value-panels=false.
 // RUN: attn-opt %s --attn-cpu-pipeline="value-panels=false" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPANELS
 // NOPANELS: attn-tile{{{.*}} value-panel=0}
 // RUN: attn-opt %s --attn-cpu-pipeline="target-triple=x86_64-linux-gnu target-cpu=sapphirerapids" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTSPR
-// OPTSPR: attn-tile{bf16-pairs=false decode-key-chunks=0 grad-key-chunks=0 kv-tile=64 q-tile=128 short-kv-tile=16 small-head-kv-tile=128 value-panel=64}
+// OPTSPR: attn-tile{bf16-pairs=false decode-key-chunks=0 grad-head-sums=true grad-key-chunks=0 kv-tile=64 q-tile=128 short-kv-tile=16 small-head-kv-tile=128 value-panel=64}
 // OPTSPR: attn-vectorize-tiles{bf16-dot=false contraction-m-block=12 contraction-n-block=32 lanes=16 m-block=4 max-m-block=6 n-block=64 row-elements=256}
 // RUN: not attn-opt %s --attn-cpu-pipeline="target-cpu=bogus" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTBAD
 // OPTBAD-NOT: not a recognized processor

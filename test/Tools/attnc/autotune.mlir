@@ -39,7 +39,7 @@
 // RUN:   'sizes.m-block=2' 'sizes.n-block=16'
 // RUN: attnc %s --tuning-cache=%t/pinned.json --print-pipeline --emit=mlir \
 // RUN:   -o %t/pinned.mlir 2>&1 | FileCheck %s --check-prefix=PINNED
-// PINNED: attn-tile{bf16-pairs={{true|false}} decode-key-chunks=0 grad-key-chunks=0 kv-tile=32 q-tile=32 short-kv-tile=16 small-head-kv-tile=0 value-panel=16}
+// PINNED: attn-tile{bf16-pairs={{true|false}} decode-key-chunks=0 grad-head-sums=true grad-key-chunks=0 kv-tile=32 q-tile=32 short-kv-tile=16 small-head-kv-tile=0 value-panel=16}
 // PINNED: attn-vectorize-tiles{bf16-dot={{true|false}} contraction-m-block={{6|12}} contraction-n-block={{16|32}} lanes={{8|16}} m-block=2 max-m-block=2 n-block=16
 // RUN: attn-run %s --tuning-cache=%t/pinned.json --check 2>&1 | FileCheck %s --check-prefix=CORRECT
 // RUN: attn-run %s --tuning-cache=%t/tuning.json --check 2>&1 | FileCheck %s --check-prefix=CORRECT

@@ -72,7 +72,15 @@ enum class AbiSizeRelationKind : int64_t {
   /// Not a size: every element of the parameter (a 1-D integer buffer,
   /// `dimension` 0) lies in [0, the other size]: the key lengths of
   /// `kv_lens` against the keys (attn::getValueBounds).
-  ElementsWithin = 3
+  ElementsWithin = 3,
+  /// Not a size: the parameter is a block table (a 2-D integer buffer),
+  /// `dimension` names the parameter holding the lengths (a 1-D integer
+  /// buffer), the other side is a page pool and its dimension of keys per
+  /// page P: the first ceil(lengths[b] / P) entries of row b lie in [0, the
+  /// pool's dimension 0) (attn::getPageBounds). Checked after the lengths'
+  /// own ElementsWithin; no entry past a row's end is read whatever the
+  /// lengths hold.
+  PagesWithin = 4
 };
 
 /// A relation of sizes the caller's buffers must keep
@@ -88,7 +96,8 @@ struct AbiSizeRelation {
   bool isConstant() const { return otherParam < 0; }
   /// Whether it relates the parameter's values rather than its size.
   bool boundsValues() const {
-    return kind == AbiSizeRelationKind::ElementsWithin;
+    return kind == AbiSizeRelationKind::ElementsWithin ||
+           kind == AbiSizeRelationKind::PagesWithin;
   }
   /// Whether `size` and `other` keep it (for ElementsWithin: whether the
   /// element `size` lies in [0, other]).
@@ -178,13 +187,17 @@ constexpr llvm::StringLiteral kAbiErrorFunction = "attn_abi_error";
 /// the function's size relations, whose other side is `expected`.
 /// `Value`: element `dimension` of the argument holds `actual`, outside
 /// [0, `expected`] (an ElementsWithin relation).
+/// `Page`: element `dimension` (row-major) of the argument, a block table,
+/// names page `actual` for keys the function reads, outside [0,
+/// `expected`), the pages of the pool (a PagesWithin relation).
 enum class AbiMismatch : int64_t {
   Size = 0,
   Stride = 1,
   Null = 2,
   Offset = 3,
   Relation = 4,
-  Value = 5
+  Value = 5,
+  Page = 6
 };
 
 /// What `attn_abi_error` reported for a call of `abi` (its five fields:

@@ -882,5 +882,22 @@ void attn::getValueBounds(Operation *op, SmallVectorImpl<ValueBound> &result) {
     add(grad);
 }
 
+void attn::getPageBounds(Operation *op, SmallVectorImpl<PageBound> &result) {
+  auto add = [&](Value lens, ValueRange operands) {
+    if (!lens)
+      return;
+    for (Value operand : operands)
+      if (auto gather = operand.getDefiningOp<GatherPagesOp>())
+        result.push_back({gather.getPageTable(), lens, gather.getPages(),
+                          gather.getCacheDims().slot});
+  };
+  if (auto sdpa = dyn_cast<SdpaOp>(op))
+    add(sdpa.getKvLens(), {sdpa.getKey(), sdpa.getValue()});
+  else if (auto weights = dyn_cast<WeightsOp>(op))
+    add(weights.getKvLens(), {weights.getKey()});
+  else if (auto grad = dyn_cast<SdpaGradOp>(op))
+    add(grad.getKvLens(), {grad.getKey(), grad.getValue()});
+}
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"

@@ -1197,7 +1197,7 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
       return signalPassFailure();
     AttnTileOptions options{qTile,      kvTile,        smallHeadKvTile,
                             bf16Pairs,  gradKeyChunks, decodeKeyChunks,
-                            valuePanel, shortKvTile};
+                            valuePanel, shortKvTile,   gradHeadSums};
     RewritePatternSet patterns(&getContext());
     patterns.add<TileSdpa>(&getContext(), options);
     populateTileSdpaGradPatterns(patterns, options);

@@ -52,10 +52,11 @@ public:
   using TileBuilderBase::getLoop;
 
   GradTileBuilder(SdpaGradOp op, OpBuilder &b, int64_t qTile, int64_t kvTile,
-                  int64_t chunks)
+                  int64_t chunks, bool headSums)
       : TileBuilderBase(b, op.getLoc(), qTile, kvTile,
                         op.getQuery().getType().getElementType()),
-        op(op), sem(getScoreSemantics(op)), chunks(chunks) {}
+        op(op), sem(getScoreSemantics(op)), chunks(chunks), headSums(headSums) {
+  }
 
   /// dQ, dK and dV, in the op's inits.
   SmallVector<Value> build();
@@ -114,6 +115,9 @@ private:
   // that chunk only (row 0 = key chunkStart).
   int64_t chunks = 1;
   Value chunkStart, chunkEnd;
+  // Whether each query head of a group sums its dK and dV apart
+  // (attn-tile grad-head-sums).
+  bool headSums = true;
   // Scores in log2 units, as in the forward; `queryScaled` as there.
   Log2ScoreScale scale;
   bool queryScaled = false;
@@ -303,10 +307,12 @@ SmallVector<Value> GradTileBuilder::build() {
           // the float32 error grow with the group, to 3x torch's at 8:1 GQA
           // (torch sums each head, then the heads). One pass over the
           // chunk's [keys, D] tiles per head; the products cost Sq times that.
+          // Without headSums, the rows add into the group's sums directly.
+          SmallVector<Value> inits(headCarried);
+          if (headSums)
+            inits = {headCarried[0], keysZeros(headDim), keysZeros(valueDim)};
           auto tiles = scf::ForOp::create(
-              b, loc, constIndex(0), queryTiles, constIndex(1),
-              ValueRange{headCarried[0], keysZeros(headDim),
-                         keysZeros(valueDim)},
+              b, loc, constIndex(0), queryTiles, constIndex(1), inits,
               [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
                 OpBuilder::InsertionGuard guard(b);
                 b.setInsertionPoint(nb.getInsertionBlock(),
@@ -326,6 +332,10 @@ SmallVector<Value> GradTileBuilder::build() {
                 scf::YieldOp::create(b, loc,
                                      ValueRange{updated, grads[1], grads[2]});
               });
+          if (!headSums) {
+            scf::YieldOp::create(b, loc, tiles.getResults());
+            return;
+          }
           scf::YieldOp::create(
               b, loc,
               ValueRange{tiles.getResult(0),
@@ -688,7 +698,8 @@ FailureOr<scf::ForallOp> attn::tileSdpaGrad(RewriterBase &rewriter,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   GradTileBuilder builder(op, rewriter, rows, tile,
-                          getKeyChunks(op, tile, options.gradKeyChunks));
+                          getKeyChunks(op, tile, options.gradKeyChunks),
+                          options.gradHeadSums);
   rewriter.replaceOp(op, builder.build());
   return builder.getLoop();
 }

@@ -2,6 +2,8 @@
 // RUN: not attn-opt %s --attn-tile="q-tile=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attn-opt %s --attn-tile="grad-key-chunks=-2" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-CHUNKS
 // RUN: attn-opt %s --attn-tile="q-tile=16 kv-tile=8 grad-key-chunks=1" --split-input-file | FileCheck %s --check-prefix=GRAD
+// RUN: attn-opt %s --attn-tile="q-tile=16 kv-tile=8 grad-key-chunks=1" --split-input-file | FileCheck %s --check-prefix=SUMS
+// RUN: attn-opt %s --attn-tile="q-tile=16 kv-tile=8 grad-key-chunks=1 grad-head-sums=false" --split-input-file | FileCheck %s --check-prefix=ONE-SUM
 // RUN: attn-opt %s --attn-tile="q-tile=16 kv-tile=8" --split-input-file | FileCheck %s --check-prefix=CHUNK
 
 // BAD: error: attn-tile: tile sizes must be positive, got q-tile = 0 and kv-tile = 64
@@ -394,6 +396,24 @@ func.func @lse(%q: tensor<2x4x70x32xf32>, %k: tensor<2x2x90x32xf32>, %v: tensor<
 // GRAD-NOT: tensor<{{[0-9?]+}}x20xf32>
 // GRAD-NOT: tensor<{{[0-9?]+}}x24xf32>
 // GRAD: return
+// Each query head of a group sums its dK and dV in fresh accumulators
+// (the query-tile loop starts from zeros, not from the group's sums),
+// added into the group's after its rows; with grad-head-sums=false the
+// rows add into the group's sums directly, and nothing is added after.
+// SUMS-LABEL: func.func @grad_causal_gqa
+// SUMS: scf.for %{{.*}} iter_args(%[[DQ:.*]] = %{{.*}}, %[[DK:.*]] = %{{.*}}, %[[DV:.*]] = %{{.*}}) -> (tensor<?x?x16xf32>, tensor<?x16xf32>, tensor<?x8xf32>)
+// SUMS-NOT: iter_args({{.*}} = %[[DK]]
+// SUMS: %[[TILES:.*]]:3 = scf.for %{{.*}} iter_args(%{{.*}} = %[[DQ]], %{{.*}} = %{{[^,]*}}, %{{.*}} = %{{[^)]*}}) -> (tensor<?x?x16xf32>
+// SUMS: %[[SUMK:.*]] = linalg.generic {{.*}} ins(%[[DK]] : tensor<?x16xf32>) outs(%[[TILES]]#1 : tensor<?x16xf32>)
+// SUMS: arith.addf
+// SUMS: %[[SUMV:.*]] = linalg.generic {{.*}} ins(%[[DV]] : tensor<?x8xf32>) outs(%[[TILES]]#2 : tensor<?x8xf32>)
+// SUMS: arith.addf
+// SUMS: scf.yield %[[TILES]]#0, %[[SUMK]], %[[SUMV]] :
+// ONE-SUM-LABEL: func.func @grad_causal_gqa
+// ONE-SUM: scf.for %{{.*}} iter_args(%[[DQ:.*]] = %{{.*}}, %[[DK:.*]] = %{{.*}}, %[[DV:.*]] = %{{.*}}) -> (tensor<?x?x16xf32>, tensor<?x16xf32>, tensor<?x8xf32>)
+// ONE-SUM: %[[TILES:.*]]:3 = scf.for %{{.*}} iter_args(%{{.*}} = %[[DQ]], %{{.*}} = %[[DK]], %{{.*}} = %[[DV]])
+// ONE-SUM: scf.yield %[[TILES]]#0, %[[TILES]]#1, %[[TILES]]#2 :
+// ONE-SUM: scf.forall.in_parallel
 func.func @grad_causal_gqa(%q: tensor<2x4x24x16xf32>, %k: tensor<2x2x20x16xf32>, %v: tensor<2x2x20x8xf32>,
                            %o: tensor<2x4x24x8xf32>, %do: tensor<2x4x24x8xf32>, %lse: tensor<2x4x24xf32>)
     -> (tensor<2x4x24x16xf32>, tensor<2x2x20x16xf32>, tensor<2x2x20x8xf32>) {

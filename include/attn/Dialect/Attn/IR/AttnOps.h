@@ -79,6 +79,24 @@ struct ValueBound {
 
 /// The ValueBounds of `op` (an attn op).
 void getValueBounds(Operation *op, SmallVectorImpl<ValueBound> &result);
+
+/// Pages an op reads through a block table: in each row `b` of the 2-D
+/// integer tensor `table`, the first ceil(lengths[b] / P) entries (the pages
+/// holding the keys the op attends over) must lie in [0, the extent of
+/// `pages`' dimension 0), where P is the extent of `pages`' dimension
+/// `slot`. attn.gather_pages takes an entry outside as the nearest page (it
+/// reads nothing out of bounds, but another sequence's keys); the verifier
+/// cannot see values (docs/CpuABI.md: the ABI checks refuse it).
+struct PageBound {
+  Value table;
+  Value lengths;
+  Value pages;
+  int64_t slot;
+};
+
+/// The PageBounds of `op` (an attn op whose key or value is an
+/// attn.gather_pages and which has `kv_lens`).
+void getPageBounds(Operation *op, SmallVectorImpl<PageBound> &result);
 } // namespace attn
 } // namespace mlir
 

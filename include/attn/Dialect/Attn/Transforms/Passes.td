@@ -466,6 +466,12 @@ def AttnTile : Pass<"attn-tile"> {
            "Keys per step of a second tiling of ops whose Skv is dynamic, "
            "taken by calls whose keys those tiles pad by an eighth less "
            "than kv-tile's (0: one tiling)">,
+    Option<"gradHeadSums", "grad-head-sums", "bool", /*default=*/"true",
+           "In attn.sdpa_grad's GQA groups, each query head sums its dK "
+           "and dV in accumulators of its own, added into the group's "
+           "after its rows (false: one running sum over the group's "
+           "heads, whose float32 error grows with the group; kept to "
+           "measure the two in one run)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
