@@ -206,12 +206,13 @@ def _check_operands(ranked, data, floats=("f32", "f16", "bf16")):
     return elem
 
 
-def _paged_source(shapes, elems, layout, softmax_scale, causal, lse, window, regions,
-                  captures):
+def _paged_source(shapes, elems, layout, softmax_scale, causal, lse, window, dropout_p,
+                  regions, captures):
     """The text of paged_attention's function for these shapes ((q,
     k_cache, v_cache, block_table, lens)), element types ((data, table,
     lens)) and options: attn.gather_pages of both caches into attn.sdpa
-    (which also returns the rows' log-sum-exp with `lse`), with the
+    (which also returns the rows' log-sum-exp with `lse`), with dropout
+    (`dropout_p` > 0: its seed the parameter %ds after %lens), the
     modifier `regions` and the parameters of the arrays they capture,
     `captures` ((name, shape, element type))."""
     (B, Sq, Hq, D), cache_shape, v_shape, table_shape, lens_shape = shapes
@@ -223,7 +224,8 @@ def _paged_source(shapes, elems, layout, softmax_scale, causal, lse, window, reg
              "kc": _ir.tensor_type(cache_shape, elem), "vc": _ir.tensor_type(v_shape, elem),
              "pt": _ir.tensor_type(table_shape, table_elem),
              "lens": _ir.tensor_type(lens_shape, lens_elem),
-             "o": _ir.tensor_type((B, Hq, Sq, v_shape[3]), elem)}
+             "o": _ir.tensor_type((B, Hq, Sq, v_shape[3]), elem),
+             "ds": _ir.tensor_type((), "i64")}
     types.update((name, _ir.tensor_type(shape, e)) for name, shape, e in captures)
     k_type = _ir.tensor_type((B, Hkv, keys, cache_shape[3]), elem)
     v_type = _ir.tensor_type((B, Hkv, keys, v_shape[3]), elem)
@@ -237,6 +239,10 @@ def _paged_source(shapes, elems, layout, softmax_scale, causal, lse, window, reg
         attrs.append(f"window = [{window[0]}, {window[1]}]")
     if causal or window is not None:
         attrs.append("align = <bottom_right>")
+    seed_clause, seed_param = "", ()
+    if dropout_p > 0:
+        attrs.append(f"dropout = {_ir.float_literal(dropout_p)}")
+        seed_clause, seed_param = f"dropout_seed(%ds : {types['ds']}) ", ("ds",)
     body = [f"%k = attn.gather_pages %kc[%pt]{layout_clause} : {types['kc']}, "
             f"{types['pt']} -> {k_type}",
             f"%v = attn.gather_pages %vc[%pt]{layout_clause} : {types['vc']}, "
@@ -249,16 +255,18 @@ def _paged_source(shapes, elems, layout, softmax_scale, causal, lse, window, reg
         results.append(("%lse", stat))
         lse_clause, lse_type = f" lse(%l : {stat})", f", {stat}"
     body.append(f"{', '.join(v for v, _ in results)} = attn.sdpa %q, %k, %v "
-                f"kv_lens(%lens : {types['lens']}) outs(%e){lse_clause} {' '.join(attrs)} : "
+                f"kv_lens(%lens : {types['lens']}) {seed_clause}outs(%e){lse_clause} "
+                f"{' '.join(attrs)} : "
                 f"{types['q']}, {k_type}, {v_type} -> {types['o']}{lse_type}"
                 f"{_ir.bind_parameter_types(regions, types)}")
-    params = ("q", "kc", "vc", "pt", "lens") + tuple(name for name, *_ in captures)
+    params = ("q", "kc", "vc", "pt", "lens") + seed_param + tuple(
+        name for name, *_ in captures)
     return _ir.function("paged", [(n, types[n]) for n in params], results, body)
 
 
 def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softmax_scale,
                    causal, layout, target, lse, window_size, softcap, alibi_slopes, score_mod,
-                   mask_mod):
+                   mask_mod, dropout_p):
     """paged_attention's checks of its arguments, then its compiled
     function for their shapes (one compile per shape and options) and the
     arrays its modifiers capture, [(name, array)]: the function's last
@@ -293,7 +301,7 @@ def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softma
                                  f"(q's batch, k's rows, {cache}'s heads and head size), "
                                  f"got {list(_arrays.shape(rows))}")
     B, Sq, Hq = _arrays.shape(q)[:3]
-    _plan.check_flash_modifiers(0.0, softcap, alibi_slopes, B, Hq)
+    _plan.check_flash_modifiers(dropout_p, softcap, alibi_slopes, B, Hq)
     lens_elem = _arrays.element(cache_seqlens)
     regions, captures = _plan.flash_modifiers(float(softcap), alibi_slopes, score_mod,
                                               mask_mod, B, lens_elem, Sq, "lens")
@@ -307,17 +315,17 @@ def _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v, softma
     elems = (elem, _arrays.element(block_table), lens_elem)
     params = tuple((name, tuple(_arrays.shape(x)), _arrays.element(x)) for name, x in captures)
     key = ("paged", shapes, elems, layout, softmax_scale, bool(causal), bool(lse), window,
-           regions, params)
+           float(dropout_p), regions, params)
     return compile_shaped(
         lambda dynamic: _paged_source(shapes, elems, layout, softmax_scale, causal, lse, window,
-                                      regions, params),
+                                      float(dropout_p), regions, params),
         False, target, key=key), captures
 
 
 def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=None,
                     softmax_scale=None, causal=True, layout="nhd", target="cpu",
                     return_lse=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
-                    score_mod=None, mask_mod=None):
+                    score_mod=None, mask_mod=None, dropout_p=0.0, seed=None):
     """Attention over a paged KV cache with the conventions of
     FlashAttention's `flash_attn_with_kvcache` (its paged form, with
     `block_table`), compiled: attn.gather_pages feeding attn.sdpa.
@@ -347,7 +355,10 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     `alibi_slopes` (Hq,) or (B, Hq) float32 (-slope * |i + len_k - Sq - j|,
     after the cap); then `score_mod` / `mask_mod` as flex_attention's,
     with q_idx the query's row (0 to Sq - 1) and kv_idx the key's position
-    in its sequence.
+    in its sequence. `dropout_p` drops probabilities as
+    scaled_dot_product_attention does (attn-mlir's generator, keyed by the
+    sequence, head, query row and key position; `seed` as there, drawn per
+    call when None); flash_attn_with_kvcache has none.
     """
     _autograd.refuse_gradients("paged_attention", q, k_cache, v_cache, k, v)
     # A call like one checked before runs the function chosen then (not
@@ -355,12 +366,12 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     modified = score_mod is not None or mask_mod is not None or alibi_slopes is not None
     signature = None if modified else _signature(
         (q, k_cache, v_cache, block_table, cache_seqlens, k, v), "paged", softmax_scale,
-        causal, layout, target, return_lse, tuple(window_size), softcap)
+        causal, layout, target, return_lse, tuple(window_size), softcap, dropout_p)
     entry = None if signature is None else checked_call(signature)
     if entry is None:
         entry = _compile_paged(q, k_cache, v_cache, block_table, cache_seqlens, k, v,
                                softmax_scale, causal, layout, target, return_lse, window_size,
-                               softcap, alibi_slopes, score_mod, mask_mod)
+                               softcap, alibi_slopes, score_mod, mask_mod, dropout_p)
         if signature is not None:
             remember_call(signature, entry)
     function, captures = entry
@@ -375,6 +386,8 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
         _arrays.as_array(x, name) for name, x in (("k_cache", k_cache), ("v_cache", v_cache),
                                                   ("block_table", block_table),
                                                   ("cache_seqlens", lens))] + [
+        np.array(_plan.draw_seed(q) if seed is None else int(seed), np.int64)
+        for _ in range(dropout_p > 0)] + [
         _arrays.as_array(x, name) for name, x in captures]
     out = function.run_arrays(inputs, q if _arrays.is_torch(q) else None)
     if return_lse:

@@ -278,6 +278,46 @@ def test_modifiers_match_float64(rng, options):
     assert relative_error(got.reshape(-1, hq, d), want.numpy()) < 1e-5
 
 
+def test_dropout_with_window_softcap_alibi_matches_float64(rng):
+    """Dropout's keep decisions, read from one call whose value cache holds
+    one-hot rows (key j of its sequence -> column j, so O = dropout(P) /
+    (1 - p)), are those of a call with the same seed on other values, with a
+    window, softcap and ALiBi: the output is dropout(P) V against float64
+    on the contiguous keys. Another seed drops others."""
+    torch = require("torch")
+    p, seed = 0.25, 11
+    lengths, sq, hq, hkv, d, dv = [40, 9, 23], 3, 4, 2, 16, 48
+    keys, values, kc, vc, table = make_cache(rng, lengths, 16, hkv, d, "nhd", dv=dv)
+    eye = np.zeros_like(vc)
+    for b, n in enumerate(lengths):
+        for j in range(n):
+            eye[table[b, j // 16], j % 16, :, j] = 1
+    q = rng.standard_normal((3, sq, hq, d)).astype(np.float32)
+    seqlens = np.array(lengths, np.int32)
+    slopes = alibi(hq)
+    options = dict(window_size=(20, 0), softcap=3.0, alibi_slopes=slopes, dropout_p=p)
+    dropped = paged_attention(q, kc, eye, table, seqlens, seed=seed, **options)
+    keep = [torch.from_numpy(dropped[b, :, :, :n] != 0).transpose(0, 1).double()
+            for b, n in enumerate(lengths)]
+    # Among the keys the causal window leaves, about 1 - p are kept.
+    kept = torch.cat([x[:, (np.arange(sq)[:, None] + n - sq >= np.arange(n)) &
+                       (np.arange(sq)[:, None] + n - sq - 20 <= np.arange(n))].flatten()
+                      for x, n in zip(keep, lengths)])
+    assert 0.6 < kept.mean() < 0.9
+    got = paged_attention(q, kc, vc, table, seqlens, seed=seed, **options)
+    want, _ = modified_reference(
+        torch.from_numpy(q.reshape(-1, hq, d)).double(),
+        *(torch.from_numpy(np.concatenate(x)).double() for x in (keys, values)),
+        np.arange(0, 3 * sq + 1, sq), np.concatenate([[0], np.cumsum(lengths)]),
+        causal=True, window=[20, 0], softcap=3.0, slopes=torch.from_numpy(slopes).double(),
+        keep=keep, dropout_p=p)
+    assert relative_error(got.reshape(-1, hq, dv), want.numpy()) < 1e-5
+    assert not np.array_equal(got, paged_attention(q, kc, vc, table, seqlens, seed=seed + 1,
+                                                   **options))
+    with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\), got 1.0"):
+        paged_attention(q, kc, vc, table, seqlens, dropout_p=1.0)
+
+
 def test_modifiers_read_new_captures_each_call(rng):
     """A captured array's new values (a per-step bias table) take effect
     without a recompile."""
