@@ -9,6 +9,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Runner/JitRunner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -38,18 +39,45 @@ static std::optional<int64_t> getLengthBound(func::FuncOp func,
   return std::nullopt;
 }
 
-/// For an argument used as the page table of attn.gather_pages, the number
-/// of pages it indexes; nullopt otherwise.
+/// For an argument used as the page table of attn.gather_pages or
+/// attn.append_pages, the number of pages it indexes; nullopt otherwise.
 static std::optional<int64_t> getPageCount(func::FuncOp func, unsigned argument,
                                            ShapeEvaluator &evaluator) {
   Value arg = func.getArgument(argument);
   for (Operation *user : arg.getUsers()) {
-    auto gather = dyn_cast<GatherPagesOp>(user);
-    if (!gather || gather.getPageTable() != arg)
+    Value pages;
+    if (auto gather = dyn_cast<GatherPagesOp>(user);
+        gather && gather.getPageTable() == arg)
+      pages = gather.getPages();
+    else if (auto append = dyn_cast<AppendPagesOp>(user);
+             append && append.getPageTable() == arg)
+      pages = append.getCache();
+    if (!pages)
       continue;
-    FailureOr<int64_t> pages = evaluator.getDim(gather.getPages(), 0);
-    if (succeeded(pages) && *pages > 0)
-      return *pages;
+    FailureOr<int64_t> count = evaluator.getDim(pages, 0);
+    if (succeeded(count) && *count > 0)
+      return *count;
+  }
+  return std::nullopt;
+}
+
+/// For an argument used as the positions of attn.append_pages, the last
+/// position its new rows fit after (the table's keys less the rows);
+/// nullopt otherwise.
+static std::optional<int64_t> getLastPosition(func::FuncOp func,
+                                              unsigned argument,
+                                              ShapeEvaluator &evaluator) {
+  Value arg = func.getArgument(argument);
+  for (Operation *user : arg.getUsers()) {
+    auto append = dyn_cast<AppendPagesOp>(user);
+    if (!append || append.getPositions() != arg)
+      continue;
+    FailureOr<int64_t> width = evaluator.getDim(append.getPageTable(), 1);
+    FailureOr<int64_t> pageSize =
+        evaluator.getDim(append.getCache(), append.getCacheDims().slot);
+    FailureOr<int64_t> rows = evaluator.getDim(append.getRows(), 2);
+    if (succeeded(width) && succeeded(pageSize) && succeeded(rows))
+      return std::max<int64_t>(*width * *pageSize - *rows, 0);
   }
   return std::nullopt;
 }
@@ -160,15 +188,33 @@ attn::makeRandomInputs(func::FuncOp func, const FunctionAbi &abi,
   for (unsigned i = 0; i < abi.numInputs; ++i) {
     HostArray &array = inputs.emplace_back(abi.params[i].element, shapes[i]);
     AbiElement element = array.getElement();
-    std::optional<int64_t> bound, fanIn, pageCount;
+    std::optional<int64_t> bound, fanIn;
     if (!isFloatElement(element) && element != AbiElement::i1) {
       if (std::optional<PackedBatch> batch =
               getPackedBatch(func, i, evaluator)) {
         fillSequenceOffsets(array, *batch, rng);
         continue;
       }
+      // Page tables: the pages of a shuffled pool, each used once where the
+      // pool has enough (as a server allocates them: two sequences never
+      // append into one page), every entry a page of the cache (the
+      // compiled entry refuses others where they hold keys).
+      if (std::optional<int64_t> pages = getPageCount(func, i, evaluator)) {
+        SmallVector<int64_t> pool =
+            llvm::to_vector(llvm::seq<int64_t>(0, *pages));
+        std::shuffle(pool.begin(), pool.end(), rng);
+        for (int64_t k = 0, e = array.getNumElements(); k < e; ++k)
+          array.setInt(k, pool[k % *pages]);
+        continue;
+      }
       bound = getLengthBound(func, i, evaluator);
-      pageCount = getPageCount(func, i, evaluator);
+      // Positions of appended rows: in [0, the last one they fit after].
+      if (std::optional<int64_t> last = getLastPosition(func, i, evaluator)) {
+        std::uniform_int_distribution<int64_t> positions(0, *last);
+        for (int64_t k = 0, e = array.getNumElements(); k < e; ++k)
+          array.setInt(k, positions(rng));
+        continue;
+      }
     }
     if (isFloatElement(element))
       fanIn = getFanIn(func, i, evaluator);
@@ -177,14 +223,8 @@ attn::makeRandomInputs(func::FuncOp func, const FunctionAbi &abi,
     double scale = fanIn ? 1.0 / std::sqrt(static_cast<double>(*fanIn)) : 1.0;
     std::uniform_int_distribution<int64_t> integers(bound ? 1 : 0,
                                                     bound ? *bound : 7);
-    // Page tables: any page, and now and then an entry out of range (which
-    // reads the nearest page; see attn.gather_pages).
-    std::uniform_int_distribution<int64_t> pageEntries(
-        -1, pageCount ? *pageCount : 0);
     for (int64_t k = 0, e = array.getNumElements(); k < e; ++k) {
-      if (pageCount)
-        array.setInt(k, pageEntries(rng));
-      else if (isFloatElement(element))
+      if (isFloatElement(element))
         array.set(k, scale * uniform(rng));
       else if (element == AbiElement::i1)
         array.set(k, mask(rng));

@@ -77,8 +77,9 @@ def _format_shape(shape):
 
 # What attn_abi_error's kind field means (docs/CpuABI.md).
 _ABI_MISMATCHES = {0: "size", 1: "stride", 2: "data pointer", 3: "offset",
-                   4: "size against another buffer's", 5: "value", 6: "page"}
-_VALUE_MISMATCH, _PAGE_MISMATCH = 5, 6
+                   4: "size against another buffer's", 5: "value", 6: "page",
+                   7: "position", 8: "shared page"}
+_VALUE_MISMATCH, _PAGE_MISMATCH, _POSITION_MISMATCH, _SHARED_PAGE_MISMATCH = 5, 6, 7, 8
 
 
 class _SharedLibrary:
@@ -162,8 +163,18 @@ class _SharedLibrary:
             raise ValueError(
                 f"@{self._name} refused its buffers: argument #{argument} (block table, "
                 f"shape {_format_shape(shape)}), element [{sequence}, {entry}] is {actual}, "
-                f"a page holding keys of sequence {sequence}, but the cache has {expected} "
-                f"pages (0 to {expected - 1})")
+                f"a page sequence {sequence} reads keys from or writes rows into, but the "
+                f"cache has {expected} pages (0 to {expected - 1})")
+        if kind == _POSITION_MISMATCH:
+            raise ValueError(
+                f"@{self._name} refused its buffers: argument #{argument} (positions), "
+                f"element {dimension} is {actual}: sequence {dimension}'s appended rows "
+                f"must fit its block table row, so its position must be in [0, {expected}]")
+        if kind == _SHARED_PAGE_MISMATCH:
+            raise ValueError(
+                f"@{self._name} refused its buffers: sequences {expected} and {dimension} "
+                f"both append rows into page {actual}: sequences must not share the pages "
+                f"they write")
         raise RuntimeError(
             f"@{self._name} refused its buffers: argument #{argument} (shape "
             f"{_format_shape(_arrays.shape(arrays[argument]))}), dimension {dimension}: "

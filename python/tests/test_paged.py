@@ -403,9 +403,50 @@ def test_compiled_entry_refuses_pages_outside_its_cache(rng):
         bad = table.copy()
         bad[b, j] = page
         with pytest.raises(ValueError, match=(
-                rf"element \[{b}, {j}\] is {page}, a page holding keys of sequence {b}, "
-                r"but the cache has 9 pages \(0 to 8\)")):
+                rf"element \[{b}, {j}\] is {page}, a page sequence {b} reads keys from or "
+                r"writes rows into, but the cache has 9 pages \(0 to 8\)")):
             function(q, kc, bad, lens)
     # The lengths are checked first: a length past the table is named as one.
     with pytest.raises(ValueError, match=r"element 1 is 65, outside \[0, 64\]"):
         function(q, kc, padded, np.array([64, 65], np.int32))
+
+
+def test_compiled_append_refuses_rows_it_would_drop(rng):
+    """A compiled attn.append_pages called without paged_attention's checks
+    refuses what its lowering would silently skip or clobber: rows past a
+    sequence's block table row, rows landing on a page outside the cache,
+    two sequences writing one page. The caller's cache is untouched."""
+    ir = """
+    func.func @append(%rows: tensor<2x4x3x16xf32>, %kc: tensor<9x16x4x16xf32>,
+                      %pt: tensor<2x4xi32>, %pos: tensor<2xi64>) -> tensor<9x16x4x16xf32> {
+      %c = attn.append_pages %rows into %kc[%pt] at %pos
+         : tensor<2x4x3x16xf32>, tensor<9x16x4x16xf32>, tensor<2x4xi32>, tensor<2xi64>
+           -> tensor<9x16x4x16xf32>
+      return %c : tensor<9x16x4x16xf32>
+    }
+    """
+    function = attn_mlir.compile(ir)
+    rows = rng.standard_normal((2, 4, 3, 16)).astype(np.float32)
+    kc = rng.standard_normal((9, 16, 4, 16)).astype(np.float32)
+    before = kc.copy()
+    table = np.array([[3, 1, 4, 0], [2, 8, 6, 5]], np.int32)
+    got = function(rows, kc, table, np.array([61, 15], np.int64))
+    want = kc.copy()
+    for b, start in enumerate((61, 15)):
+        for t in range(3):
+            want[table[b, (start + t) // 16], (start + t) % 16] = rows[b, :, t]
+    np.testing.assert_array_equal(got, want)
+    shared, outside = table.copy(), table.copy()
+    shared[1, 2], outside[1, 2] = 1, 9
+    for tab, pos, match in (
+            (table, [3, 62], r"argument #3 \(positions\), element 1 is 62: sequence 1's "
+                             r"appended rows must fit its block table row, so its position "
+                             r"must be in \[0, 61\]"),
+            (table, [-1, 0], r"element 0 is -1: sequence 0's"),
+            (outside, [30, 33], r"element \[1, 2\] is 9, a page sequence 1 reads keys from "
+                                r"or writes rows into, but the cache has 9 pages"),
+            (shared, [30, 33], r"sequences 0 and 1 both append rows into page 1")):
+        with pytest.raises(ValueError, match=match):
+            function(rows, kc, tab, np.array(pos, np.int64))
+    np.testing.assert_array_equal(kc, before)
+

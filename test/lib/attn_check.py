@@ -460,9 +460,13 @@ def gather(cache, table):
 
 def check_append(a, rng):
     """attn.append_pages of T = Sq new rows per sequence into a paged cache
-    (the pages of each sequence scattered among spare ones, one sequence
-    writing past the end of its table, one table entry out of range),
-    checked against the NumPy scatter; with --decode-step, a whole
+    (the pages of each sequence scattered among spare ones), checked against
+    the NumPy scatter. The compiled entry refuses positions whose rows do
+    not fit the table and pages outside the cache; with
+    --unchecked-positions the positions are computed in the function (from
+    the parameter, which the entry then does not check) and the op's own
+    rule is shown: one sequence writing past the end of its table, one
+    table entry out of range, those rows dropped. With --decode-step, a whole
     generation step in one function: the new keys and values appended,
     then attn.sdpa of the Sq new queries over the gathered caches, causal
     bottom-right with kv_lens = positions + T."""
@@ -471,11 +475,14 @@ def check_append(a, rng):
     used = -(-(a.Skv + T) // P)
     num_pages = B * used + 2
     table = rng.permutation(num_pages)[:B * used].reshape(B, used)
-    positions = rng.integers(0, a.Skv + 1, B)
-    # The last sequence runs past its table: its last rows are dropped.
-    positions[-1] = used * P - 1 if T > 1 else positions[-1]
-    if B > 1:
-        table[0, -1] = num_pages + 3  # rows landing there are dropped
+    if a.unchecked_positions:
+        positions = rng.integers(0, a.Skv + 1, B)
+        # The last sequence runs past its table: its last rows are dropped.
+        positions[-1] = used * P - 1 if T > 1 else positions[-1]
+        if B > 1:
+            table[0, -1] = num_pages + 3  # rows landing there are dropped
+    else:
+        positions = rng.integers(0, used * P - T + 1, B)
     ltype = a.kv_lens_type
     positions = positions.astype(NUMPY_TYPE[ltype])
 
@@ -500,10 +507,14 @@ def check_append(a, rng):
     lc = layout_clause(a)
 
     def append(rows, c):
-        return (f"%{c}2 = attn.append_pages %{rows} into %{c}[%pt] at %pos{lc} : "
+        return (f"%{c}2 = attn.append_pages %{rows} into %{c}[%pt] at %p{lc} : "
                 f"{t[rows]}, {t[c]}, {t['pt']}, {t['pos']} -> {t[c]}")
 
-    body = [append("kr", "kc")]
+    # pos + (pos - pos): a value the function computes, not a parameter.
+    body = ([f"%pz = arith.subi %pos, %pos : {t['pos']}",
+             f"%p = arith.addi %pos, %pz : {t['pos']}"] if a.unchecked_positions else
+            [f"%p = tensor.cast %pos : {t['pos']} to {t['pos']}"])
+    body.append(append("kr", "kc"))
     # The oracle works on [num_pages, P, H, D] caches.
     k_cache = to_layout(a, append_rows(from_layout(a, v["kc"]), k_rows, table, positions))
     if not a.decode_step:
@@ -861,6 +872,9 @@ def main():
                    help="the paged cache's layout (attn.gather_pages layout)")
     p.add_argument("--decode-step", action="store_true",
                    help="append: append K and V, then attend over the caches")
+    p.add_argument("--unchecked-positions", action="store_true",
+                   help="append: positions computed in the function, rows past the "
+                   "table and pages outside the cache (dropped)")
     p.add_argument("--seqlens-q", help="varlen: comma-separated query lengths, one per "
                    "sequence (at most --Sq, the padded length)")
     p.add_argument("--seqlens-k", help="varlen: key lengths (default: --seqlens-q), at most --Skv")

@@ -182,17 +182,22 @@ def AttnRecordAbiSizes : Pass<"attn-record-abi-sizes", "::mlir::ModuleOp"> {
     attribute (a flat array of `[param, dimension, other param, other
     dimension, kind]` tuples, other param -1 for a constant size; kind 0:
     equal, 1: a multiple of the other, which is positive, 2: a positive
-    divisor of the other, 3: every element of the (1-D integer) buffer in
-    [0, the other size], 4: `[table, lengths, pages, slot, 4]`, the entries
-    of a 2-D integer block table that name pages of keys, the first
-    ceil(lengths[b] / P) of row b, in [0, the pages' dimension 0), P the
-    pages' dimension `slot`) the relations between sizes of its buffers that
-    the compiled code assumes and no type fixes, the key lengths
-    (`kv_lens`) it reads from a parameter against the keys, and the block
-    table an `attn.gather_pages` reads, with its cache and those lengths
-    all parameters, against the cache's pages, for
-    `--attn-check-abi` to check on every call. Parameters are numbered as the C ABI passes them:
-    the inputs, then one output per result.
+    divisor of the other) the relations between sizes of its buffers that
+    the compiled code assumes and no type fixes, and in the
+    `attn.abi_value_checks` attribute (an array of i64 arrays: kind, the
+    parameters whose values are read, then `(param, dimension)` per size,
+    -1 and a constant for a static one) what the values of its integer
+    parameters must hold (attn::getValueChecks): kind 0, `[0, lengths,
+    bound]`, the key lengths (`kv_lens`) within the keys; kind 1, `[1,
+    table, lengths, pages, keys per page]`, the block table entries of
+    `attn.gather_pages` that name pages of keys (the first
+    ceil(lengths[b] / P) of row b) among the cache's pages; kind 2, `[2,
+    table, positions, pages, keys per page, new rows]`, the rows of
+    `attn.append_pages` inside the table, on pages of the cache, no page
+    written by two sequences. Both for `--attn-check-abi` to check on every
+    call. Parameters are numbered as the C ABI passes them: the inputs,
+    then one output per result; a value check is recorded only where the
+    integer tensors are parameters as given.
 
     Two sources, in the function's entry block (code that runs on every
     call), each size traced back to a dimension of a parameter or a
@@ -237,7 +242,8 @@ def AttnCheckAbi : Pass<"attn-check-abi", "::mlir::ModuleOp"> {
     (dimensions of size 1 may have any stride), offset 0 (the compiled type
     has none), no null data pointer for a non-empty buffer, and the sizes
     `--attn-record-abi-sizes` recorded in `attn.abi_size_relations` related
-    as it says (the attribute is then dropped). Only then are the buffers cast back to their
+    as it says, and the values `attn.abi_value_checks` names as it says (the
+    attributes are then dropped). Only then are the buffers cast back to their
     compiled types and the body runs, and the function returns 0;
     otherwise it records the first mismatch and returns 1 without touching
     any buffer. The record is read with the function the pass exports:
@@ -249,11 +255,15 @@ def AttnCheckAbi : Pass<"attn-check-abi", "::mlir::ModuleOp"> {
     size, 1: a stride, 2: a null pointer, 3: an offset, dimension -1 for
     these two, 4: a size that breaks a recorded relation, whose other
     side's size is `expected`, 5: an element of a buffer of lengths
-    outside [0, `expected`], `dimension` its index: relations of kind 3,
-    checked after the sizes, by a loop over the buffer; 6: a block table's
-    entry for keys the function reads naming a page outside [0,
-    `expected`), `dimension` its row-major index: relations of kind 4,
-    checked last, by a loop over each row's entries in use), and forgets it; 0
+    outside [0, `expected`], `dimension` its index; 6: a block table's
+    entry naming a page outside [0, `expected`) for keys the function reads
+    or rows it writes, `dimension` its row-major index; 7: the position of
+    a sequence's appended rows outside [0, `expected`], where they fit its
+    table row, `dimension` the sequence; 8: two sequences, `expected` and
+    `dimension`, appending into page `actual`: the value checks recorded in
+    `attn.abi_value_checks`, checked last, by loops over the values in use
+    (the appends' writers tracked in a scratch array over the pages, set
+    only where written), and forgets it; 0
     if none was refused since. The status a call returns is its own; the
     record is one per library (concurrent refused calls keep one of
     theirs). The checks cost a few comparisons per buffer and call;

@@ -22,7 +22,9 @@ namespace attn {
 /// weights, uniform in +-1/sqrt(fan_in) as nn.Linear initialises them (so
 /// that scores keep the magnitude real models have); boolean masks keep a
 /// key with probability 0.8 (true for attn.sdpa/attn.weights, false for
-/// attn.multihead); key lengths in [1, keys]; other integers in [0, 8).
+/// attn.multihead); key lengths in [1, keys]; page tables the pages of a
+/// shuffled pool (distinct where it has enough); positions of appended rows
+/// where the rows fit the table; other integers in [0, 8).
 SmallVector<HostArray> makeRandomInputs(func::FuncOp func,
                                         const FunctionAbi &abi,
                                         ArrayRef<SmallVector<int64_t>> shapes,

@@ -160,9 +160,43 @@ LogicalResult verifySizeRelations(func::FuncOp fn) {
     return isAbiBuffer(type) && dim >= 0 &&
            dim < cast<MemRefType>(type).getRank();
   };
-  // ElementsWithin bounds the values of a 1-D integer buffer; PagesWithin
-  // the entries of a 2-D one (a block table) that a 1-D one (lengths)
-  // selects.
+  for (size_t i = 0; i < flat.size(); i += kRelationFields)
+    if (!isDimension(flat[i], flat[i + 1]) ||
+        (flat[i + 2] >= 0 ? !isDimension(flat[i + 2], flat[i + 3])
+                          : flat[i + 2] != -1 || flat[i + 3] < 0) ||
+        flat[i + 4] < static_cast<int64_t>(AbiSizeRelationKind::Equal) ||
+        flat[i + 4] > static_cast<int64_t>(AbiSizeRelationKind::Divides))
+      return fn.emitOpError("attn-check-abi: ")
+             << kSizeRelationsAttr << " entry " << i / kRelationFields << " ("
+             << flat[i] << ", " << flat[i + 1] << ", " << flat[i + 2] << ", "
+             << flat[i + 3] << ", " << flat[i + 4]
+             << ") is not two buffer dimensions, or one and a size, and a "
+                "kind (0 equal, 1 a multiple, 2 a divisor)";
+  return success();
+}
+
+/// The value checks recorded on `fn` (kValueChecksAttr), or a diagnostic
+/// where an entry is not a kind with its integer buffers (a 1-D one for
+/// lengths and positions, a 2-D one for a block table) and its sizes
+/// (buffer dimensions, or -1 and a non-negative constant): the attribute
+/// may come from a hand-written module.
+FailureOr<SmallVector<AbiValueCheck>> getValueChecks(func::FuncOp fn) {
+  SmallVector<AbiValueCheck> result;
+  Attribute attr = fn->getAttr(kValueChecksAttr);
+  if (!attr)
+    return result;
+  auto entries = dyn_cast<ArrayAttr>(attr);
+  if (!entries)
+    return fn.emitOpError("attn-check-abi: ")
+           << kValueChecksAttr << " must be an array of i64 arrays, got "
+           << attr;
+  auto isDimension = [&](int64_t param, int64_t dim) {
+    if (param < 0 || param >= static_cast<int64_t>(fn.getNumArguments()))
+      return false;
+    Type type = fn.getArgumentTypes()[param];
+    return isAbiBuffer(type) && dim >= 0 &&
+           dim < cast<MemRefType>(type).getRank();
+  };
   auto isIntegers = [&](int64_t param, int64_t rank) {
     if (param < 0 || param >= static_cast<int64_t>(fn.getNumArguments()))
       return false;
@@ -170,32 +204,41 @@ LogicalResult verifySizeRelations(func::FuncOp fn) {
     return type && isAbiBuffer(type) && type.getRank() == rank &&
            isa<IntegerType>(type.getElementType());
   };
-  auto isValid = [&](ArrayRef<int64_t> entry) {
-    if (entry[4] < static_cast<int64_t>(AbiSizeRelationKind::Equal) ||
-        entry[4] > static_cast<int64_t>(AbiSizeRelationKind::PagesWithin))
-      return false;
-    auto kind = static_cast<AbiSizeRelationKind>(entry[4]);
-    if (kind == AbiSizeRelationKind::PagesWithin)
-      return isIntegers(entry[0], 2) && isIntegers(entry[1], 1) &&
-             isDimension(entry[2], entry[3]);
-    if (kind == AbiSizeRelationKind::ElementsWithin && !isIntegers(entry[0], 1))
-      return false;
-    return isDimension(entry[0], entry[1]) &&
-           (entry[2] >= 0 ? isDimension(entry[2], entry[3])
-                          : entry[2] == -1 && entry[3] >= 0);
-  };
-  for (size_t i = 0; i < flat.size(); i += kRelationFields)
-    if (!isValid(flat.slice(i, kRelationFields)))
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Attribute entry = entries[i];
+    auto fields = dyn_cast<DenseI64ArrayAttr>(entry);
+    auto invalid = [&]() {
       return fn.emitOpError("attn-check-abi: ")
-             << kSizeRelationsAttr << " entry " << i / kRelationFields << " ("
-             << flat[i] << ", " << flat[i + 1] << ", " << flat[i + 2] << ", "
-             << flat[i + 3] << ", " << flat[i + 4]
-             << ") is not two buffer dimensions, or one and a size, and a "
-                "kind (0 equal, 1 a multiple, 2 a divisor, 3 the elements "
-                "of a 1-D integer buffer within the size, 4 a 2-D integer "
-                "buffer, a 1-D one and a buffer dimension: block table, "
-                "lengths, pages)";
-  return success();
+             << kValueChecksAttr << " entry " << i << " (" << entry
+             << ") is not a kind (0 lengths within a size, 1 pages of keys "
+                "within a cache, 2 rows appended into pages) with its "
+                "integer buffers (lengths; block table, lengths; block "
+                "table, positions) and sizes (a buffer dimension, or -1 and "
+                "a constant)";
+    };
+    if (!fields || fields.empty() || fields[0] < 0 ||
+        fields[0] > static_cast<int64_t>(ValueCheckKind::PageWrites))
+      return invalid();
+    AbiValueCheck check{static_cast<ValueCheckKind>(fields[0]), {}, {}};
+    auto [numParams, numSizes] = AbiValueCheck::getArity(check.kind);
+    if (fields.size() != 1 + numParams + 2 * numSizes)
+      return invalid();
+    ArrayRef<int64_t> rest = fields.asArrayRef().drop_front();
+    check.params.assign(rest.begin(), rest.begin() + numParams);
+    for (unsigned s = 0; s < numSizes; ++s)
+      check.sizes.push_back(
+          {rest[numParams + 2 * s], rest[numParams + 2 * s + 1]});
+    // Lengths and positions are 1-D; a block table, the first of two, 2-D.
+    for (auto [p, param] : llvm::enumerate(check.params))
+      if (!isIntegers(param, numParams == 2 && p == 0 ? 2 : 1))
+        return invalid();
+    for (const AbiSize &size : check.sizes)
+      if (size.isConstant() ? size.param != -1 || size.dim < 0
+                            : !isDimension(size.param, size.dim))
+        return invalid();
+    result.push_back(std::move(check));
+  }
+  return result;
 }
 
 /// Whether `size` breaks `kind` with `other` (a multiple of a positive
@@ -222,25 +265,81 @@ Value isBroken(OpBuilder &b, Location loc, AbiSizeRelationKind kind, Value size,
     return notDividing(other, size);
   case AbiSizeRelationKind::Divides:
     return notDividing(size, other);
-  case AbiSizeRelationKind::ElementsWithin:
-  case AbiSizeRelationKind::PagesWithin:
-    break; // values, not sizes: checkElementsWithin, checkPagesWithin
   }
   llvm_unreachable("not a relation of sizes");
 }
 
+/// Builds the loops that check the values of a function's integer buffers
+/// (AbiValueCheck), each recording its first failure in `mismatch`. A loop
+/// reads nothing once an earlier check failed (its trip count is then 0):
+/// the buffers may not be what their descriptors say.
+class ValueChecker {
+public:
+  ValueChecker(OpBuilder &b, Location loc, Mismatch &mismatch)
+      : b(b), loc(loc), mismatch(mismatch) {}
+
+  /// Every element of the 1-D `values` (of `count` elements) in [`low`,
+  /// `high`] (i64), else (argument, its index, `kind`, high, element).
+  void checkElements(Value argument, Value values, Value count, Value low,
+                     Value high, AbiMismatch kind);
+
+  /// In rows [0, `rows`) of the 2-D `table` ([rows, `width`]), the entries
+  /// of pages holding keys, the first ceil(max(lengths[r], 0) / pageSize)
+  /// (at most the row's width), in [0, `numPages`), else (argument, the
+  /// entry's row-major index, Page, numPages, entry).
+  void checkPages(Value argument, Value table, Value rows, Value width,
+                  Value lengths, Value numPages, Value pageSize);
+
+  /// For attn.append_pages: each position in [0, width * pageSize -
+  /// newRows] (else Position), the entries of the pages the rows are
+  /// written to in [0, numPages) (else Page), and no page written by two
+  /// sequences (else (table, the second sequence, SharedPage, the first,
+  /// page)).
+  void checkPageWrites(Value tableArgument, Value positionsArgument,
+                       Value table, Value rows, Value width, Value positions,
+                       Value numPages, Value pageSize, Value newRows);
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i64(Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+  }
+  /// `count`, or 0 once a check failed.
+  Value tripCount(Value count) {
+    return arith::SelectOp::create(b, loc, mismatch.failed, index(0), count);
+  }
+  /// Loops over r in [0, `rows`) and, in each, j in the [begin, end) that
+  /// `range` gives for r, carrying `inits` through `body`; returns the
+  /// final values.
+  using Range = std::pair<Value, Value>;
+  SmallVector<Value>
+  forEachEntry(Value rows,
+               function_ref<Range(OpBuilder &, Location, Value)> range,
+               ValueRange inits,
+               function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
+                                               Value, ValueRange)>
+                   body);
+  /// The entries [first, last] of row r that hold positions [start, start +
+  /// count) of a sequence, at most the row's `width`.
+  static Range entriesOf(OpBuilder &nb, Location nl, Value start, Value count,
+                         Value pageSize, Value width);
+
+  OpBuilder &b;
+  Location loc;
+  Mismatch &mismatch;
+};
+
 /// The search for the first element outside its bounds that a loop
 /// carries: (whether one was found, its index, its value), as i1, i64, i64.
 struct FirstOutside {
-  static SmallVector<Value, 3> start(OpBuilder &b, Location loc) {
+  static SmallVector<Value> start(OpBuilder &b, Location loc) {
     Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
     return {arith::ConstantIntOp::create(b, loc, 0, 1), zero, zero};
   }
   /// `found` updated with `element` (i64) at `index` (index) where
   /// `outside` holds and nothing was found before.
-  static SmallVector<Value, 3> update(OpBuilder &b, Location loc,
-                                      ValueRange found, Value outside,
-                                      Value index, Value element) {
+  static SmallVector<Value> update(OpBuilder &b, Location loc, ValueRange found,
+                                   Value outside, Value index, Value element) {
     Value first = arith::AndIOp::create(
         b, loc, outside,
         arith::XOrIOp::create(b, loc, found[0],
@@ -269,84 +368,173 @@ Value isOutside(OpBuilder &b, Location loc, Value element, Value low,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, element, high));
 }
 
-/// Records, in `mismatch`, the first element of the 1-D integer buffer
-/// `given` (of `count` elements) outside [0, `bound`]: (argument, the
-/// element's index, Value, bound, the element). Reads nothing once an
-/// earlier check failed (the buffer may not be what its descriptor says).
-void checkElementsWithin(OpBuilder &b, Location loc, Mismatch &mismatch,
-                         Value argument, Value given, Value count,
-                         Value bound) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value upper = arith::SelectOp::create(b, loc, mismatch.failed, zero, count);
-  Value limit = arith::IndexCastOp::create(b, loc, b.getI64Type(), bound);
-  Value none = arith::ConstantIntOp::create(b, loc, 0, 64);
+SmallVector<Value> ValueChecker::forEachEntry(
+    Value rows, function_ref<Range(OpBuilder &, Location, Value)> range,
+    ValueRange inits,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, Value,
+                                    ValueRange)>
+        body) {
+  Value one = index(1);
   auto loop = scf::ForOp::create(
-      b, loc, zero, upper, one, FirstOutside::start(b, loc),
+      b, loc, index(0), rows, one, inits,
+      [&](OpBuilder &rb, Location rl, Value r, ValueRange rowCarried) {
+        auto [begin, end] = range(rb, rl, r);
+        auto entries = scf::ForOp::create(
+            rb, rl, begin, end, one, rowCarried,
+            [&](OpBuilder &eb, Location el, Value j, ValueRange carried) {
+              scf::YieldOp::create(eb, el, body(eb, el, r, j, carried));
+            });
+        scf::YieldOp::create(rb, rl, entries.getResults());
+      });
+  return loop.getResults();
+}
+
+ValueChecker::Range ValueChecker::entriesOf(OpBuilder &nb, Location nl,
+                                            Value start, Value count,
+                                            Value pageSize, Value width) {
+  Value end = arith::AddIOp::create(nb, nl, start, count);
+  Value first = arith::MinSIOp::create(
+      nb, nl, arith::DivSIOp::create(nb, nl, start, pageSize), width);
+  Value last = arith::MinSIOp::create(
+      nb, nl, arith::CeilDivSIOp::create(nb, nl, end, pageSize), width);
+  return {first, last};
+}
+
+void ValueChecker::checkElements(Value argument, Value values, Value count,
+                                 Value low, Value high, AbiMismatch kind) {
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), tripCount(count), index(1), FirstOutside::start(b, loc),
       [&](OpBuilder &lb, Location l, Value i, ValueRange found) {
-        Value element = loadI64(lb, l, given, i);
+        Value element = loadI64(lb, l, values, i);
         scf::YieldOp::create(
             lb, l,
             FirstOutside::update(lb, l, found,
-                                 isOutside(lb, l, element, none, limit), i,
+                                 isOutside(lb, l, element, low, high), i,
                                  element));
       });
-  mismatch.check(b, loc, loop.getResult(0),
-                 {argument, loop.getResult(1),
-                  arith::ConstantIntOp::create(
-                      b, loc, static_cast<int64_t>(AbiMismatch::Value), 64),
-                  limit, loop.getResult(2)});
+  mismatch.check(
+      b, loc, loop.getResult(0),
+      {argument, loop.getResult(1),
+       arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(kind), 64),
+       high, loop.getResult(2)});
 }
 
-/// Records, in `mismatch`, the first entry of the block table `table`
-/// ([rows, width], 2-D integer) that names a page holding keys, the first
-/// ceil(lengths[r] / `pageSize`) of row r, outside [0, `numPages`):
-/// (argument, the entry's row-major index, Page, numPages, the entry). Rows
-/// past `lengths`' count, and entries past a row's width whatever its
-/// length, are not read; nothing is read once an earlier check failed.
-void checkPagesWithin(OpBuilder &b, Location loc, Mismatch &mismatch,
-                      Value argument, Value table, Value rows, Value width,
-                      Value lengths, Value count, Value numPages,
-                      Value pageSize) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value upper =
-      arith::SelectOp::create(b, loc, mismatch.failed, zero,
-                              arith::MinSIOp::create(b, loc, rows, count));
-  Value size = arith::MaxSIOp::create(b, loc, pageSize, one);
-  Value none = arith::ConstantIntOp::create(b, loc, 0, 64);
-  Value last = arith::IndexCastOp::create(
-      b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, numPages, one));
-  auto loop = scf::ForOp::create(
-      b, loc, zero, upper, one, FirstOutside::start(b, loc),
-      [&](OpBuilder &lb, Location l, Value r, ValueRange rowFound) {
-        // The row's pages of keys: ceil(max(length, 0) / P), at most its
-        // width.
+void ValueChecker::checkPages(Value argument, Value table, Value rows,
+                              Value width, Value lengths, Value numPages,
+                              Value pageSize) {
+  Value size = arith::MaxSIOp::create(b, loc, pageSize, index(1));
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+  Value last = i64(arith::SubIOp::create(b, loc, numPages, index(1)));
+  SmallVector<Value> found = forEachEntry(
+      tripCount(rows),
+      [&](OpBuilder &nb, Location nl, Value r) -> Range {
+        // The row's pages of keys: those of positions [0, length).
         Value length = arith::IndexCastOp::create(
-            lb, l, lb.getIndexType(),
-            arith::MaxSIOp::create(lb, l, loadI64(lb, l, lengths, r), none));
-        Value used = arith::MinSIOp::create(
-            lb, l, arith::CeilDivSIOp::create(lb, l, length, size), width);
-        auto entries = scf::ForOp::create(
-            lb, l, zero, used, one, rowFound,
-            [&](OpBuilder &eb, Location el, Value j, ValueRange found) {
-              Value entry = loadI64(eb, el, table, ValueRange{r, j});
-              Value flat = arith::AddIOp::create(
-                  eb, el, arith::MulIOp::create(eb, el, r, width), j);
-              scf::YieldOp::create(
-                  eb, el,
-                  FirstOutside::update(eb, el, found,
-                                       isOutside(eb, el, entry, none, last),
-                                       flat, entry));
-            });
-        scf::YieldOp::create(lb, l, entries.getResults());
+            nb, nl, nb.getIndexType(),
+            arith::MaxSIOp::create(nb, nl, loadI64(nb, nl, lengths, r), zero));
+        return entriesOf(nb, nl, index(0), length, size, width);
+      },
+      FirstOutside::start(b, loc),
+      [&](OpBuilder &nb, Location nl, Value r, Value j, ValueRange carried) {
+        Value entry = loadI64(nb, nl, table, ValueRange{r, j});
+        Value flat = arith::AddIOp::create(
+            nb, nl, arith::MulIOp::create(nb, nl, r, width), j);
+        return FirstOutside::update(
+            nb, nl, carried, isOutside(nb, nl, entry, zero, last), flat, entry);
       });
-  mismatch.check(b, loc, loop.getResult(0),
-                 {argument, loop.getResult(1),
+  mismatch.check(b, loc, found[0],
+                 {argument, found[1],
                   arith::ConstantIntOp::create(
                       b, loc, static_cast<int64_t>(AbiMismatch::Page), 64),
-                  arith::IndexCastOp::create(b, loc, b.getI64Type(), numPages),
-                  loop.getResult(2)});
+                  i64(numPages), found[2]});
+}
+
+void ValueChecker::checkPageWrites(Value tableArgument, Value positionsArgument,
+                                   Value table, Value rows, Value width,
+                                   Value positions, Value numPages,
+                                   Value pageSize, Value newRows) {
+  Value size = arith::MaxSIOp::create(b, loc, pageSize, index(1));
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+  // The last position the new rows fit after (negative: none).
+  Value lastStart = i64(arith::SubIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, width, pageSize), newRows));
+  checkElements(positionsArgument, positions, rows, zero, lastStart,
+                AbiMismatch::Position);
+  // Positions are in range from here on (or the loops do not run).
+  auto written = [&](OpBuilder &nb, Location nl, Value r) -> Range {
+    Value start = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                             loadI64(nb, nl, positions, r));
+    return entriesOf(nb, nl, start, newRows, size, width);
+  };
+  Value lastPage = i64(arith::SubIOp::create(b, loc, numPages, index(1)));
+  SmallVector<Value> outside = forEachEntry(
+      tripCount(rows), written, FirstOutside::start(b, loc),
+      [&](OpBuilder &nb, Location nl, Value r, Value j, ValueRange carried) {
+        Value entry = loadI64(nb, nl, table, ValueRange{r, j});
+        Value flat = arith::AddIOp::create(
+            nb, nl, arith::MulIOp::create(nb, nl, r, width), j);
+        return FirstOutside::update(nb, nl, carried,
+                                    isOutside(nb, nl, entry, zero, lastPage),
+                                    flat, entry);
+      });
+  mismatch.check(b, loc, outside[0],
+                 {tableArgument, outside[1],
+                  arith::ConstantIntOp::create(
+                      b, loc, static_cast<int64_t>(AbiMismatch::Page), 64),
+                  i64(numPages), outside[2]});
+  // Pages written by two sequences: each written page's writer, in a
+  // scratch array over the pages, set only where written (first to -1, then
+  // to the sequence), so that a call costs the pages it writes, not the
+  // cache's.
+  Value pages = tripCount(numPages);
+  Value owners = memref::AllocOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI64Type()),
+      ValueRange{pages});
+  Value none = arith::ConstantIntOp::create(b, loc, -1, 64);
+  auto pageOf = [&](OpBuilder &nb, Location nl, Value r, Value j) {
+    return arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                      loadI64(nb, nl, table, ValueRange{r, j}));
+  };
+  forEachEntry(tripCount(rows), written, {},
+               [&](OpBuilder &nb, Location nl, Value r, Value j, ValueRange) {
+                 memref::StoreOp::create(nb, nl, none, owners,
+                                         ValueRange{pageOf(nb, nl, r, j)});
+                 return SmallVector<Value>{};
+               });
+  Value no = arith::ConstantIntOp::create(b, loc, 0, 1);
+  SmallVector<Value> shared = forEachEntry(
+      tripCount(rows), written, {no, zero, zero, zero},
+      [&](OpBuilder &nb, Location nl, Value r, Value j, ValueRange found) {
+        Value page = pageOf(nb, nl, r, j);
+        Value sequence = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), r);
+        Value owner = memref::LoadOp::create(nb, nl, owners, ValueRange{page});
+        Value other = arith::AndIOp::create(
+            nb, nl,
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne, owner,
+                                  none),
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne, owner,
+                                  sequence));
+        memref::StoreOp::create(nb, nl, sequence, owners, ValueRange{page});
+        Value first = arith::AndIOp::create(
+            nb, nl, other,
+            arith::XOrIOp::create(nb, nl, found[0],
+                                  arith::ConstantIntOp::create(nb, nl, 1, 1)));
+        auto pick = [&](Value value, Value previous) -> Value {
+          return arith::SelectOp::create(nb, nl, first, value, previous);
+        };
+        return SmallVector<Value>{
+            arith::OrIOp::create(nb, nl, found[0], other),
+            pick(sequence, found[1]), pick(owner, found[2]),
+            pick(arith::IndexCastOp::create(nb, nl, nb.getI64Type(), page),
+                 found[3])};
+      });
+  memref::DeallocOp::create(b, loc, owners);
+  mismatch.check(
+      b, loc, shared[0],
+      {tableArgument, shared[1],
+       arith::ConstantIntOp::create(
+           b, loc, static_cast<int64_t>(AbiMismatch::SharedPage), 64),
+       shared[2], shared[3]});
 }
 
 /// Makes `fn` (one block, ending in a return of nothing) take its buffers
@@ -356,7 +544,7 @@ void checkPagesWithin(OpBuilder &b, Location loc, Mismatch &mismatch,
 /// mismatch. It returns the status. (One block with structured control
 /// flow rather than a branch: later conversions of the body's OpenMP
 /// regions expect their buffers defined in the entry block.)
-void addChecks(func::FuncOp fn) {
+void addChecks(func::FuncOp fn, ArrayRef<AbiValueCheck> valueChecks) {
   Location loc = fn.getLoc();
   MLIRContext *ctx = fn.getContext();
   Block *body = &fn.front();
@@ -509,27 +697,14 @@ void addChecks(func::FuncOp fn) {
   // Relations of sizes of two buffers, compared once each buffer passed
   // its own checks (a negative size never reaches a comparison that matters:
   // the first failure is the one recorded).
-  // ElementsWithin relations: (parameter, bound), and PagesWithin ones,
-  // checked last.
-  SmallVector<std::pair<int64_t, Value>> valueBounds;
-  SmallVector<ArrayRef<int64_t>> pageBounds;
   if (auto relations =
           fn->getAttrOfType<DenseI64ArrayAttr>(kSizeRelationsAttr)) {
     ArrayRef<int64_t> flat = relations.asArrayRef();
     for (size_t i = 0; i < flat.size(); i += kRelationFields) {
-      if (flat[i + 4] ==
-          static_cast<int64_t>(AbiSizeRelationKind::PagesWithin)) {
-        pageBounds.push_back(flat.slice(i, kRelationFields));
-        continue;
-      }
       Value size = sizeOf(flat[i], flat[i + 1]);
       Value other = flat[i + 2] < 0 ? index(flat[i + 3])
                                     : sizeOf(flat[i + 2], flat[i + 3]);
       auto kind = static_cast<AbiSizeRelationKind>(flat[i + 4]);
-      if (kind == AbiSizeRelationKind::ElementsWithin) {
-        valueBounds.push_back({flat[i], other});
-        continue;
-      }
       Value broken = isBroken(b, loc, kind, size, other);
       mismatch.check(b, loc, broken,
                      {arith::ConstantIntOp::create(b, loc, flat[i], 64),
@@ -539,19 +714,45 @@ void addChecks(func::FuncOp fn) {
   }
   // Values last: they are read only from buffers that passed every other
   // check.
-  for (auto [position, bound] : valueBounds)
-    checkElementsWithin(b, loc, mismatch,
-                        arith::ConstantIntOp::create(b, loc, position, 64),
-                        givenBuffers[position], sizeOf(position, 0), bound);
-  // (table, lengths, pages, slot, kind).
-  for (ArrayRef<int64_t> relation : pageBounds)
-    checkPagesWithin(b, loc, mismatch,
-                     arith::ConstantIntOp::create(b, loc, relation[0], 64),
-                     givenBuffers[relation[0]], sizeOf(relation[0], 0),
-                     sizeOf(relation[0], 1), givenBuffers[relation[1]],
-                     sizeOf(relation[1], 0), sizeOf(relation[2], 0),
-                     sizeOf(relation[2], relation[3]));
+  ValueChecker checker(b, loc, mismatch);
+  auto sizeValue = [&](const AbiSize &size) -> Value {
+    return size.isConstant() ? index(size.dim) : sizeOf(size.param, size.dim);
+  };
+  auto argument = [&](int64_t position) -> Value {
+    return arith::ConstantIntOp::create(b, loc, position, 64);
+  };
+  for (const AbiValueCheck &check : valueChecks) {
+    int64_t first = check.params[0];
+    switch (check.kind) {
+    case ValueCheckKind::LengthsWithin:
+      checker.checkElements(argument(first), givenBuffers[first],
+                            sizeOf(first, 0),
+                            arith::ConstantIntOp::create(b, loc, 0, 64),
+                            i64(sizeValue(check.sizes[0])), AbiMismatch::Value);
+      break;
+    case ValueCheckKind::PagesWithin: {
+      int64_t lengths = check.params[1];
+      checker.checkPages(
+          argument(first), givenBuffers[first],
+          arith::MinSIOp::create(b, loc, sizeOf(first, 0), sizeOf(lengths, 0)),
+          sizeOf(first, 1), givenBuffers[lengths], sizeValue(check.sizes[0]),
+          sizeValue(check.sizes[1]));
+      break;
+    }
+    case ValueCheckKind::PageWrites: {
+      int64_t positions = check.params[1];
+      checker.checkPageWrites(
+          argument(first), argument(positions), givenBuffers[first],
+          arith::MinSIOp::create(b, loc, sizeOf(first, 0),
+                                 sizeOf(positions, 0)),
+          sizeOf(first, 1), givenBuffers[positions], sizeValue(check.sizes[0]),
+          sizeValue(check.sizes[1]), sizeValue(check.sizes[2]));
+      break;
+    }
+    }
+  }
   fn->removeAttr(kSizeRelationsAttr);
+  fn->removeAttr(kValueChecksAttr);
   body->eraseArguments(0, numArgs);
 
   // The old body (from its first op to the return) runs in the `else`
@@ -588,6 +789,19 @@ struct AttnRecordAbiSizesPass
       else
         fn->setAttr(kSizeRelationsAttr,
                     DenseI64ArrayAttr::get(&getContext(), flat));
+      // (kind, its parameters, then (param, dimension) per size).
+      SmallVector<Attribute> checks;
+      for (const AbiValueCheck &check : getAbiValueChecks(fn)) {
+        SmallVector<int64_t> fields = {static_cast<int64_t>(check.kind)};
+        llvm::append_range(fields, check.params);
+        for (const AbiSize &size : check.sizes)
+          fields.append({size.param, size.dim});
+        checks.push_back(DenseI64ArrayAttr::get(&getContext(), fields));
+      }
+      if (checks.empty())
+        fn->removeAttr(kValueChecksAttr);
+      else
+        fn->setAttr(kValueChecksAttr, ArrayAttr::get(&getContext(), checks));
     }
   }
 };
@@ -617,7 +831,10 @@ struct AttnCheckAbiPass : attn::impl::AttnCheckAbiBase<AttnCheckAbiPass> {
       }
       if (failed(verifySizeRelations(fn)))
         return signalPassFailure();
-      addChecks(fn);
+      FailureOr<SmallVector<AbiValueCheck>> valueChecks = getValueChecks(fn);
+      if (failed(valueChecks))
+        return signalPassFailure();
+      addChecks(fn, *valueChecks);
       checked = true;
     }
     if (!checked)

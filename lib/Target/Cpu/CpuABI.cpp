@@ -197,6 +197,7 @@ FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
   }
   abi.numInputs = abi.params.size();
   abi.sizeRelations = getAbiSizeRelations(func);
+  abi.valueChecks = getAbiValueChecks(func);
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
     FailureOr<AbiParam> param = getParam(func, type, "result #" + Twine(i));
     if (failed(param))
@@ -238,27 +239,16 @@ FailureOr<SmallVector<FunctionAbi>> attn::getModuleAbi(ModuleOp module) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// A size as the caller gives it: dimension `dim` of parameter `param`, or
-/// the constant `dim` when `param` is -1.
-struct ParamSize {
-  int64_t param, dim;
-
-  bool operator==(const ParamSize &other) const {
-    return param == other.param && dim == other.dim;
-  }
-};
-
 /// Traces sizes inside one function back to its parameters.
 class SizeTracer {
 public:
   explicit SizeTracer(func::FuncOp func) : entry(&func.getBody().front()) {}
 
   /// Dimension `dim` of `value`.
-  std::optional<ParamSize> traceDim(Value value, int64_t dim,
-                                    unsigned depth = 0);
+  std::optional<AbiSize> traceDim(Value value, int64_t dim, unsigned depth = 0);
   /// An index value.
-  std::optional<ParamSize> traceIndex(Value value, unsigned depth);
-  std::optional<ParamSize> traceFoldResult(OpFoldResult size, unsigned depth);
+  std::optional<AbiSize> traceIndex(Value value, unsigned depth);
+  std::optional<AbiSize> traceFoldResult(OpFoldResult size, unsigned depth);
 
 private:
   /// Deeper chains are not followed (a long chain of ops that each pass a
@@ -268,8 +258,8 @@ private:
 };
 } // namespace
 
-std::optional<ParamSize> SizeTracer::traceDim(Value value, int64_t dim,
-                                              unsigned depth) {
+std::optional<AbiSize> SizeTracer::traceDim(Value value, int64_t dim,
+                                            unsigned depth) {
   auto type = cast<ShapedType>(value.getType());
   // A dimension the value does not have (a constant tensor.dim index out of
   // range: attn-verify-input rejects it, a pipeline built without it must
@@ -277,13 +267,13 @@ std::optional<ParamSize> SizeTracer::traceDim(Value value, int64_t dim,
   if (dim < 0 || dim >= type.getRank())
     return std::nullopt;
   if (!type.isDynamicDim(dim))
-    return ParamSize{-1, type.getDimSize(dim)};
+    return AbiSize{-1, type.getDimSize(dim)};
   if (depth > kMaxDepth)
     return std::nullopt;
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (arg.getOwner() != entry)
       return std::nullopt;
-    return ParamSize{arg.getArgNumber(), dim};
+    return AbiSize{arg.getArgNumber(), dim};
   }
   Operation *op = value.getDefiningOp();
   auto result = cast<OpResult>(value);
@@ -307,20 +297,20 @@ std::optional<ParamSize> SizeTracer::traceDim(Value value, int64_t dim,
   return std::nullopt;
 }
 
-std::optional<ParamSize> SizeTracer::traceIndex(Value value, unsigned depth) {
+std::optional<AbiSize> SizeTracer::traceIndex(Value value, unsigned depth) {
   if (std::optional<int64_t> constant = getConstantIntValue(value))
-    return ParamSize{-1, *constant};
+    return AbiSize{-1, *constant};
   if (auto dimOp = value.getDefiningOp<tensor::DimOp>())
     if (std::optional<int64_t> dim = getConstantIntValue(dimOp.getIndex()))
       return traceDim(dimOp.getSource(), *dim, depth + 1);
   return std::nullopt;
 }
 
-std::optional<ParamSize> SizeTracer::traceFoldResult(OpFoldResult size,
-                                                     unsigned depth) {
+std::optional<AbiSize> SizeTracer::traceFoldResult(OpFoldResult size,
+                                                   unsigned depth) {
   if (auto value = dyn_cast<Value>(size))
     return traceIndex(value, depth);
-  return ParamSize{-1, cast<IntegerAttr>(cast<Attribute>(size)).getInt()};
+  return AbiSize{-1, cast<IntegerAttr>(cast<Attribute>(size)).getInt()};
 }
 
 /// The loops of a linalg op are bounded by the first operand dimension
@@ -353,7 +343,7 @@ SmallVector<AbiSizeRelation> attn::getAbiSizeRelations(func::FuncOp func) {
   if (func.isExternal())
     return result;
   SizeTracer tracer(func);
-  auto add = [&](std::optional<ParamSize> size, std::optional<ParamSize> other,
+  auto add = [&](std::optional<AbiSize> size, std::optional<AbiSize> other,
                  Kind kind) {
     if (!size || !other || *size == *other)
       return;
@@ -366,8 +356,8 @@ SmallVector<AbiSizeRelation> attn::getAbiSizeRelations(func::FuncOp func) {
     if (size->param < 0)
       return;
     for (const AbiSizeRelation &known : result) {
-      ParamSize a{known.param, known.dimension};
-      ParamSize b{known.otherParam, known.otherDimension};
+      AbiSize a{known.param, known.dimension};
+      AbiSize b{known.otherParam, known.otherDimension};
       if (known.kind == kind && a == *size && b == *other)
         return;
       if (kind == Kind::Equal && known.kind == kind && a == *other &&
@@ -389,43 +379,6 @@ SmallVector<AbiSizeRelation> attn::getAbiSizeRelations(func::FuncOp func) {
     add(tracer.traceDim(relation.size.value, relation.size.dim),
         tracer.traceDim(relation.other.value, relation.other.dim),
         relation.multiple ? Kind::MultipleOf : Kind::Equal);
-  // Values the function reads from a parameter as given (through casts):
-  // lengths, and the block tables' entries that name the pages of keys.
-  auto parameterOf = [&](Value value) -> std::optional<int64_t> {
-    while (auto cast = value.getDefiningOp<tensor::CastOp>())
-      value = cast.getSource();
-    auto arg = dyn_cast<BlockArgument>(value);
-    if (!arg || arg.getOwner() != &entry)
-      return std::nullopt;
-    return arg.getArgNumber();
-  };
-  SmallVector<attn::ValueBound> bounds;
-  SmallVector<attn::PageBound> pageBounds;
-  for (Operation &op : entry) {
-    attn::getValueBounds(&op, bounds);
-    attn::getPageBounds(&op, pageBounds);
-  }
-  for (const attn::ValueBound &bound : bounds)
-    if (std::optional<int64_t> param = parameterOf(bound.values))
-      add(ParamSize{*param, 0},
-          tracer.traceDim(bound.bound.value, bound.bound.dim),
-          Kind::ElementsWithin);
-  for (const attn::PageBound &bound : pageBounds) {
-    std::optional<int64_t> table = parameterOf(bound.table);
-    std::optional<int64_t> lengths = parameterOf(bound.lengths);
-    std::optional<int64_t> pages = parameterOf(bound.pages);
-    if (!table || !lengths || !pages)
-      continue;
-    AbiSizeRelation relation{static_cast<unsigned>(*table), *lengths, *pages,
-                             bound.slot, Kind::PagesWithin};
-    if (!llvm::any_of(result, [&](const AbiSizeRelation &known) {
-          return known.kind == relation.kind && known.param == relation.param &&
-                 known.dimension == relation.dimension &&
-                 known.otherParam == relation.otherParam &&
-                 known.otherDimension == relation.otherDimension;
-        }))
-      result.push_back(relation);
-  }
   // Outputs: the caller sizes them as the function computes them.
   auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
   if (!ret)
@@ -437,10 +390,61 @@ SmallVector<AbiSizeRelation> attn::getAbiSizeRelations(func::FuncOp func) {
       continue;
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
-        add(ParamSize{numInputs + static_cast<int64_t>(r), d},
+        add(AbiSize{numInputs + static_cast<int64_t>(r), d},
             tracer.traceDim(value, d), Kind::Equal);
   }
   return result;
+}
+
+SmallVector<AbiValueCheck> attn::getAbiValueChecks(func::FuncOp func) {
+  SmallVector<AbiValueCheck> result;
+  if (func.isExternal())
+    return result;
+  SizeTracer tracer(func);
+  Block &entry = func.getBody().front();
+  // The values are read from the caller's buffers: parameters as given.
+  auto parameterOf = [&](Value value) -> std::optional<int64_t> {
+    while (auto cast = value.getDefiningOp<tensor::CastOp>())
+      value = cast.getSource();
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner() != &entry)
+      return std::nullopt;
+    return arg.getArgNumber();
+  };
+  SmallVector<attn::ValueCheck> checks;
+  for (Operation &op : entry)
+    attn::getValueChecks(&op, checks);
+  for (const attn::ValueCheck &check : checks) {
+    AbiValueCheck traced{check.kind, {}, {}};
+    for (Value values : check.values)
+      if (std::optional<int64_t> param = parameterOf(values))
+        traced.params.push_back(*param);
+    for (const attn::TensorDim &size : check.sizes)
+      if (std::optional<AbiSize> given = tracer.traceDim(size.value, size.dim))
+        traced.sizes.push_back(*given);
+    if (traced.params.size() != check.values.size() ||
+        traced.sizes.size() != check.sizes.size())
+      continue;
+    if (!llvm::any_of(result, [&](const AbiValueCheck &known) {
+          return known.kind == traced.kind && known.params == traced.params &&
+                 known.sizes == traced.sizes;
+        }))
+      result.push_back(std::move(traced));
+  }
+  return result;
+}
+
+std::pair<unsigned, unsigned>
+AbiValueCheck::getArity(attn::ValueCheckKind kind) {
+  switch (kind) {
+  case attn::ValueCheckKind::LengthsWithin:
+    return {1, 1};
+  case attn::ValueCheckKind::PagesWithin:
+    return {2, 2};
+  case attn::ValueCheckKind::PageWrites:
+    return {2, 3};
+  }
+  llvm_unreachable("unknown value check");
 }
 
 bool AbiSizeRelation::holds(int64_t size, int64_t other) const {
@@ -451,10 +455,6 @@ bool AbiSizeRelation::holds(int64_t size, int64_t other) const {
     return other > 0 && size % other == 0;
   case AbiSizeRelationKind::Divides:
     return size > 0 && other % size == 0;
-  case AbiSizeRelationKind::ElementsWithin:
-    return size >= 0 && size <= other;
-  case AbiSizeRelationKind::PagesWithin:
-    return size >= 0 && size < other;
   }
   llvm_unreachable("unknown size relation");
 }
@@ -462,7 +462,7 @@ bool AbiSizeRelation::holds(int64_t size, int64_t other) const {
 std::optional<std::string>
 FunctionAbi::checkSizeRelations(ArrayRef<SmallVector<int64_t>> shapes) const {
   for (const AbiSizeRelation &relation : sizeRelations) {
-    if (relation.boundsValues() || relation.param >= shapes.size() ||
+    if (relation.param >= shapes.size() ||
         (!relation.isConstant() &&
          relation.otherParam >= static_cast<int64_t>(shapes.size())))
       continue;
@@ -519,13 +519,6 @@ std::string FunctionAbi::describeBrokenRelation(const AbiSizeRelation &relation,
   case AbiSizeRelationKind::Divides:
     os << "the function needs a positive divisor of " << describeOther();
     break;
-  case AbiSizeRelationKind::ElementsWithin:
-    os << "the function needs its elements in [0, " << describeOther() << "]";
-    break;
-  case AbiSizeRelationKind::PagesWithin:
-    os << "the function needs the entries naming pages of keys in [0, "
-       << describeOther() << ")";
-    break;
   }
   return text;
 }
@@ -545,8 +538,7 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
     // The record holds the other side's size, not which relation it is: the
     // first of this dimension that these sizes break.
     for (const AbiSizeRelation &relation : abi.sizeRelations)
-      if (!relation.boundsValues() && relation.param == argument &&
-          relation.dimension == dimension &&
+      if (relation.param == argument && relation.dimension == dimension &&
           (!relation.isConstant() || relation.otherDimension == expected) &&
           !relation.holds(actual, expected))
         return abi.describeBrokenRelation(relation, actual, expected);
@@ -581,13 +573,14 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
   case AbiMismatch::Value: {
     // What bounds it: the first bound of this parameter's values.
     std::string bound = std::to_string(expected);
-    for (const AbiSizeRelation &relation : abi.sizeRelations)
-      if (relation.param == argument && relation.boundsValues()) {
-        bound = relation.isConstant()
+    for (const AbiValueCheck &check : abi.valueChecks)
+      if (check.kind == ValueCheckKind::LengthsWithin &&
+          check.params[0] == argument) {
+        const AbiSize &size = check.sizes[0];
+        bound = size.isConstant()
                     ? bound + " (the function's static extent)"
-                    : (Twine(expected) + ", " +
-                       describeParam(abi, relation.otherParam) + " dimension " +
-                       Twine(relation.otherDimension))
+                    : (Twine(expected) + ", " + describeParam(abi, size.param) +
+                       " dimension " + Twine(size.dim))
                           .str();
         break;
       }
@@ -604,11 +597,22 @@ std::string attn::describeAbiMismatch(const FunctionAbi &abi,
       os << dimension << " (row-major)";
     else
       os << "[" << dimension / entries << ", " << dimension % entries << "]";
-    os << " is " << actual << ", a page holding keys the function reads, "
-       << "outside the cache's " << expected << " pages [0, " << expected
-       << ")";
+    os << " is " << actual << ", a page the function reads keys from or "
+       << "writes rows into, outside the cache's " << expected << " pages [0, "
+       << expected << ")";
     break;
   }
+  case AbiMismatch::Position:
+    os << "element " << dimension << " is " << actual
+       << ": the rows appended from there must fit the sequence's row of "
+          "the block table, so it must lie in [0, "
+       << expected << "]";
+    break;
+  case AbiMismatch::SharedPage:
+    os << "sequences " << expected << " and " << dimension
+       << " both append rows into page " << actual
+       << ": sequences must not share the pages they write";
+    break;
   }
   return text;
 }

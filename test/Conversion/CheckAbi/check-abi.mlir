@@ -120,8 +120,9 @@ func.func @relations(%k: memref<?x8xf32>, %v: memref<?x?xf32>, %q: memref<?x8xf3
 
 // -----
 
-// Kind 3: every element of the lengths (input #1) within [0, the keys'
-// size (input #0 dimension 1)], read by a loop only once every other check
+// Value check kind 0: every element of the lengths (input #1) within [0,
+// the keys' size (input #0 dimension 1)], read by a loop only once every
+// other check
 // passed (its trip count 0 otherwise); the first element outside is
 // recorded as (argument, element index, 5, bound, element).
 // CHECK-LABEL: func.func @lengths
@@ -137,15 +138,15 @@ func.func @relations(%k: memref<?x8xf32>, %v: memref<?x?xf32>, %q: memref<?x8xf3
 // CHECK: arith.select %{{.*}}, %[[FIVE]]
 // CHECK: scf.if
 func.func @lengths(%k: memref<4x?xf32>, %lens: memref<?xi32>)
-    attributes {attn.abi_size_relations = array<i64: 1, 0, 0, 1, 3>} {
+    attributes {attn.abi_value_checks = [array<i64: 0, 1, 0, 1>]} {
   return
 }
 
 // -----
 
-// Block table entries that name pages of keys (kind 4: table 0, lengths 1,
-// pages 2 and their dimension 1 of keys per page), checked after the
-// lengths: for each row r of at most the lengths' count, its first
+// Block table entries that name pages of keys (value check kind 1: table
+// 0, lengths 1; the pages' dimensions 0 and 1: how many, keys per page):
+// for each row r of at most the lengths' count, its first
 // ceil(max(lengths[r], 0) / P) entries, at most the row's width; the first
 // outside [0, pages) is recorded as (argument, r * width + j, 6, pages,
 // entry).
@@ -154,9 +155,9 @@ func.func @lengths(%k: memref<4x?xf32>, %lens: memref<?xi32>)
 // CHECK: %{{.*}}, %{{.*}}, %[[T_SIZES:.*]]:2, %{{.*}}:2 = memref.extract_strided_metadata %[[T]]
 // CHECK: %{{.*}}, %{{.*}}, %[[L_SIZE:.*]], %{{.*}} = memref.extract_strided_metadata %[[L]]
 // CHECK: %{{.*}}, %{{.*}}, %[[P_SIZES:.*]]:4, %{{.*}}:4 = memref.extract_strided_metadata %[[P]]
-// CHECK: %[[ROWS:.*]] = arith.minsi %[[T_SIZES]]#0, %[[L_SIZE]] : index
+// CHECK-DAG: %[[ROWS:.*]] = arith.minsi %[[T_SIZES]]#0, %[[L_SIZE]] : index
+// CHECK-DAG: %[[SIZE:.*]] = arith.maxsi %[[P_SIZES]]#1, %{{.*}} : index
 // CHECK: %[[UPPER:.*]] = arith.select %{{.*}}, %{{.*}}, %[[ROWS]] : index
-// CHECK: %[[SIZE:.*]] = arith.maxsi %[[P_SIZES]]#1, %{{.*}} : index
 // CHECK: scf.for %[[R:.*]] = %{{.*}} to %[[UPPER]] step %{{.*}} iter_args(
 // CHECK:   memref.load %[[L]][%[[R]]]
 // CHECK:   arith.ceildivsi %{{.*}}, %[[SIZE]] : index
@@ -170,6 +171,48 @@ func.func @lengths(%k: memref<4x?xf32>, %lens: memref<?xi32>)
 // CHECK: scf.if
 func.func @pages(%table: memref<?x?xi64>, %lens: memref<?xi32>,
                  %pages: memref<?x?x?x?xf32>)
-    attributes {attn.abi_size_relations = array<i64: 0, 1, 2, 1, 4>} {
+    attributes {attn.abi_value_checks = [array<i64: 1, 0, 1, 2, 0, 2, 1>]} {
+  return
+}
+
+// -----
+
+// Rows appended into pages (value check kind 2: table 0, positions 1; the
+// cache's pages (2, 0), its keys per page (2, 1), the new rows: a constant
+// 3): each position in [0, width * P - 3] (mismatch kind 7), the entries of
+// the pages written, [pos / P, ceil((pos + 3) / P)), in [0, pages) (kind
+// 6), then each written page's writer in a scratch array over the pages:
+// first set to -1 where written, then to the sequence, a page already
+// another sequence's recorded as (table, sequence, 8, the other, page).
+// CHECK-LABEL: func.func @append
+// CHECK-SAME: (%[[T:.*]]: memref<?x?xi32, strided<[?, ?], offset: ?>>, %[[POS:.*]]: memref<?xi64, strided<[?], offset: ?>>, %[[P:.*]]: memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>) -> i32
+// CHECK: scf.for
+// CHECK:   memref.load %[[POS]]
+// CHECK: %[[SEVEN:.*]] = arith.constant 7 : i64
+// CHECK: arith.select %{{.*}}, %[[SEVEN]]
+// CHECK: scf.for
+// CHECK:   memref.load %[[POS]]
+// CHECK:   arith.divsi
+// CHECK:   arith.ceildivsi
+// CHECK:   scf.for
+// CHECK:     memref.load %[[T]]
+// CHECK: %[[SIX:.*]] = arith.constant 6 : i64
+// CHECK: arith.select %{{.*}}, %[[SIX]]
+// CHECK: %[[OWNERS:.*]] = memref.alloc(%{{.*}}) : memref<?xi64>
+// CHECK: scf.for
+// CHECK:   scf.for
+// CHECK:     memref.store %{{.*}}, %[[OWNERS]]
+// CHECK: scf.for
+// CHECK:   scf.for
+// CHECK:     %[[OWNER:.*]] = memref.load %[[OWNERS]]
+// CHECK:     arith.cmpi ne, %[[OWNER]]
+// CHECK:     memref.store %{{.*}}, %[[OWNERS]]
+// CHECK: memref.dealloc %[[OWNERS]]
+// CHECK: %[[EIGHT:.*]] = arith.constant 8 : i64
+// CHECK: arith.select %{{.*}}, %[[EIGHT]]
+// CHECK: scf.if
+func.func @append(%table: memref<?x?xi32>, %pos: memref<?xi64>,
+                  %pages: memref<?x?x?x?xf32>)
+    attributes {attn.abi_value_checks = [array<i64: 2, 0, 1, 2, 0, 2, 1, -1, 3>]} {
   return
 }

@@ -143,15 +143,18 @@ func.func private @private(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32
 
 // -----
 
-// Key lengths read from a parameter: each element in [0, Skv] (kind 3),
-// here the static 64 keys the block table's pages hold (the gathered key
-// tensor's extent, a constant: -1, 64); beside it the lengths against the
-// batch (3, 0 equal to the query's 2: a constant).
-// The block table's entries that name pages of keys against the cache's
-// pages (kind 4: table 2, lengths 3, cache 1 and its dimension 1 of keys
-// per page), once though both key and value read it.
+// Key lengths read from a parameter: each element in [0, Skv], here the
+// static 64 keys the block table's pages hold (the gathered key tensor's
+// extent, a constant); beside them the size relation of the lengths against
+// the batch (3, 0 equal to the query's 2: a constant).
+// Value checks (attn.abi_value_checks: kind, parameters, then (param,
+// dimension) per size, -1 for a constant): the lengths within the 64 keys
+// (kind 0: lengths 3; -1, 64), and the block table's entries that name
+// pages of keys against the cache's 9 pages of 16 keys (kind 1: table 2,
+// lengths 3; -1, 9; -1, 16), once though both key and value read it.
 // CHECK-LABEL: func.func @paged_lengths
-// CHECK-SAME: attn.abi_size_relations = array<i64: {{.*}}3, 0, -1, 64, 3, 2, 3, 1, 1, 4>
+// CHECK-SAME: attn.abi_size_relations = array<i64: 3, 0, -1, 2, 0>
+// CHECK-SAME: attn.abi_value_checks = [array<i64: 0, 3, -1, 64>, array<i64: 1, 2, 3, -1, 9, -1, 16>]
 func.func @paged_lengths(%q: tensor<2x4x1x16xf32>, %kc: tensor<9x16x4x16xf32>,
                          %pt: tensor<2x4xi32>, %lens: tensor<?xi32>) -> tensor<2x4x1x16xf32> {
   %k = attn.gather_pages %kc[%pt] : tensor<9x16x4x16xf32>, tensor<2x4xi32> -> tensor<2x4x64x16xf32>
@@ -165,7 +168,7 @@ func.func @paged_lengths(%q: tensor<2x4x1x16xf32>, %kc: tensor<9x16x4x16xf32>,
 
 // Lengths against a dynamic key count: the key's dimension 2.
 // CHECK-LABEL: func.func @lengths_against_keys
-// CHECK-SAME: attn.abi_size_relations = array<i64: {{.*}}3, 0, 1, 2, 3{{.*}}>
+// CHECK-SAME: attn.abi_value_checks = [array<i64: 0, 3, 1, 2>]
 func.func @lengths_against_keys(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x?x16xf32>,
                                 %v: tensor<2x4x?x16xf32>, %lens: tensor<2xi64>) -> tensor<2x4x8x16xf32> {
   %e = tensor.empty() : tensor<2x4x8x16xf32>
@@ -176,18 +179,19 @@ func.func @lengths_against_keys(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x?x16xf3
 
 // -----
 
-// The hnd layout keeps a page's keys in dimension 2; the key cache (1)
-// and the value cache (3) each against the table; a table or lengths the
-// function computes are not recorded (only parameters are read).
+// The hnd layout keeps a page's keys in dimension 2; the key cache's
+// pages are a parameter's size (1, 0), the value cache's a constant: one
+// check each. A table or lengths the function computes are not recorded
+// (only parameters' values are read).
 // CHECK-LABEL: func.func @paged_hnd
-// CHECK-SAME: attn.abi_size_relations = array<i64: {{.*}}2, 4, 1, 2, 4, 2, 4, 3, 2, 4>
+// CHECK-SAME: attn.abi_value_checks = [array<i64: 0, 4, -1, 64>, array<i64: 1, 2, 4, 1, 0, -1, 16>, array<i64: 1, 2, 4, -1, 9, -1, 16>]
 // CHECK-LABEL: func.func @paged_computed_lengths
-// CHECK-NOT: 2, 3, 1, 1, 4
+// CHECK-NOT: attn.abi_value_checks
 // CHECK: return
-func.func @paged_hnd(%q: tensor<2x4x1x16xf32>, %kc: tensor<9x4x16x16xf32>,
+func.func @paged_hnd(%q: tensor<2x4x1x16xf32>, %kc: tensor<?x4x16x16xf32>,
                      %pt: tensor<2x4xi32>, %vc: tensor<9x4x16x16xf32>,
                      %lens: tensor<2xi32>) -> tensor<2x4x1x16xf32> {
-  %k = attn.gather_pages %kc[%pt] layout = <hnd> : tensor<9x4x16x16xf32>, tensor<2x4xi32> -> tensor<2x4x64x16xf32>
+  %k = attn.gather_pages %kc[%pt] layout = <hnd> : tensor<?x4x16x16xf32>, tensor<2x4xi32> -> tensor<2x4x64x16xf32>
   %v = attn.gather_pages %vc[%pt] layout = <hnd> : tensor<9x4x16x16xf32>, tensor<2x4xi32> -> tensor<2x4x64x16xf32>
   %e = tensor.empty() : tensor<2x4x1x16xf32>
   %o = attn.sdpa %q, %k, %v kv_lens(%lens : tensor<2xi32>) outs(%e)
@@ -203,4 +207,18 @@ func.func @paged_computed_lengths(%q: tensor<2x4x1x16xf32>, %kc: tensor<9x16x4x1
   %o = attn.sdpa %q, %k, %k kv_lens(%more : tensor<2xi32>) outs(%e)
      : tensor<2x4x1x16xf32>, tensor<2x4x64x16xf32>, tensor<2x4x64x16xf32> -> tensor<2x4x1x16xf32>
   return %o : tensor<2x4x1x16xf32>
+}
+
+// -----
+
+// Rows appended into pages (kind 2: table 2, positions 3; the cache's
+// pages (1, 0), its 16 keys per page, the 3 new rows): each sequence's rows
+// fit its table row, their pages are the cache's, no page written twice.
+// CHECK-LABEL: func.func @append
+// CHECK-SAME: attn.abi_value_checks = [array<i64: 2, 2, 3, 1, 0, -1, 16, -1, 3>]
+func.func @append(%rows: tensor<2x4x3x16xf32>, %cache: tensor<?x16x4x16xf32>,
+                  %pt: tensor<2x?xi32>, %pos: tensor<2xi64>) -> tensor<?x16x4x16xf32> {
+  %c = attn.append_pages %rows into %cache[%pt] at %pos
+     : tensor<2x4x3x16xf32>, tensor<?x16x4x16xf32>, tensor<2x?xi32>, tensor<2xi64> -> tensor<?x16x4x16xf32>
+  return %c : tensor<?x16x4x16xf32>
 }

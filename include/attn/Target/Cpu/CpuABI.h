@@ -14,6 +14,8 @@
 #ifndef ATTN_TARGET_CPU_CPUABI_H
 #define ATTN_TARGET_CPU_CPUABI_H
 
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -68,19 +70,7 @@ enum class AbiSizeRelationKind : int64_t {
   /// heads (grouped-query attention).
   MultipleOf = 1,
   /// A positive divisor of the other: key/value heads of query heads.
-  Divides = 2,
-  /// Not a size: every element of the parameter (a 1-D integer buffer,
-  /// `dimension` 0) lies in [0, the other size]: the key lengths of
-  /// `kv_lens` against the keys (attn::getValueBounds).
-  ElementsWithin = 3,
-  /// Not a size: the parameter is a block table (a 2-D integer buffer),
-  /// `dimension` names the parameter holding the lengths (a 1-D integer
-  /// buffer), the other side is a page pool and its dimension of keys per
-  /// page P: the first ceil(lengths[b] / P) entries of row b lie in [0, the
-  /// pool's dimension 0) (attn::getPageBounds). Checked after the lengths'
-  /// own ElementsWithin; no entry past a row's end is read whatever the
-  /// lengths hold.
-  PagesWithin = 4
+  Divides = 2
 };
 
 /// A relation of sizes the caller's buffers must keep
@@ -94,14 +84,34 @@ struct AbiSizeRelation {
   AbiSizeRelationKind kind = AbiSizeRelationKind::Equal;
 
   bool isConstant() const { return otherParam < 0; }
-  /// Whether it relates the parameter's values rather than its size.
-  bool boundsValues() const {
-    return kind == AbiSizeRelationKind::ElementsWithin ||
-           kind == AbiSizeRelationKind::PagesWithin;
-  }
-  /// Whether `size` and `other` keep it (for ElementsWithin: whether the
-  /// element `size` lies in [0, other]).
+  /// Whether `size` and `other` keep it.
   bool holds(int64_t size, int64_t other) const;
+};
+
+/// A size as the caller gives it: dimension `dim` of parameter `param`, or
+/// the constant `dim` when `param` is -1.
+struct AbiSize {
+  int64_t param, dim;
+
+  bool isConstant() const { return param < 0; }
+  bool operator==(const AbiSize &other) const {
+    return param == other.param && dim == other.dim;
+  }
+};
+
+/// What the compiled code reads from the values of integer parameters and
+/// must hold there (attn::getValueChecks, with the tensors traced to the
+/// parameters and the extents to their sizes or constants): checked at
+/// entry by loops over those values, after every size.
+struct AbiValueCheck {
+  attn::ValueCheckKind kind;
+  /// The parameters whose values are read (attn::ValueCheck::values).
+  SmallVector<int64_t, 2> params;
+  /// The extents they are compared with (attn::ValueCheck::sizes).
+  SmallVector<AbiSize, 3> sizes;
+
+  /// How many parameters and sizes a check of `kind` has.
+  static std::pair<unsigned, unsigned> getArity(attn::ValueCheckKind kind);
 };
 
 /// The C view of one public function.
@@ -112,6 +122,9 @@ struct FunctionAbi {
   unsigned numInputs = 0;
   /// Sizes the caller's buffers must agree on.
   SmallVector<AbiSizeRelation> sizeRelations;
+  /// What the values of its integer buffers must hold (few functions have
+  /// any: no inline storage).
+  SmallVector<AbiValueCheck, 0> valueChecks;
 
   /// What the first relation that buffers of `shapes` (one per parameter,
   /// in order; the parameters accept them) break means
@@ -173,6 +186,19 @@ SmallVector<AbiSizeRelation> getAbiSizeRelations(func::FuncOp func);
 /// otherParam, otherDimension, kind) tuples.
 constexpr llvm::StringLiteral kSizeRelationsAttr = "attn.abi_size_relations";
 
+/// The value checks a call of `func` (a function on tensors, before
+/// bufferization) must pass: attn::getValueChecks of the ops in its entry
+/// block whose integer tensors are parameters as given (through casts) and
+/// whose extents trace to parameters' sizes or constants. Others are not
+/// listed: nothing checks them.
+SmallVector<AbiValueCheck> getAbiValueChecks(func::FuncOp func);
+
+/// The attribute attn-record-abi-sizes puts the value checks of a public
+/// function in for attn-check-abi: an array of i64 arrays, one per check:
+/// (kind, its parameters, then (param, dimension) per size, param -1 for a
+/// constant).
+constexpr llvm::StringLiteral kValueChecksAttr = "attn.abi_value_checks";
+
 /// The ABI of every public function defined in `module`, in order; fails
 /// (with diagnostics) if one cannot be described or there is none.
 FailureOr<SmallVector<FunctionAbi>> getModuleAbi(ModuleOp module);
@@ -186,10 +212,16 @@ constexpr llvm::StringLiteral kAbiErrorFunction = "attn_abi_error";
 /// `Relation`: the size `actual` of (argument, dimension) breaks one of
 /// the function's size relations, whose other side is `expected`.
 /// `Value`: element `dimension` of the argument holds `actual`, outside
-/// [0, `expected`] (an ElementsWithin relation).
+/// [0, `expected`] (LengthsWithin).
 /// `Page`: element `dimension` (row-major) of the argument, a block table,
-/// names page `actual` for keys the function reads, outside [0,
-/// `expected`), the pages of the pool (a PagesWithin relation).
+/// names page `actual` for keys the function reads or writes, outside [0,
+/// `expected`), the pages of the cache (PagesWithin, PageWrites).
+/// `Position`: element `dimension` of the argument, where a sequence's new
+/// rows start, is `actual`, outside [0, `expected`], the last start at
+/// which they fit its row of the block table (PageWrites).
+/// `SharedPage`: sequence `dimension` writes into page `actual`, which
+/// sequence `expected` writes too; the argument is the block table
+/// (PageWrites).
 enum class AbiMismatch : int64_t {
   Size = 0,
   Stride = 1,
@@ -197,7 +229,9 @@ enum class AbiMismatch : int64_t {
   Offset = 3,
   Relation = 4,
   Value = 5,
-  Page = 6
+  Page = 6,
+  Position = 7,
+  SharedPage = 8
 };
 
 /// What `attn_abi_error` reported for a call of `abi` (its five fields:

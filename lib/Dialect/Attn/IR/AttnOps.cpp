@@ -869,34 +869,34 @@ void attn::getSizeRelations(Operation *op,
   }
 }
 
-void attn::getValueBounds(Operation *op, SmallVectorImpl<ValueBound> &result) {
-  auto add = [&](auto scoreOp) {
-    if (Value lens = scoreOp.getKvLens())
-      result.push_back({lens, {scoreOp.getKey(), 2}});
-  };
-  if (auto sdpa = dyn_cast<SdpaOp>(op))
-    add(sdpa);
-  else if (auto weights = dyn_cast<WeightsOp>(op))
-    add(weights);
-  else if (auto grad = dyn_cast<SdpaGradOp>(op))
-    add(grad);
-}
-
-void attn::getPageBounds(Operation *op, SmallVectorImpl<PageBound> &result) {
-  auto add = [&](Value lens, ValueRange operands) {
+void attn::getValueChecks(Operation *op, SmallVectorImpl<ValueCheck> &result) {
+  // The key lengths of an op against its keys, and the pages of those keys
+  // where a key or value operand is read from a paged cache.
+  auto addLengths = [&](Value lens, Value key, ValueRange operands) {
     if (!lens)
       return;
+    result.push_back({ValueCheckKind::LengthsWithin, {lens}, {{key, 2}}});
     for (Value operand : operands)
       if (auto gather = operand.getDefiningOp<GatherPagesOp>())
-        result.push_back({gather.getPageTable(), lens, gather.getPages(),
-                          gather.getCacheDims().slot});
+        result.push_back({ValueCheckKind::PagesWithin,
+                          {gather.getPageTable(), lens},
+                          {{gather.getPages(), 0},
+                           {gather.getPages(), gather.getCacheDims().slot}}});
   };
   if (auto sdpa = dyn_cast<SdpaOp>(op))
-    add(sdpa.getKvLens(), {sdpa.getKey(), sdpa.getValue()});
+    addLengths(sdpa.getKvLens(), sdpa.getKey(),
+               {sdpa.getKey(), sdpa.getValue()});
   else if (auto weights = dyn_cast<WeightsOp>(op))
-    add(weights.getKvLens(), {weights.getKey()});
+    addLengths(weights.getKvLens(), weights.getKey(), {weights.getKey()});
   else if (auto grad = dyn_cast<SdpaGradOp>(op))
-    add(grad.getKvLens(), {grad.getKey(), grad.getValue()});
+    addLengths(grad.getKvLens(), grad.getKey(),
+               {grad.getKey(), grad.getValue()});
+  else if (auto append = dyn_cast<AppendPagesOp>(op))
+    result.push_back({ValueCheckKind::PageWrites,
+                      {append.getPageTable(), append.getPositions()},
+                      {{append.getCache(), 0},
+                       {append.getCache(), append.getCacheDims().slot},
+                       {append.getRows(), 2}}});
 }
 
 #define GET_OP_CLASSES

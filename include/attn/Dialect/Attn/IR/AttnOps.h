@@ -66,37 +66,39 @@ struct SizeRelation {
 /// the attn ops on pages are not listed.
 void getSizeRelations(Operation *op, SmallVectorImpl<SizeRelation> &result);
 
-/// Values the lowering of an op reads as lengths: every element of the
-/// integer tensor `values` must lie in [0, the extent of `bound`] (the
-/// `kv_lens` of attn.sdpa, attn.weights and attn.sdpa_grad against the
-/// keys). The verifier cannot see values; the lowering takes a length
-/// outside as the nearest one inside (docs/CpuABI.md: the ABI checks
-/// refuse it).
-struct ValueBound {
-  Value values;
-  TensorDim bound;
+/// What the lowering of an op reads from the values of integer tensors and
+/// must hold there. The verifier cannot see values; the lowerings take a
+/// value outside as the nearest one inside, or skip what it names, so that
+/// nothing is read or written out of bounds, but the result is then not
+/// the one asked for (docs/CpuABI.md: the ABI checks refuse such calls).
+enum class ValueCheckKind : int64_t {
+  /// Every element of `values[0]` (1-D, lengths) lies in [0, `sizes[0]`]:
+  /// the `kv_lens` of attn.sdpa, attn.weights and attn.sdpa_grad against
+  /// the keys.
+  LengthsWithin = 0,
+  /// In each row b of the block table `values[0]` (2-D), the entries of the
+  /// pages holding keys, the first ceil(`values[1]`[b] / P) (the lengths,
+  /// 1-D), lie in [0, `sizes[0]`), with P = `sizes[1]`: attn.gather_pages
+  /// read by an op with `kv_lens`.
+  PagesWithin = 1,
+  /// Each sequence b's `sizes[2]` new rows, written from position
+  /// `values[1]`[b] (1-D) on, fit the P = `sizes[1]` keys per page of its
+  /// row of the block table `values[0]` (2-D), the pages they are written
+  /// to lie in [0, `sizes[0]`), and no page is written by two sequences:
+  /// attn.append_pages.
+  PageWrites = 2
 };
 
-/// The ValueBounds of `op` (an attn op).
-void getValueBounds(Operation *op, SmallVectorImpl<ValueBound> &result);
-
-/// Pages an op reads through a block table: in each row `b` of the 2-D
-/// integer tensor `table`, the first ceil(lengths[b] / P) entries (the pages
-/// holding the keys the op attends over) must lie in [0, the extent of
-/// `pages`' dimension 0), where P is the extent of `pages`' dimension
-/// `slot`. attn.gather_pages takes an entry outside as the nearest page (it
-/// reads nothing out of bounds, but another sequence's keys); the verifier
-/// cannot see values (docs/CpuABI.md: the ABI checks refuse it).
-struct PageBound {
-  Value table;
-  Value lengths;
-  Value pages;
-  int64_t slot;
+/// One value check of an op: the integer tensors whose values it reads and
+/// the extents it compares them with (ValueCheckKind says which).
+struct ValueCheck {
+  ValueCheckKind kind;
+  SmallVector<Value, 2> values;
+  SmallVector<TensorDim, 3> sizes;
 };
 
-/// The PageBounds of `op` (an attn op whose key or value is an
-/// attn.gather_pages and which has `kv_lens`).
-void getPageBounds(Operation *op, SmallVectorImpl<PageBound> &result);
+/// The ValueChecks of `op` (an attn op).
+void getValueChecks(Operation *op, SmallVectorImpl<ValueCheck> &result);
 } // namespace attn
 } // namespace mlir
 

@@ -247,7 +247,9 @@ def Attn_GatherPagesOp : Attn_Op<"gather_pages", [Pure]> {
     positions past a sequence's length take no part whatever the table
     holds there. A table entry outside `[0, num_pages)` reads the nearest
     page instead (nothing is read out of bounds); only the keys `kv_lens`
-    masks may come from such entries. Keys that `kv_lens` masks take no
+    masks may come from such entries (a compiled entry point whose table,
+    cache and `kv_lens` are parameters refuses a call where others do:
+    attn-check-abi). Keys that `kv_lens` masks take no
     part in the result as long as they are finite: the tiled lowerings
     multiply the rows of V in a partial tile by probabilities of 0, and 0
     times an infinity or a NaN is NaN, so a cache's unused positions must
@@ -319,6 +321,9 @@ def Attn_AppendPagesOp : Attn_Op<"append_pages", [
     outside the table (negative, or at or past `max_pages * P`) or whose
     table entry is outside `[0, num_pages)` is not written: nothing is
     written out of bounds. Sequences must not share the pages they write.
+    A compiled entry point whose table and positions are parameters refuses
+    a call that breaks any of these before anything is written
+    (attn-check-abi).
 
     The CPU pipeline compiles it; the CUDA pipeline does not take it yet
     (an error says so). The op is in destination-passing style: `cache` is
