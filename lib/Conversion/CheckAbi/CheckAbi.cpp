@@ -134,6 +134,15 @@ bool isAbiBuffer(Type type) {
                     isa<StridedLayoutAttr>(memref.getLayout()));
 }
 
+/// Whether `dim` is a dimension of `fn`'s buffer argument `param`.
+bool isBufferDimension(func::FuncOp fn, int64_t param, int64_t dim) {
+  if (param < 0 || param >= static_cast<int64_t>(fn.getNumArguments()))
+    return false;
+  Type type = fn.getArgumentTypes()[param];
+  return isAbiBuffer(type) && dim >= 0 &&
+         dim < cast<MemRefType>(type).getRank();
+}
+
 /// The fields of one recorded relation: (param, dimension, other param,
 /// other dimension, kind).
 constexpr size_t kRelationFields = 5;
@@ -153,16 +162,9 @@ LogicalResult verifySizeRelations(func::FuncOp fn) {
               "dimension, kind) tuples, got "
            << attr;
   ArrayRef<int64_t> flat = relations.asArrayRef();
-  auto isDimension = [&](int64_t param, int64_t dim) {
-    if (param < 0 || param >= static_cast<int64_t>(fn.getNumArguments()))
-      return false;
-    Type type = fn.getArgumentTypes()[param];
-    return isAbiBuffer(type) && dim >= 0 &&
-           dim < cast<MemRefType>(type).getRank();
-  };
   for (size_t i = 0; i < flat.size(); i += kRelationFields)
-    if (!isDimension(flat[i], flat[i + 1]) ||
-        (flat[i + 2] >= 0 ? !isDimension(flat[i + 2], flat[i + 3])
+    if (!isBufferDimension(fn, flat[i], flat[i + 1]) ||
+        (flat[i + 2] >= 0 ? !isBufferDimension(fn, flat[i + 2], flat[i + 3])
                           : flat[i + 2] != -1 || flat[i + 3] < 0) ||
         flat[i + 4] < static_cast<int64_t>(AbiSizeRelationKind::Equal) ||
         flat[i + 4] > static_cast<int64_t>(AbiSizeRelationKind::Divides))
@@ -190,13 +192,6 @@ FailureOr<SmallVector<AbiValueCheck>> getValueChecks(func::FuncOp fn) {
     return fn.emitOpError("attn-check-abi: ")
            << kValueChecksAttr << " must be an array of i64 arrays, got "
            << attr;
-  auto isDimension = [&](int64_t param, int64_t dim) {
-    if (param < 0 || param >= static_cast<int64_t>(fn.getNumArguments()))
-      return false;
-    Type type = fn.getArgumentTypes()[param];
-    return isAbiBuffer(type) && dim >= 0 &&
-           dim < cast<MemRefType>(type).getRank();
-  };
   auto isIntegers = [&](int64_t param, int64_t rank) {
     if (param < 0 || param >= static_cast<int64_t>(fn.getNumArguments()))
       return false;
@@ -234,7 +229,7 @@ FailureOr<SmallVector<AbiValueCheck>> getValueChecks(func::FuncOp fn) {
         return invalid();
     for (const AbiSize &size : check.sizes)
       if (size.isConstant() ? size.param != -1 || size.dim < 0
-                            : !isDimension(size.param, size.dim))
+                            : !isBufferDimension(fn, size.param, size.dim))
         return invalid();
     result.push_back(std::move(check));
   }
