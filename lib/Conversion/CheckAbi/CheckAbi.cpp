@@ -314,8 +314,9 @@ private:
                function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
                                                Value, ValueRange)>
                    body);
-  /// The entries [first, last] of row r that hold positions [start, start +
-  /// count) of a sequence, at most the row's `width`.
+  /// The entries [first, end) of a row that hold positions [start, start +
+  /// count) of a sequence (none when count is 0), at most the row's
+  /// `width`.
   static Range entriesOf(OpBuilder &nb, Location nl, Value start, Value count,
                          Value pageSize, Value width);
 
@@ -387,12 +388,17 @@ SmallVector<Value> ValueChecker::forEachEntry(
 ValueChecker::Range ValueChecker::entriesOf(OpBuilder &nb, Location nl,
                                             Value start, Value count,
                                             Value pageSize, Value width) {
-  Value end = arith::AddIOp::create(nb, nl, start, count);
   Value first = arith::MinSIOp::create(
       nb, nl, arith::DivSIOp::create(nb, nl, start, pageSize), width);
   Value last = arith::MinSIOp::create(
-      nb, nl, arith::CeilDivSIOp::create(nb, nl, end, pageSize), width);
-  return {first, last};
+      nb, nl,
+      arith::CeilDivSIOp::create(
+          nb, nl, arith::AddIOp::create(nb, nl, start, count), pageSize),
+      width);
+  // ceil(start / P) > start / P where start is inside a page.
+  Value none = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle, count,
+                                     arith::ConstantIndexOp::create(nb, nl, 0));
+  return {first, arith::SelectOp::create(nb, nl, none, first, last)};
 }
 
 void ValueChecker::checkElements(Value argument, Value values, Value count,

@@ -162,7 +162,8 @@ func.func @lengths(%k: memref<4x?xf32>, %lens: memref<?xi32>)
 // CHECK:   memref.load %[[L]][%[[R]]]
 // CHECK:   arith.ceildivsi %{{.*}}, %[[SIZE]] : index
 // CHECK:   %[[USED:.*]] = arith.minsi %{{.*}}, %[[T_SIZES]]#1 : index
-// CHECK:   scf.for %[[J:.*]] = %{{.*}} to %[[USED]] step %{{.*}} iter_args(
+// CHECK:   %[[END:.*]] = arith.select %{{.*}}, %{{.*}}, %[[USED]] : index
+// CHECK:   scf.for %[[J:.*]] = %{{.*}} to %[[END]] step %{{.*}} iter_args(
 // CHECK:     %[[E:.*]] = memref.load %[[T]][%[[R]], %[[J]]]
 // CHECK:     arith.cmpi slt, %[[E]]
 // CHECK:     arith.cmpi sgt, %[[E]]
@@ -180,7 +181,8 @@ func.func @pages(%table: memref<?x?xi64>, %lens: memref<?xi32>,
 // Rows appended into pages (value check kind 2: table 0, positions 1; the
 // cache's pages (2, 0), its keys per page (2, 1), the new rows: a constant
 // 3): each position in [0, width * P - 3] (mismatch kind 7), the entries of
-// the pages written, [pos / P, ceil((pos + 3) / P)), in [0, pages) (kind
+// the pages written, [pos / P, ceil((pos + 3) / P)) (none for no new rows),
+// in [0, pages) (kind
 // 6), then each written page's writer in a scratch array over the pages:
 // first set to -1 where written, then to the sequence, a page already
 // another sequence's recorded as (table, sequence, 8, the other, page).
