@@ -143,17 +143,6 @@ static FailureOr<AbiParam> getParam(func::FuncOp func, Type type,
   return param;
 }
 
-/// Whether `layout` is the one strided layout the ABI passes:
-/// strided<[?, ..., ?, 1], offset: ?> of `rank` dimensions.
-static bool isRowStridedLayout(Attribute layout, int64_t rank) {
-  auto strided = dyn_cast<StridedLayoutAttr>(layout);
-  if (!strided || rank < 1 || !ShapedType::isDynamic(strided.getOffset()))
-    return false;
-  ArrayRef<int64_t> strides = strided.getStrides();
-  return static_cast<int64_t>(strides.size()) == rank && strides.back() == 1 &&
-         llvm::all_of(strides.drop_back(), ShapedType::isDynamic);
-}
-
 FailureOr<FunctionAbi> attn::getFunctionAbi(func::FuncOp func) {
   FunctionAbi abi;
   abi.name = func.getSymName().str();

@@ -899,5 +899,14 @@ void attn::getValueChecks(Operation *op, SmallVectorImpl<ValueCheck> &result) {
                        {append.getRows(), 2}}});
 }
 
+bool attn::isRowStridedLayout(Attribute layout, int64_t rank) {
+  auto strided = dyn_cast<StridedLayoutAttr>(layout);
+  if (!strided || rank < 1 || !ShapedType::isDynamic(strided.getOffset()))
+    return false;
+  ArrayRef<int64_t> strides = strided.getStrides();
+  return static_cast<int64_t>(strides.size()) == rank && strides.back() == 1 &&
+         llvm::all_of(strides.drop_back(), ShapedType::isDynamic);
+}
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"

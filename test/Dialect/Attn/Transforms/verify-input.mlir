@@ -54,3 +54,38 @@ func.func @in_range(%q: tensor<1x2x?x32xf32>, %i: index) -> (index, index) {
   %t = tensor.dim %q, %i : tensor<1x2x?x32xf32>
   return %s, %t : index, index
 }
+
+// -----
+
+// A view whose rows are not contiguous (the mutation fuzzer's: a 1 moved
+// in a row-strided layout) made CPU code that did not translate to LLVM IR
+// when the pipeline ran without a driver; so does a layout of another rank.
+// PIPELINE: error: 'func.func' op argument #0 ('tensor<1x2x4x9xf32>') has bufferization.buffer_layout = strided<[?, ?, 1, ?], offset: ?>; the pipelines take the identity, or views whose innermost dimension is contiguous
+// expected-error @below {{argument #0 ('tensor<1x2x4x9xf32>') has bufferization.buffer_layout = strided<[?, ?, 1, ?], offset: ?>}}
+func.func @column_view(%q: tensor<1x2x4x9xf32> {bufferization.buffer_layout = strided<[?, ?, 1, ?], offset: ?>})
+    -> tensor<1x2x4x9xf32> {
+  %e = tensor.empty() : tensor<1x2x4x9xf32>
+  %o = attn.sdpa %q, %q, %q outs(%e)
+     : tensor<1x2x4x9xf32>, tensor<1x2x4x9xf32>, tensor<1x2x4x9xf32> -> tensor<1x2x4x9xf32>
+  return %o : tensor<1x2x4x9xf32>
+}
+
+// -----
+
+// PIPELINE: error: 'func.func' op argument #1 ('tensor<4x8xf32>') has bufferization.buffer_layout = strided<[?, ?, 1], offset: ?>
+// expected-error @below {{argument #1 ('tensor<4x8xf32>') has bufferization.buffer_layout = strided<[?, ?, 1], offset: ?>}}
+func.func @layout_of_another_rank(%a: tensor<4x8xf32>,
+                                  %b: tensor<4x8xf32> {bufferization.buffer_layout = strided<[?, ?, 1], offset: ?>})
+    -> tensor<4x8xf32> {
+  return %a : tensor<4x8xf32>
+}
+
+// -----
+
+// Row-strided views and the identity are what the pipelines take.
+// CHECK-LABEL: func.func @row_views
+func.func @row_views(%a: tensor<4x8xf32> {bufferization.buffer_layout = strided<[?, 1], offset: ?>},
+                     %b: tensor<4x8xf32> {bufferization.buffer_layout = affine_map<(d0, d1) -> (d0, d1)>})
+    -> tensor<4x8xf32> {
+  return %a : tensor<4x8xf32>
+}

@@ -99,6 +99,11 @@ struct ValueCheck {
 
 /// The ValueChecks of `op` (an attn op).
 void getValueChecks(Operation *op, SmallVectorImpl<ValueCheck> &result);
+
+/// Whether `layout` is the one strided layout the pipelines take for a
+/// function argument given as a view (its `bufferization.buffer_layout`):
+/// strided<[?, ..., ?, 1], offset: ?> of `rank` dimensions, rows contiguous.
+bool isRowStridedLayout(Attribute layout, int64_t rank);
 } // namespace attn
 } // namespace mlir
 

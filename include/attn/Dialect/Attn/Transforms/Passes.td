@@ -21,7 +21,10 @@ def AttnVerifyInput : Pass<"attn-verify-input", "::mlir::ModuleOp"> {
 
     - `tensor.dim` / `memref.dim` whose index is a constant outside
       `[0, rank)` of a ranked operand (found by mutating the constants of the
-      project's own test IR: such an index crashed both pipelines).
+      project's own test IR: such an index crashed both pipelines);
+    - a function argument whose `bufferization.buffer_layout` is neither the
+      identity nor `strided<[?, ..., ?, 1], offset: ?>` of its rank (a
+      mutated view layout made CPU code that did not translate to LLVM IR).
 
     Programs it accepts are left unchanged.
   }];
