@@ -385,10 +385,10 @@ def paged_attention(q, k_cache, v_cache, block_table, cache_seqlens, k=None, v=N
     inputs = [_arrays.as_array(_transpose_heads(q), "q")] + [
         _arrays.as_array(x, name) for name, x in (("k_cache", k_cache), ("v_cache", v_cache),
                                                   ("block_table", block_table),
-                                                  ("cache_seqlens", lens))] + [
-        np.array(_plan.draw_seed(q) if seed is None else int(seed), np.int64)
-        for _ in range(dropout_p > 0)] + [
-        _arrays.as_array(x, name) for name, x in captures]
+                                                  ("cache_seqlens", lens))]
+    if dropout_p > 0:  # the %ds parameter, after %lens
+        inputs.append(np.array(_plan.draw_seed(q) if seed is None else int(seed), np.int64))
+    inputs += [_arrays.as_array(x, name) for name, x in captures]
     out = function.run_arrays(inputs, q if _arrays.is_torch(q) else None)
     if return_lse:
         return _transpose_heads(out[0]), out[1]
