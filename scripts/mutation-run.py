@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCORE = "lib/Dialect/Attn/Utils/ScoreBuilders.cpp"
 BAND = "lib/Dialect/Attn/Analysis/KeyBand.cpp"
 TILE = "lib/Dialect/Attn/Transforms/TileAttention.cpp"
-VECTORIZE = "lib/Dialect/Attn/Transforms/VectorizeTiles.cpp"
+VECTORIZE = "lib/Target/Cpu/Transforms/BlockLowering.cpp"
 
 # (name, file, original text, mutated text, what it breaks)
 MUTANTS = [

@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/TilingInterfaceImpl.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/Cpu/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir {
@@ -30,6 +31,7 @@ inline void registerAllAttnDialects(DialectRegistry &registry) {
 /// Registers every attn pass and named pipeline with the global registry.
 inline void registerAllAttnPasses() {
   registerAttnPasses();
+  registerAttnCpuPasses();
   registerAttnConversionPasses();
   registerAttnPipelines();
 }

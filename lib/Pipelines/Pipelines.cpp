@@ -11,6 +11,7 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Runtime/CpuAllocator.h"
+#include "attn/Target/Cpu/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"

@@ -100,7 +100,7 @@ FailureOr<GpuFlashConfig> attn::getGpuFlashConfig(SdpaOp op, int64_t kvTile,
   // A warp holds its Q fragments (D / 4 registers), its output
   // accumulators (Dv / 2) and one score tile (kv-tile / 2): the key tile
   // shrinks as the head grows so that the 255 registers of a thread hold
-  // them all without spilling (test/Target/CUDA checks ptxas' report).
+  // them all without spilling (test/Target/Cuda checks ptxas' report).
   // Dropout's hash (64-bit arithmetic per score) halves the widest tile.
   int64_t widest = std::max(config.headDim, config.valueDim);
   int64_t narrowest = op.getDropoutP().convertToDouble() > 0 ? 32 : 64;

@@ -18,23 +18,12 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
 class RewritePatternSet;
 
 namespace attn {
-
-/// Marks the contractions attn-parallelize-contractions blocked for the
-/// cache, whose register blocks attn-vectorize-tiles then takes from its
-/// contraction-m-block and contraction-n-block options (and removes it).
-inline constexpr llvm::StringLiteral kCacheBlockedAttr = "attn.cache_blocked";
-
-/// Marks the K loops of those contractions' register blocks, which stream
-/// a row of the right operand from the L2 per iteration, for
-/// attn-prefetch-streams (which removes it).
-inline constexpr llvm::StringLiteral kStreamLoopAttr = "attn.stream_loop";
 
 /// Marks attn-tile's key loops, each iteration of which reads one tile of
 /// the keys and values (and of a mask) from buffers larger than the L2, for

@@ -2,11 +2,11 @@
 //
 // Part of attn-mlir, an MLIR-based attention compiler.
 //
-// The rewrites behind attn-sparsify, attn-tile and attn-vectorize-tiles,
-// applied to one op (or the ops nested in one op) rather than to every op a
-// pass anchors on: the passes and the transform dialect's attn ops
-// (TransformOps/AttnTransformOps.td) both call these, with the options of
-// the pass they belong to.
+// The rewrites behind attn-sparsify and attn-tile, applied to one op rather
+// than to every op a pass anchors on: the passes and the transform dialect's
+// attn ops (TransformOps/AttnTransformOps.td) both call these, with the
+// options of the pass they belong to. The CPU layer's rewrites are in
+// Target/Cpu/Transforms/Transforms.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,12 +47,6 @@ FailureOr<scf::ForallOp> tileSdpaGrad(RewriterBase &rewriter, SdpaGradOp op,
 /// classes already.
 bool classifyBlocksAtRunTime(RewriterBase &rewriter, SdpaOp op,
                              const AttnSparsifyOptions &options);
-
-/// attn-vectorize-tiles on the ops nested in `root`: register-blocked
-/// contractions and vectorised row ops. Emits an error on `root` and fails
-/// for non-positive sizes or where the vector lowering does not converge.
-LogicalResult vectorizeTiles(Operation *root,
-                             const AttnVectorizeTilesOptions &options);
 
 } // namespace attn
 } // namespace mlir

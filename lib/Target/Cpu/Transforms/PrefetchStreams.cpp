@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Target/Cpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
@@ -19,7 +19,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNPREFETCHSTREAMS
-#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+#include "attn/Target/Cpu/Transforms/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

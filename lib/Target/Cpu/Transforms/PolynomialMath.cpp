@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Target/Cpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
@@ -16,7 +16,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNPOLYNOMIALMATH
-#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+#include "attn/Target/Cpu/Transforms/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Target/Cpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -15,7 +15,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNPARALLELIZECONTRACTIONS
-#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+#include "attn/Target/Cpu/Transforms/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Target/Cpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -14,7 +14,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNREFINEBRANCHLAYOUTS
-#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+#include "attn/Target/Cpu/Transforms/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Target/Cpu/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -13,7 +13,7 @@
 namespace mlir {
 namespace attn {
 #define GEN_PASS_DEF_ATTNOMPDYNAMICSCHEDULE
-#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+#include "attn/Target/Cpu/Transforms/Passes.h.inc"
 } // namespace attn
 } // namespace mlir
 
