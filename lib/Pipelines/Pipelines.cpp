@@ -80,8 +80,9 @@ static void addAttentionLowering(OpPassManager &pm,
   // the reference one (which --check's float64 build is), so that each
   // checks the other.
   pm.addPass(createAttnLowerToLinalg(
-      AttnLowerToLinalgOptions{/*weightsRows=*/tile ? kWeightsRows : 0,
-                               /*rowCopies=*/tile.has_value()}));
+      AttnLowerToLinalgOptions{/*rowCopies=*/tile.has_value()}));
+  if (tile)
+    pm.addPass(createAttnFuseWeights(AttnFuseWeightsOptions{kWeightsRows}));
   if (panel)
     pm.addPass(createAttnPackWeights(AttnPackWeightsOptions{*panel}));
   pm.addPass(createAttnLowerPacks());

@@ -51,49 +51,12 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     result so that it bufferizes in place: whole rows copied, several times
     faster on CPUs than per-element gathers.
 
-    With `weights-rows = R > 0` (the CPU pipeline's tiled lowering), the
-    steps of an `attn.weights` are computed per block of R query rows of
-    one (batch, head) instead of one pass each over the whole
-    `[B, H, Sq, Skv]` tensor: an `scf.forall` over (batch, head, row block)
-    into which the scores, the row statistics and the normalisation are
-    fused (upstream's tile-and-fuse), so that a block's scores stay in the
-    cache between steps. The keys are read from `K^T` `[B, Hkv, D, Skv]`
-    (composed with a transpose producing K, such as a head split), so that
-    each block's `Q K^T` is a product with the keys innermost and
-    contiguous: transposed once per (batch, head) in a parallel loop of its
-    own where a head's rows make several blocks, and fused into the block
-    where a block takes all of a head's rows (a static Sq of at most R).
-    Such short heads are also taken several per block: as many as fit in R
-    rows while the loop keeps at least 16 blocks, a divisor of H, where
-    every operand is indexed by a projected permutation or at 0 (a mask
-    shared by the heads; not grouped-query keys): 32 sequences of 10 tokens with 8 heads make 64 blocks of 4
-    heads, not 256 blocks whose cost is mostly being a parallel
-    iteration. A contraction `P V` of the probabilities (what
-    `attn-decompose-multihead` makes when the weights are returned) is the
-    loop's consumer instead: each block multiplies its probabilities while
-    they are in the cache, and the loop yields both. The probabilities are
-    the same; `attn.weights` still returns the whole matrix.
-
-    Where the probabilities' other user is a `linalg.reduce` over the heads
-    alone (the mean `attn-decompose-multihead` makes for `need_weights`
-    with averaged weights), no `[B, H, Sq, Skv]` tensor is made at all: the
-    parallel loop is over (batch, block of query rows), and each block
-    loops over the heads (`scf.for`), computing the head's probabilities
-    for its rows, their product with V and their share of the mean,
-    accumulated into the block's `[rows, Skv]` tile (upstream tile-and-fuse
-    of the product, then consumer fusion of the mean, at both levels). Each
-    block reads all of its sequence's keys and values, so a block keeps at
-    least 16 rows; R is halved (down to 16) while a static loop would have
-    fewer than 16 blocks, and where it would have fewer even then (one
-    short sequence), the heads stay a parallel dimension and the mean is
-    taken after the loop. In every row-block loop the steps' intermediate
-    tiles (scores, exponentials) are tensors of their own, not slices of a
-    whole `[B, H, Sq, Skv]` tensor nothing else reads.
+    The ops of an `attn.weights`' probabilities (and the `Q K^T` of every
+    score op) carry marks (`attn.probabilities`, `attn.scores`) for
+    `attn-fuse-weights`, which fuses those steps per block of query rows
+    (the CPU pipeline's tiled lowering); they are inert otherwise.
   }];
   let options = [
-    Option<"weightsRows", "weights-rows", "int64_t", /*default=*/"0",
-           "Query rows per fused block of attn.weights (0: one pass per step "
-           "over the whole tensor)">,
     Option<"rowCopies", "row-copies", "bool", /*default=*/"false",
            "attn.pad_sequences and attn.unpad_sequences as parallel copies "
            "of whole rows per sequence (the CPU pipeline), not element-wise "

@@ -38,6 +38,17 @@ inline constexpr llvm::StringLiteral kKeyTileLoopAttr = "attn.key_tile_loop";
 /// vmaxps on x86) instead of NaN-propagating maximums (removing the mark).
 inline constexpr llvm::StringLiteral kSoftmaxMaxAttr = "attn.softmax_max";
 
+/// Marks the Q K^T contraction of each score op attn-lower-to-linalg
+/// lowers, for attn-fuse-weights, which makes it read K transposed (and
+/// removes the mark). Inert where that pass does not run.
+inline constexpr llvm::StringLiteral kScoresMarker = "attn.scores";
+
+/// Marks the last op of the probabilities attn-lower-to-linalg makes of an
+/// attn.weights, whose steps attn-fuse-weights fuses into row blocks (and
+/// removes the mark). Inert where that pass does not run.
+inline constexpr llvm::StringLiteral kProbabilitiesMarker =
+    "attn.probabilities";
+
 #define GEN_PASS_DECL
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"
 

@@ -1,8 +1,8 @@
-// RUN: attn-opt %s --attn-lower-to-linalg="weights-rows=16" --canonicalize --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-lower-to-linalg --attn-fuse-weights="rows=16" --canonicalize --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-lower-to-linalg --split-input-file | FileCheck %s --check-prefix=WHOLE
-// RUN: attn-opt %s --attn-lower-to-linalg="weights-rows=64" --canonicalize --split-input-file | FileCheck %s --check-prefix=ROWS64
+// RUN: attn-opt %s --attn-lower-to-linalg --attn-fuse-weights --canonicalize --split-input-file | FileCheck %s --check-prefix=ROWS64
 
-// attn.weights with weights-rows: one parallel loop over (batch, head,
+// attn.weights fused per block of rows: one parallel loop over (batch, head,
 // 16-row block), and inside it, for those rows only, every step: the
 // scores (Q rows against all of K), the masked scores, the row max, the
 // exponentials, the row sum and the normalised probabilities, written into
@@ -376,3 +376,9 @@ func.func @head_mean_dynamic(%q: tensor<?x3x?x8xf32>, %k: tensor<?x3x?x8xf32>, %
     }
   return %mean, %o : tensor<?x?x?xf32>, tensor<?x3x?x16xf32>
 }
+
+// -----
+
+// A block needs rows: rows=0 is refused with the option's value.
+// RUN: not attn-opt %s --attn-lower-to-linalg --attn-fuse-weights="rows=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: attn-fuse-weights: rows must be positive, got 0
