@@ -24,6 +24,12 @@ namespace attn {
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns,
                                   bool rowCopies = false);
 
+/// The paged-cache and packed-sequence part of those patterns alone
+/// (ServingOpsToLinalg.cpp): attn.gather_pages, attn.append_pages,
+/// attn.pad_sequences and attn.unpad_sequences.
+void populateServingOpsToLinalgPatterns(RewritePatternSet &patterns,
+                                        bool rowCopies = false);
+
 } // namespace attn
 } // namespace mlir
 
