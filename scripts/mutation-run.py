@@ -26,7 +26,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCORE = "lib/Dialect/Attn/Utils/ScoreBuilders.cpp"
 BAND = "lib/Dialect/Attn/Analysis/KeyBand.cpp"
-TILE = "lib/Dialect/Attn/Transforms/TileAttention.cpp"
+TILE_STEPS = "lib/Dialect/Attn/Transforms/TileSteps.cpp"
+TILE_LOOPS = "lib/Dialect/Attn/Transforms/TileLoops.cpp"
+TILE_BUILDER = "lib/Dialect/Attn/Transforms/TileBuilder.h"
 VECTORIZE = "lib/Target/Cpu/Transforms/BlockLowering.cpp"
 
 # (name, file, original text, mutated text, what it breaks)
@@ -55,11 +57,11 @@ MUTANTS = [
      "arith::CmpIPredicate::eq,\n                                           everyEnd, keyCount",
      "arith::CmpIPredicate::ne,\n                                           everyEnd, keyCount",
      "key band: full tiles end at the wrong tile"),
-    ("M7", TILE,
-     "Value kvHead = arith::DivUIOp::create(b, loc, head, group);",
-     "Value kvHead = arith::RemUIOp::create(b, loc, head, group);",
+    ("M7", TILE_LOOPS,
+     "return arith::DivUIOp::create(b, loc, head, group);",
+     "return arith::RemUIOp::create(b, loc, head, group);",
      "GQA: query head h reads key head h % group"),
-    ("M8", TILE,
+    ("M8", TILE_STEPS,
      "ValueRange{m, newMax}",
      "ValueRange{newMax, m}",
      "online softmax: rescale factor inverted"),
@@ -69,7 +71,7 @@ MUTANTS = [
      "rewriter, loc, rhsFlat, ArrayRef<int64_t>{2 * c},",
      "rewriter, loc, rhsFlat, ArrayRef<int64_t>{0},",
      "vdpbf16ps: every lane chunk reads the first 16 key pairs"),
-    ("M10", TILE,
+    ("M10", TILE_BUILDER,
      "auto isBf16 = [](Value v) {\n      return cast<ShapedType>(v.getType()).getElementType().isBF16();",
      "auto isBf16 = [](Value v) {\n      return !cast<ShapedType>(v.getType()).getElementType().isBF16();",
      "bf16 pairs: taken for the wrong element types"),
@@ -101,7 +103,7 @@ def main():
                    default=["Integration/CPU", "Examples", "Tools/attn-run"])
     p.add_argument("--only", nargs="+", help="mutant names to run")
     a = p.parse_args()
-    if run(["git", "diff", "--quiet", "--"] + [SCORE, BAND, TILE, VECTORIZE]).returncode:
+    if run(["git", "diff", "--quiet", "--"] + [SCORE, BAND, TILE_STEPS, TILE_LOOPS, TILE_BUILDER, VECTORIZE]).returncode:
         sys.exit("mutation-run: the builders have uncommitted changes; commit them first")
     print("| mutant | what it breaks | killed by | independent oracle |")
     print("|---|---|---|---|")

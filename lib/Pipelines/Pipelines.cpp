@@ -80,7 +80,8 @@ static void addAttentionLowering(OpPassManager &pm,
   // the reference one (which --check's float64 build is), so that each
   // checks the other.
   pm.addPass(createAttnLowerToLinalg(
-      AttnLowerToLinalgOptions{/*rowCopies=*/tile.has_value()}));
+      AttnLowerToLinalgOptions{/*fusionMarks=*/tile.has_value(),
+                               /*rowCopies=*/tile.has_value()}));
   if (tile)
     pm.addPass(createAttnFuseWeights(AttnFuseWeightsOptions{kWeightsRows}));
   if (panel)

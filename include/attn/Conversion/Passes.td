@@ -51,12 +51,16 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg"> {
     result so that it bufferizes in place: whole rows copied, several times
     faster on CPUs than per-element gathers.
 
-    The ops of an `attn.weights`' probabilities (and the `Q K^T` of every
-    score op) carry marks (`attn.probabilities`, `attn.scores`) for
+    With `fusion-marks` (the CPU pipeline's tiled lowering), the last op
+    of an `attn.weights`' probabilities and the `Q K^T` of every score op
+    carry marks (`attn.probabilities`, `attn.scores`) for
     `attn-fuse-weights`, which fuses those steps per block of query rows
-    (the CPU pipeline's tiled lowering); they are inert otherwise.
+    and removes the marks. The conversion itself schedules nothing.
   }];
   let options = [
+    Option<"fusionMarks", "fusion-marks", "bool", /*default=*/"false",
+           "Mark attn.weights' probabilities and every Q K^T for "
+           "attn-fuse-weights">,
     Option<"rowCopies", "row-copies", "bool", /*default=*/"false",
            "attn.pad_sequences and attn.unpad_sequences as parallel copies "
            "of whole rows per sequence (the CPU pipeline), not element-wise "

@@ -628,6 +628,13 @@ struct AttnLowerToLinalgPass
     });
     if (leftover.wasInterrupted())
       return signalPassFailure();
+    // The builders mark what attn-fuse-weights would fuse; without a
+    // fusion to come, nothing of attn is left behind.
+    if (!fusionMarks)
+      getOperation()->walk([](linalg::GenericOp op) {
+        op->removeAttr(kScoresMarker);
+        op->removeAttr(kProbabilitiesMarker);
+      });
   }
 };
 

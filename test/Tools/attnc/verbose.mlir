@@ -21,7 +21,7 @@
 // RUN: attnc %s --emit=mlir -o /dev/null --print-pipeline --mcpu=skylake-avx512 --cpu-pipeline="lowering=reference" 2>&1 | FileCheck %s --check-prefix=REF
 // RUN: not attnc %s --emit=mlir -o /dev/null --cpu-pipeline="lowering=flash" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// PIPE: attn-decompose-multihead,attn-fold-query-groups{max-rows=128},attn-sparsify{explain=false kv-tile=64 q-tile=128 small-head-kv-tile=128},attn-tile{bf16-pairs=false decode-key-chunks=0 grad-head-sums=true grad-key-chunks=0 kv-tile=64 q-tile=128 short-kv-tile=16 small-head-kv-tile=128 value-panel=64},attn-lower-to-linalg{row-copies=true},attn-fuse-weights{rows=64},attn-pack-weights{panel=32},attn-lower-packs,canonicalize
+// PIPE: attn-decompose-multihead,attn-fold-query-groups{max-rows=128},attn-sparsify{explain=false kv-tile=64 q-tile=128 small-head-kv-tile=128},attn-tile{bf16-pairs=false decode-key-chunks=0 grad-head-sums=true grad-key-chunks=0 kv-tile=64 q-tile=128 short-kv-tile=16 small-head-kv-tile=128 value-panel=64},attn-lower-to-linalg{fusion-marks=true row-copies=true},attn-fuse-weights{rows=64},attn-pack-weights{panel=32},attn-lower-packs,canonicalize
 // The exponentials after vectorisation, on AVX-512 with vscalefps.
 // PIPE-SAME: attn-vectorize-tiles{bf16-dot=false contraction-m-block=12 contraction-n-block=32 lanes=16 m-block=4 max-m-block=6 n-block=64 row-elements=256},attn-polynomial-math{scalef=true}
 // PIPE-SAME: one-shot-bufferize
@@ -29,7 +29,7 @@
 // PIPE-SAME: convert-to-llvm
 // AVX2: attn-pack-weights{panel=16}
 // AVX2-SAME: attn-vectorize-tiles{bf16-dot=false contraction-m-block=6 contraction-n-block=16 lanes=8 m-block=6 max-m-block=6 n-block=16 row-elements=128},attn-polynomial-math{scalef=false}
-// REF: attn-decompose-multihead,attn-lower-to-linalg{row-copies=false},attn-pack-weights{panel=32},attn-lower-packs,canonicalize
+// REF: attn-decompose-multihead,attn-lower-to-linalg{fusion-marks=false row-copies=false},attn-pack-weights{panel=32},attn-lower-packs,canonicalize
 // REF-SAME: attn-vectorize-tiles{{.*}},attn-polynomial-math{scalef=true}
 // BAD: attnc: error: --cpu-pipeline: cannot parse 'lowering=flash'
 

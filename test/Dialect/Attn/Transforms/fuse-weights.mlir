@@ -1,6 +1,7 @@
-// RUN: attn-opt %s --attn-lower-to-linalg --attn-fuse-weights="rows=16" --canonicalize --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-lower-to-linalg="fusion-marks=true" --attn-fuse-weights="rows=16" --canonicalize --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-lower-to-linalg --split-input-file | FileCheck %s --check-prefix=WHOLE
-// RUN: attn-opt %s --attn-lower-to-linalg --attn-fuse-weights --canonicalize --split-input-file | FileCheck %s --check-prefix=ROWS64
+// RUN: attn-opt %s --attn-lower-to-linalg="fusion-marks=true" --split-input-file | FileCheck %s --check-prefix=MARKS
+// RUN: attn-opt %s --attn-lower-to-linalg="fusion-marks=true" --attn-fuse-weights --canonicalize --split-input-file | FileCheck %s --check-prefix=ROWS64
 
 // attn.weights fused per block of rows: one parallel loop over (batch, head,
 // 16-row block), and inside it, for those rows only, every step: the
@@ -39,7 +40,17 @@
 // step over the whole tensor.
 // WHOLE-LABEL: func.func @weights
 // WHOLE-NOT: scf.forall
+// WHOLE-NOT: attn.
 // WHOLE: linalg.reduce ins(%{{.*}} : tensor<2x3x40x24xf32>)
+// WHOLE-NOT: attn.
+// WHOLE: return
+// With fusion-marks, the conversion marks the product Q K^T and the
+// normalised probabilities for this pass, and schedules nothing itself.
+// MARKS-LABEL: func.func @weights
+// MARKS-NOT: scf.forall
+// MARKS: linalg.generic {{.*}} attrs = {attn.scores}
+// MARKS: linalg.generic {{.*}} attrs = {attn.probabilities}
+// MARKS: return
 func.func @weights(%q: tensor<2x3x40x8xf32>, %k: tensor<2x3x24x8xf32>) -> tensor<2x3x40x24xf32> {
   %e = tensor.empty() : tensor<2x3x40x24xf32>
   %w = attn.weights %q, %k outs(%e) causal : tensor<2x3x40x8xf32>, tensor<2x3x24x8xf32> -> tensor<2x3x40x24xf32>
@@ -380,5 +391,5 @@ func.func @head_mean_dynamic(%q: tensor<?x3x?x8xf32>, %k: tensor<?x3x?x8xf32>, %
 // -----
 
 // A block needs rows: rows=0 is refused with the option's value.
-// RUN: not attn-opt %s --attn-lower-to-linalg --attn-fuse-weights="rows=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not attn-opt %s --attn-lower-to-linalg="fusion-marks=true" --attn-fuse-weights="rows=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: attn-fuse-weights: rows must be positive, got 0

@@ -39,13 +39,13 @@ inline constexpr llvm::StringLiteral kKeyTileLoopAttr = "attn.key_tile_loop";
 inline constexpr llvm::StringLiteral kSoftmaxMaxAttr = "attn.softmax_max";
 
 /// Marks the Q K^T contraction of each score op attn-lower-to-linalg
-/// lowers, for attn-fuse-weights, which makes it read K transposed (and
-/// removes the mark). Inert where that pass does not run.
+/// lowers (with fusion-marks), for attn-fuse-weights, which makes it read
+/// K transposed and removes the mark.
 inline constexpr llvm::StringLiteral kScoresMarker = "attn.scores";
 
 /// Marks the last op of the probabilities attn-lower-to-linalg makes of an
-/// attn.weights, whose steps attn-fuse-weights fuses into row blocks (and
-/// removes the mark). Inert where that pass does not run.
+/// attn.weights (with fusion-marks), whose steps attn-fuse-weights fuses
+/// into row blocks, removing the mark.
 inline constexpr llvm::StringLiteral kProbabilitiesMarker =
     "attn.probabilities";
 
