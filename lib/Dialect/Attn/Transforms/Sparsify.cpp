@@ -255,12 +255,9 @@ bool attn::classifyBlocksAtRunTime(RewriterBase &rewriter, SdpaOp op,
   MaskAnalysis masks = analyzeMasks(op);
   if (masks.exact)
     return false;
-  int64_t bq = options.qTile,
-          bk = getKeyTileSize(op, options.kvTile, options.smallHeadKvTile);
-  if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
-    bq = (*blockSize)[0];
-    bk = (*blockSize)[1];
-  }
+  AttentionTiles tiles = getAttentionTiles(op, options.qTile, options.kvTile,
+                                           options.smallHeadKvTile);
+  int64_t bq = tiles.qTile, bk = tiles.kvTile;
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Value classes = ClassBuilder(op, masks, rewriter, bq, bk).build();
@@ -297,12 +294,24 @@ struct AttnSparsifyPass : attn::impl::AttnSparsifyBase<AttnSparsifyPass> {
                                smallHeadKvTile)))
       return signalPassFailure();
     if (explain)
-      getOperation()->walk([](SdpaOp op) {
+      getOperation()->walk([&](SdpaOp op) {
         if (op.getBlockClasses())
           return;
         MaskAnalysis masks = analyzeMasks(op);
         InFlightDiagnostic remark = op.emitRemark()
                                     << "keys of row i: " << masks.band.str();
+        // The layout's blocks are the tiles whatever the options say: said
+        // where they differ, not silently.
+        AttentionTiles tiles =
+            getAttentionTiles(op, qTile, kvTile, smallHeadKvTile);
+        AttentionTiles chosen{qTile,
+                              getKeyTileSize(op, kvTile, smallHeadKvTile),
+                              /*fromBlockSize=*/false};
+        if (tiles.fromBlockSize &&
+            (tiles.qTile != chosen.qTile || tiles.kvTile != chosen.kvTile))
+          remark << "; tiled by the block layout's " << tiles.qTile << " x "
+                 << tiles.kvTile << " blocks, not " << chosen.qTile << " x "
+                 << chosen.kvTile;
         if (masks.exact)
           remark << "; classified statically";
         else

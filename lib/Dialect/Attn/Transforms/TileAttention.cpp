@@ -58,6 +58,14 @@ int64_t attn::getKeyTileSize(SdpaOp op, int64_t kvTile,
                         smallHeadKvTile);
 }
 
+AttentionTiles attn::getAttentionTiles(SdpaOp op, int64_t qTile, int64_t kvTile,
+                                       int64_t smallHeadKvTile) {
+  if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize())
+    return {(*blockSize)[0], (*blockSize)[1], /*fromBlockSize=*/true};
+  return {qTile, getKeyTileSize(op, kvTile, smallHeadKvTile),
+          /*fromBlockSize=*/false};
+}
+
 LogicalResult attn::verifyTileSizes(Operation *op, StringRef pass,
                                     int64_t qTile, int64_t kvTile,
                                     int64_t smallHeadKvTile) {
@@ -121,12 +129,13 @@ FailureOr<scf::ForallOp> attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     return failure();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  int64_t kvTile = getKeyTileSize(op, options.kvTile, options.smallHeadKvTile);
+  AttentionTiles tiles = getAttentionTiles(op, options.qTile, options.kvTile,
+                                           options.smallHeadKvTile);
+  int64_t kvTile = tiles.kvTile;
   // The loop nest of `target` with `keys` keys per step, in place of it.
   auto tile = [&](SdpaOp target, int64_t keys) {
-    TileBuilder builder(target, rewriter, options.qTile, keys,
-                        options.bf16Pairs, options.decodeKeyChunks,
-                        options.valuePanel);
+    TileBuilder builder(target, rewriter, tiles.qTile, keys, options.bf16Pairs,
+                        options.decodeKeyChunks, options.valuePanel);
     rewriter.replaceOp(target, builder.build());
     return builder.getLoop();
   };

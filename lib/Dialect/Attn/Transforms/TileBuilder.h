@@ -41,11 +41,6 @@ public:
                         op.getResult().getType().getElementType()),
         op(op), sem(getScoreSemantics(op)), valuePanel(valuePanel),
         decodeKeyChunks(decodeKeyChunks) {
-    // Block classes describe tiles of `block_size`: the tiles are those.
-    if (std::optional<ArrayRef<int64_t>> blockSize = op.getBlockSize()) {
-      this->qTile = (*blockSize)[0];
-      this->kvTile = (*blockSize)[1];
-    }
     // Pairs of the head dimension (Q K^T) and of keys (P V) need an even
     // head size and whole pairs of keys in every tile.
     auto isBf16 = [](Value v) {

@@ -222,7 +222,9 @@ func.func @layout(%q: tensor<1x1x48x8xf32>, %k: tensor<1x1x64x8xf32>) -> tensor<
   %e = tensor.empty() : tensor<1x1x48x8xf32>
   %off = arith.constant dense<[0, 1, 3, 4]> : tensor<4xi32>
   %idx = arith.constant dense<[0, 0, 1, 1]> : tensor<4xi32>
-  // expected-remark @+1 {{keys of row i: [0, Skv); run-time block classes for the block-sparse layout}}
+  // The layout's blocks are the tiles, whatever the options chose, and
+  // explain says so.
+  // expected-remark @+1 {{keys of row i: [0, Skv); tiled by the block layout's 16 x 32 blocks, not 32 x 16; run-time block classes for the block-sparse layout}}
   %o = attn.sdpa %q, %k, %k blocks(%off, %idx : tensor<4xi32>, tensor<4xi32>) outs(%e) block_size = [16, 32]
      : tensor<1x1x48x8xf32>, tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32> -> tensor<1x1x48x8xf32>
   return %o : tensor<1x1x48x8xf32>

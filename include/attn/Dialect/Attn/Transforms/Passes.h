@@ -78,11 +78,26 @@ LogicalResult verifyTileSizes(Operation *op, StringRef pass, int64_t qTile,
 
 /// The key tile `op` is tiled with: `smallHeadKvTile` when it is positive
 /// and the op's head sizes (query/key and value) are static and at most 64,
-/// `kvTile` otherwise. attn-sparsify and attn-tile both use it, so that
-/// their tiles agree per op. (An op's `block_size` overrides both.)
+/// `kvTile` otherwise (getAttentionTiles, where an op's `block_size`
+/// overrides both; the backward's tiler).
 int64_t getKeyTileSize(int64_t d, int64_t dv, int64_t kvTile,
                        int64_t smallHeadKvTile);
 int64_t getKeyTileSize(SdpaOp op, int64_t kvTile, int64_t smallHeadKvTile);
+
+/// The query and key tiles of one attn.sdpa.
+struct AttentionTiles {
+  int64_t qTile, kvTile;
+  /// Whether they are the op's blocks (`block_size`) rather than the
+  /// options' sizes.
+  bool fromBlockSize;
+};
+
+/// The tiles `op` is classified (attn-sparsify) and tiled (attn-tile) with,
+/// decided here alone: an op with a block layout or block classes
+/// (`block_size`) is tiled by its blocks, which is what its classes
+/// describe; any other by `qTile` rows and getKeyTileSize's keys.
+AttentionTiles getAttentionTiles(SdpaOp op, int64_t qTile, int64_t kvTile,
+                                 int64_t smallHeadKvTile);
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"

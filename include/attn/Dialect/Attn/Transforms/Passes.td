@@ -251,8 +251,13 @@ def AttnSparsify : Pass<"attn-sparsify"> {
     unlisted blocks). Batch and head extents are 1 where nothing depends on
     them.
 
-    With `explain`, each op gets a remark that gives the band and says
-    whether the classification is static or why it is not.
+    An op with a block layout (`block_size`) is classified, and tiled by
+    `attn-tile`, by its blocks, not by the tiles of the options (one
+    function, `getAttentionTiles`, decides both passes' tiles).
+
+    With `explain`, each op gets a remark that gives the band, the block
+    layout's blocks where they replace the options' tiles, and whether the
+    classification is static or why it is not.
   }];
   let options = [
     Option<"qTile", "q-tile", "int64_t", /*default=*/"128",
