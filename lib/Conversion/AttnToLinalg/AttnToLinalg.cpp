@@ -105,9 +105,11 @@ struct Probabilities {
 /// The modified scores s = mask(scale * Q K^T) of a score op, [B, Hq, Sq,
 /// Skv] in the accumulator type (-inf where a key takes no part); with
 /// `derivative`, also each score's derivative with respect to the raw
-/// product q.k (buildScoreDerivative), the same shape.
+/// product q.k (buildScoreDerivative), the same shape. With `fusionMarks`,
+/// the product Q K^T carries kScoresMarker for attn-fuse-weights.
 template <typename OpTy>
-Value buildScores(OpTy op, OpBuilder &b, Value *derivative = nullptr) {
+Value buildScores(OpTy op, OpBuilder &b, bool fusionMarks,
+                  Value *derivative = nullptr) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   Value query = op.getQuery(), key = op.getKey();
@@ -135,7 +137,8 @@ Value buildScores(OpTy op, OpBuilder &b, Value *derivative = nullptr) {
   auto scoreOp = linalg::GenericOp::create(
       b, loc, zero.getType(), ValueRange{query, key}, zero, {qMap, kMap, sMap},
       {kPar, kPar, kPar, kPar, kRed}, buildMulAccBody);
-  scoreOp->setAttr(kScoresMarker, b.getUnitAttr());
+  if (fusionMarks)
+    scoreOp->setAttr(kScoresMarker, b.getUnitAttr());
   Value scores = scoreOp.getResult(0);
 
   // Scale, masks and modifiers, elementwise over [B, Hq, Sq, Skv].
@@ -243,16 +246,17 @@ Value buildScores(OpTy op, OpBuilder &b, Value *derivative = nullptr) {
 
 /// Builds P = dropout(softmax(mask(scale * Q K^T))) for a score op and writes
 /// it into `out` (element type: the accumulator type or the op's type;
-/// converted on store).
+/// converted on store). `fusionMarks` as for buildScores.
 template <typename OpTy>
-Probabilities buildProbabilities(OpTy op, OpBuilder &b, Value out) {
+Probabilities buildProbabilities(OpTy op, OpBuilder &b, Value out,
+                                 bool fusionMarks) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   Type acc = getAccumulatorType(op.getQuery().getType().getElementType());
   auto accAttr = [&](double v) { return b.getFloatAttr(acc, v); };
   double negInf = -std::numeric_limits<double>::infinity();
   ScoreSemantics sem = getScoreSemantics(op);
-  Value masked = buildScores(op, b);
+  Value masked = buildScores(op, b, fusionMarks);
   SmallVector<OpFoldResult> scoreSizes = getSizes(b, loc, masked);
   AffineExpr e0, e1, e2, e3;
   bindDims(ctx, e0, e1, e2, e3);
@@ -324,23 +328,30 @@ Value buildLogSumExp(OpBuilder &b, Location loc, const Probabilities &probs,
 
 /// attn.weights -> the probabilities, stored straight into its init.
 struct LowerWeights : OpRewritePattern<WeightsOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerWeights(MLIRContext *ctx, bool fusionMarks)
+      : OpRewritePattern(ctx), fusionMarks(fusionMarks) {}
 
   LogicalResult matchAndRewrite(WeightsOp op,
                                 PatternRewriter &rewriter) const override {
-    Value probs = buildProbabilities(op, rewriter, op.getInit()).probs;
-    probs.getDefiningOp()->setAttr(kProbabilitiesMarker,
-                                   rewriter.getUnitAttr());
+    Value probs =
+        buildProbabilities(op, rewriter, op.getInit(), fusionMarks).probs;
+    if (fusionMarks)
+      probs.getDefiningOp()->setAttr(kProbabilitiesMarker,
+                                     rewriter.getUnitAttr());
     rewriter.replaceOp(op, probs);
     return success();
   }
+
+  /// Marks for attn-fuse-weights (attn-lower-to-linalg's fusion-marks).
+  bool fusionMarks;
 };
 
 /// attn.sdpa -> probabilities in the accumulator type (f32, or f64 for f64),
 /// then O = P V accumulated in that type and stored into the op's init in
 /// its element type.
 struct LowerSdpa : OpRewritePattern<SdpaOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerSdpa(MLIRContext *ctx, bool fusionMarks)
+      : OpRewritePattern(ctx), fusionMarks(fusionMarks) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
@@ -354,7 +365,8 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
         getSizes(rewriter, loc, query, {0, 1, 2});
     probSizes.push_back(tensor::getMixedSize(rewriter, loc, op.getKey(), 2));
     Value probInit = tensor::EmptyOp::create(rewriter, loc, probSizes, accType);
-    Probabilities probabilities = buildProbabilities(op, rewriter, probInit);
+    Probabilities probabilities =
+        buildProbabilities(op, rewriter, probInit, fusionMarks);
     Value probs = probabilities.probs;
 
     AffineExpr bd, h, i, e, j;
@@ -406,6 +418,9 @@ struct LowerSdpa : OpRewritePattern<SdpaOp> {
     rewriter.replaceOp(op, results);
     return success();
   }
+
+  /// Marks for attn-fuse-weights (attn-lower-to-linalg's fusion-marks).
+  bool fusionMarks;
 };
 
 //===----------------------------------------------------------------------===//
@@ -485,7 +500,8 @@ Value storeInto(OpBuilder &b, Location loc, Value value, Value init) {
 /// log-sum-exp, then the products of the chain rule (see the op's
 /// description), all [B, Hq, Sq, Skv] intermediates materialised.
 struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerSdpaGrad(MLIRContext *ctx, bool fusionMarks)
+      : OpRewritePattern(ctx), fusionMarks(fusionMarks) {}
 
   LogicalResult matchAndRewrite(SdpaGradOp op,
                                 PatternRewriter &rewriter) const override {
@@ -500,7 +516,7 @@ struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
     // The scores, and their derivatives with respect to q.k (the scale,
     // times score_mod's derivative).
     Value scoreDerivative;
-    Value scores = buildScores(op, rewriter, &scoreDerivative);
+    Value scores = buildScores(op, rewriter, fusionMarks, &scoreDerivative);
     SmallVector<OpFoldResult> scoreSizes = getSizes(rewriter, loc, scores);
 
     // Loops (b, h, i, j, x): batch, query head, query row, key, and the
@@ -604,6 +620,9 @@ struct LowerSdpaGrad : OpRewritePattern<SdpaGradOp> {
                    op.getValueGradInit())});
     return success();
   }
+
+  /// Marks for attn-fuse-weights (attn-lower-to-linalg's fusion-marks).
+  bool fusionMarks;
 };
 
 //===----------------------------------------------------------------------===//
@@ -614,7 +633,7 @@ struct AttnLowerToLinalgPass
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateAttnToLinalgPatterns(patterns, rowCopies);
+    populateAttnToLinalgPatterns(patterns, rowCopies, fusionMarks);
     // Each pattern replaces one op with ops of other dialects, so a single
     // walk suffices; the greedy driver only adds what folding finds.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
@@ -628,20 +647,14 @@ struct AttnLowerToLinalgPass
     });
     if (leftover.wasInterrupted())
       return signalPassFailure();
-    // The builders mark what attn-fuse-weights would fuse; without a
-    // fusion to come, nothing of attn is left behind.
-    if (!fusionMarks)
-      getOperation()->walk([](linalg::GenericOp op) {
-        op->removeAttr(kScoresMarker);
-        op->removeAttr(kProbabilitiesMarker);
-      });
   }
 };
 
 } // namespace
 
 void attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns,
-                                        bool rowCopies) {
-  patterns.add<LowerSdpa, LowerWeights, LowerSdpaGrad>(patterns.getContext());
+                                        bool rowCopies, bool fusionMarks) {
+  patterns.add<LowerSdpa, LowerWeights, LowerSdpaGrad>(patterns.getContext(),
+                                                       fusionMarks);
   populateServingOpsToLinalgPatterns(patterns, rowCopies);
 }

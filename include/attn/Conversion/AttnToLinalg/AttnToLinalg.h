@@ -20,9 +20,11 @@ namespace attn {
 /// Adds the patterns that lower attn.sdpa and attn.weights to the unfused
 /// reference computation in linalg on tensors, and the paged-cache and
 /// packed-sequence ops to the gathers and copies they stand for
-/// (`rowCopies`: attn-lower-to-linalg's row-copies option).
+/// (`rowCopies`, `fusionMarks`: attn-lower-to-linalg's row-copies and
+/// fusion-marks options).
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns,
-                                  bool rowCopies = false);
+                                  bool rowCopies = false,
+                                  bool fusionMarks = false);
 
 /// The paged-cache and packed-sequence part of those patterns alone
 /// (ServingOpsToLinalg.cpp): attn.gather_pages, attn.append_pages,

@@ -304,14 +304,12 @@ struct AttnSparsifyPass : attn::impl::AttnSparsifyBase<AttnSparsifyPass> {
         // where they differ, not silently.
         AttentionTiles tiles =
             getAttentionTiles(op, qTile, kvTile, smallHeadKvTile);
-        AttentionTiles chosen{qTile,
-                              getKeyTileSize(op, kvTile, smallHeadKvTile),
-                              /*fromBlockSize=*/false};
+        int64_t rows = qTile,
+                keys = getKeyTileSize(op, kvTile, smallHeadKvTile);
         if (tiles.fromBlockSize &&
-            (tiles.qTile != chosen.qTile || tiles.kvTile != chosen.kvTile))
+            (tiles.qTile != rows || tiles.kvTile != keys))
           remark << "; tiled by the block layout's " << tiles.qTile << " x "
-                 << tiles.kvTile << " blocks, not " << chosen.qTile << " x "
-                 << chosen.kvTile;
+                 << tiles.kvTile << " blocks, not " << rows << " x " << keys;
         if (masks.exact)
           remark << "; classified statically";
         else
